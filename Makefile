@@ -1,0 +1,39 @@
+# Two entry points: `make run` (quickstart on the embedded PostgreSQL) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DEB_PACKAGES := fio
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install deb-packages bench clean
+
+run: install
+	$(BIN)/oltplab quickstart
+
+test: install
+	$(BIN)/python -m pytest -q
+
+install: deb-packages $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# Debian packages, installed only when missing (apt-get update runs once, first).
+deb-packages:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+bench: install
+	$(BIN)/python bench/driver_efficiency.py
+	$(BIN)/python bench/build_speed.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,503 @@
+"""The oltplab command line. The only place that prints errors and chooses exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+from .config import (BuildSpec, DbSpec, RunSpec, parse_duration, parse_setting, parse_size,
+                     parse_users)
+from .errors import Interrupted, OltplabError, UsageError
+
+DEFAULT_DATADIR = Path("oltplab-data/postgres")
+DEFAULT_RESULTS = Path("results")
+
+
+# --------------------------------------------------------------------------- option helpers
+
+def _size(ctx, param, value):
+    return None if value is None else parse_size(value, f"--{param.name.replace('_', '-')}")
+
+
+def _duration(ctx, param, value):
+    return None if value is None else parse_duration(value, f"--{param.name.replace('_', '-')}")
+
+
+def db_options(f: Callable) -> Callable:
+    """Where the database lives, or --dsn for an existing server (then nothing is managed)."""
+    opts = [
+        click.option("--datadir", type=click.Path(path_type=Path), default=DEFAULT_DATADIR,
+                     show_default=True, help="Data directory of the managed PostgreSQL: the datastore under test."),
+        click.option("--waldir", type=click.Path(path_type=Path), default=None,
+                     help="Put the WAL on another path (initdb --waldir)."),
+        click.option("--port", type=click.IntRange(1, 65535), default=5432, show_default=True,
+                     help="TCP port of the managed server."),
+        click.option("--db-memory", "db_memory", default="1GiB", show_default=True, callback=_size,
+                     help="shared_buffers and derived settings: the DRAM knob."),
+        click.option("--pg-bin", type=click.Path(path_type=Path), default=None,
+                     help="PostgreSQL binaries to use instead of the embedded ones."),
+        click.option("-c", "settings", multiple=True, metavar="NAME=VALUE",
+                     help="A server setting override (repeatable), as postgres -c takes it."),
+        click.option("--dsn", default=None, envvar="OLTPLAB_DSN",
+                     help="Use this existing server (libpq URI) instead of a managed one."),
+        click.option("--dbname", default="tpcc", show_default=True, help="Database that holds the schema."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def make_db_spec(kw: dict[str, Any]) -> DbSpec:
+    return DbSpec(
+        datadir=kw.pop("datadir"), waldir=kw.pop("waldir"), port=kw.pop("port"),
+        db_memory=kw.pop("db_memory"), pg_bin=kw.pop("pg_bin"),
+        settings=tuple(parse_setting(s) for s in kw.pop("settings")),
+        dsn=kw.pop("dsn"), dbname=kw.pop("dbname"),
+    )
+
+
+# --------------------------------------------------------------------------- commands
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="oltplab")
+def cli():
+    """oltplab: storage and database performance experiments.
+
+    A managed PostgreSQL, a TPC-C-derived workload with HammerDB-comparable TPM and NOPM,
+    and every result kept.
+    """
+
+
+# ---- db
+
+@cli.group()
+def db():
+    """Start, stop or inspect the managed PostgreSQL."""
+
+
+@db.command("start")
+@db_options
+def db_start(**kw):
+    """Start the managed server (initialising the data directory if needed)."""
+    from .engines.postgres.instance import PostgresInstance
+    spec = _managed_only(make_db_spec(kw), "db start")
+    inst = PostgresInstance(spec)
+    inst.start()
+    inst.ensure_database(spec.dbname)
+    click.echo(f"PostgreSQL running: datadir {spec.datadir}, port {spec.port}, dsn {inst.dsn(spec.dbname)}")
+
+
+@db.command("stop")
+@db_options
+def db_stop(**kw):
+    """Stop the managed server."""
+    from .engines.postgres.instance import PostgresInstance
+    spec = _managed_only(make_db_spec(kw), "db stop")
+    inst = PostgresInstance(spec)
+    was = inst.is_running()
+    inst.stop()
+    click.echo("PostgreSQL stopped" if was else "PostgreSQL was not running")
+
+
+@db.command("status")
+@db_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def db_status(as_json, **kw):
+    """Show whether the managed server runs, and where."""
+    from .engines.postgres.instance import PostgresInstance
+    spec = _managed_only(make_db_spec(kw), "db status")
+    st = PostgresInstance(spec).status()
+    if as_json:
+        click.echo(json.dumps(st, indent=2, default=str))
+    else:
+        for k, v in st.items():
+            click.echo(f"{k:>10}: {v}")
+    sys.exit(0 if st.get("running") else 3)
+
+
+def _managed_only(spec: DbSpec, what: str) -> DbSpec:
+    if spec.dsn:
+        raise UsageError(f"'{what}' manages the local server; it does not take --dsn")
+    return spec
+
+
+# ---- tpcc
+
+@cli.group()
+def tpcc():
+    """The TPC-C-derived workload: build, run, check."""
+
+
+@tpcc.command("build")
+@db_options
+@click.option("--warehouses", "-w", type=int, required=True, help="Number of warehouses (scale).")
+@click.option("--build-users", type=int, default=None, help="Parallel loaders [default: CPU count].")
+@click.option("--force", is_flag=True, help="Drop and rebuild an existing schema.")
+@click.option("--seed", type=int, default=None, help="Seed for reproducible data.")
+def tpcc_build(warehouses, build_users, force, seed, **kw):
+    """Create and load the schema, keys, indexes and transaction functions."""
+    spec = make_db_spec(kw)
+    if warehouses < 1:
+        raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
+    if build_users is not None and build_users < 1:
+        raise UsageError(f"--build-users must be at least 1 (got {build_users})")
+    bspec = BuildSpec(warehouses=warehouses, build_users=build_users or max(1, os.cpu_count() or 1),
+                      force=force, seed=seed)
+    from .engines.postgres.session import database
+    with database(spec, need_connections=bspec.build_users + 10) as target:
+        summary = _build(target.dsn, bspec)
+    click.echo(f"built {summary.get('warehouses', warehouses)} warehouses in "
+               f"{summary.get('seconds', 0):.1f} s "
+               f"({60 * warehouses / max(summary.get('seconds', 1e-9), 1e-9):.1f} warehouses/min)")
+
+
+def _build(dsn: str, bspec: BuildSpec) -> dict:
+    from .ui import LiveLine
+    from .workloads.tpcc.loader import build
+    line = LiveLine(every=5)
+    t0 = time.monotonic()
+
+    def progress(event: str, done: int, total: int) -> None:
+        pct = 100.0 * done / total if total else 0.0
+        line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  elapsed {time.monotonic() - t0:.0f} s")
+
+    try:
+        return build(dsn, bspec, progress=progress)
+    finally:
+        line.done()
+
+
+@tpcc.command("run")
+@db_options
+@click.option("--users", "-u", default="1", show_default=True,
+              help="User sequence, e.g. 1,2,4,8: one step per user count.")
+@click.option("--rampup", default="30s", show_default=True, callback=_duration,
+              help="Ramp-up per step (not measured).")
+@click.option("--duration", default="2m", show_default=True, callback=_duration,
+              help="Measured time per step.")
+@click.option("--mode", type=click.Choice(["procedures", "sql"]), default="procedures",
+              show_default=True, help="Server-side functions, or client-side SQL.")
+@click.option("--keying-thinking", is_flag=True, help="Spec keying and think times.")
+@click.option("--all-warehouses", is_flag=True, help="Spread each user over all warehouses.")
+@click.option("--warehouses", "-w", type=int, default=None,
+              help="Drive warehouses 1..N [default: all in the schema].")
+@click.option("--workers", type=int, default=None, help="Driver processes [default: CPU count].")
+@click.option("--seed", type=int, default=None, help="Seed for the drivers' random inputs.")
+@click.option("--name", default="tpcc", show_default=True, help="Label of the run.")
+@click.option("--check", is_flag=True, help="Run the consistency checks after the last step.")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
+             workers, seed, name, check, results_dir, **kw):
+    """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
+    spec = make_db_spec(kw)
+    if warehouses is not None and warehouses < 1:
+        raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1 (got {workers})")
+    rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration, mode=mode,
+                    keying_thinking=keying_thinking, all_warehouses=all_warehouses,
+                    warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
+                    results_dir=results_dir)
+    run = run_tpcc_recorded(spec, rspec)
+    _exit_for_run(run)
+
+
+def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
+    """Run the user sequence against the (managed) database and keep the record on disk."""
+    from .engines.postgres.info import server_info
+    from .engines.postgres.session import database
+    from .results.store import RunRecord
+    from .runner.manager import run_tpcc
+    from .telemetry.host import host_metadata
+    from .ui import LiveLine, err, steps_table
+    from .workloads.tpcc.schema import require_warehouses, schema_info
+
+    with database(spec, need_connections=max(rspec.users) + 20) as target:
+        info = schema_info(target.dsn)
+        if rspec.warehouses is not None:
+            require_warehouses(info, rspec.warehouses)
+        paths = {"datadir": spec.datadir} if target.instance else {}
+        if target.instance and spec.waldir:
+            paths["waldir"] = spec.waldir
+        server = server_info(target.dsn)
+        if not paths and server.get("data_directory"):
+            paths["datadir"] = Path(server["data_directory"])
+        record = RunRecord.create(
+            rspec.results_dir, "tpcc", rspec.name,
+            oltplab_version=__version__,
+            command=sys.argv,
+            config={"db": _spec_dict(spec), "run": _spec_dict(rspec)},
+            host=host_metadata(paths),
+            database={**server, "managed": target.instance is not None,
+                      "warehouses": info.warehouses},
+            schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
+        )
+        log_offset = _log_size(target)
+        line = LiveLine(every=10)
+        err.print(f"run {record.path}")
+
+        def on_tick(t) -> None:
+            line.show(f"step {t.step + 1}/{len(rspec.users)}  users {t.users}  {t.phase:<10} "
+                      f"{t.elapsed_s:6.0f} s  TPM {t.tpm:>9,.0f}  NOPM {t.nopm:>9,.0f}")
+
+        def on_step(step: dict) -> None:
+            line.done(f"step users={step['users']}: TPM {step['tpm']:,.0f}  NOPM {step['nopm']:,.0f}"
+                      f"{'  (partial)' if step.get('partial') else ''}")
+            record.add_step(step)
+
+        status, error = "failed", None
+        try:
+            outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step)
+            status, error = outcome.status, outcome.error
+            record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
+            record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
+            _sync_steps(record, outcome.steps)
+            if rspec.check and status == "completed":
+                record.data["check"] = _check_record(target.dsn, after_run=True)
+                if not record.data["check"]["ok"]:
+                    status, error = "check-failed", "consistency checks failed: " + ", ".join(
+                        c["name"] for c in record.data["check"]["conditions"] if not c["ok"])
+        except KeyboardInterrupt:
+            status, error = "interrupted", "interrupted by the user"
+        except OltplabError as e:
+            status, error = "failed", str(e)
+        finally:
+            line.done()
+            _copy_log(target, record.path, log_offset)
+            record.finish(status, error)
+    out_table = steps_table(record.data)
+    from .ui import out
+    out.print(out_table)
+    err.print(f"saved {record.path}")
+    return record.data
+
+
+def _sync_steps(record, steps: list[dict]) -> None:
+    """The outcome's steps are authoritative (a partial step is only known at the end)."""
+    if steps and len(steps) >= len(record.data["steps"]):
+        record.data["steps"] = list(steps)
+    record.save()
+
+
+def _spec_dict(spec) -> dict:
+    import dataclasses
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(spec).items()}
+
+
+def _log_size(target) -> int:
+    try:
+        return target.instance.log_path.stat().st_size if target.instance else 0
+    except (OSError, AttributeError):
+        return 0
+
+
+def _copy_log(target, run_dir: Path, offset: int) -> None:
+    """The server log written during the run, beside run.json."""
+    from .results.store import atomic_write
+    if not target.instance:
+        return
+    try:
+        with open(target.instance.log_path, "rb") as f:
+            f.seek(offset)
+            atomic_write(run_dir / "server.log", f.read())
+    except OSError:
+        pass
+
+
+def _exit_for_run(run: dict) -> None:
+    status = run.get("status")
+    if status == "interrupted":
+        raise Interrupted(run.get("error") or "interrupted")
+    if status != "completed":
+        raise OltplabError(f"run {status}: {run.get('error')}")
+
+
+def _check_record(dsn: str, after_run: bool) -> dict:
+    from .workloads.tpcc.checks import run_checks
+    results = run_checks(dsn, after_run=after_run)
+    conds = [{"name": c.name, "clause": c.clause, "description": c.description, "ok": c.ok,
+              "violations": c.violations, "sample": c.sample} for c in results]
+    return {"ok": all(c["ok"] for c in conds), "after_run": after_run, "conditions": conds}
+
+
+@tpcc.command("check")
+@db_options
+@click.option("--after-run/--after-load", default=None,
+              help="Skip CC11 (it holds only until the first Delivery) [default: decided from the data].")
+def tpcc_check(after_run, **kw):
+    """Consistency conditions CC1-CC12 in one snapshot; exit 0 when all hold."""
+    spec = make_db_spec(kw)
+    from .engines.postgres.session import database
+    from .workloads.tpcc.schema import schema_info
+    with database(spec) as target:
+        schema_info(target.dsn)
+        if after_run is None:
+            after_run = _has_run(target.dsn)
+        rec = _check_record(target.dsn, after_run=after_run)
+    for c in rec["conditions"]:
+        mark = "ok  " if c["ok"] else "FAIL"
+        click.echo(f"{mark} {c['name']:<5} {c['clause']:<10} {c['description']}"
+                   + ("" if c["ok"] else f"  ({c['violations']} violations, e.g. {c['sample'][:2]})"))
+    if not rec["ok"]:
+        failed = ", ".join(c["name"] for c in rec["conditions"] if not c["ok"])
+        raise OltplabError(f"consistency checks failed: {failed}")
+
+
+def _has_run(dsn: str) -> bool:
+    """True when any order was delivered after load (then CC11 no longer applies)."""
+    import asyncio
+
+    import asyncpg
+
+    async def go():
+        conn = await asyncpg.connect(dsn, timeout=10)
+        try:
+            return await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM district WHERE d_next_o_id <> 3001)")
+        finally:
+            await conn.close()
+    return bool(asyncio.run(go()))
+
+
+# ---- quickstart
+
+@cli.command()
+@db_options
+@click.option("--warehouses", "-w", type=int, default=4, show_default=True)
+@click.option("--users", "-u", default="1,2,4", show_default=True)
+@click.option("--rampup", default="10s", show_default=True, callback=_duration)
+@click.option("--duration", default="30s", show_default=True, callback=_duration)
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+def quickstart(warehouses, users, rampup, duration, results_dir, **kw):
+    """Build a small schema on the managed PostgreSQL, run a short user sequence, save it."""
+    spec = make_db_spec(kw)
+    from .engines.postgres.session import database
+    from .errors import SchemaError
+    from .workloads.tpcc.schema import schema_info
+    rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration,
+                    name="quickstart", check=True, results_dir=results_dir)
+    with database(spec, need_connections=max(rspec.users) + 20) as target:
+        try:
+            info = schema_info(target.dsn)
+            rebuild = info.warehouses != warehouses
+        except SchemaError:
+            rebuild = True
+        if rebuild:
+            click.echo(f"building {warehouses} warehouses in {spec.datadir} ...", err=True)
+            summary = _build(target.dsn, BuildSpec(warehouses=warehouses, force=True))
+            click.echo(f"built in {summary.get('seconds', 0):.1f} s", err=True)
+        else:
+            click.echo(f"reusing the {warehouses}-warehouse schema in {spec.datadir}", err=True)
+        run = run_tpcc_recorded(spec, rspec)
+    _exit_for_run(run)
+
+
+# ---- results
+
+@cli.group()
+def results():
+    """List and show saved runs."""
+
+
+@results.command("list")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def results_list(results_dir, as_json):
+    """Every run with its headline figures."""
+    from .results.store import list_runs
+    from .ui import out, runs_table
+    runs = list_runs(results_dir)
+    if as_json:
+        click.echo(json.dumps([{k: r.get(k) for k in ("id", "kind", "name", "status", "started_at")}
+                               for r in runs], indent=2))
+    elif not runs:
+        click.echo(f"no runs in {results_dir}")
+    else:
+        out.print(runs_table(runs))
+
+
+@results.command("show")
+@click.argument("run", default="latest")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="The whole run record as JSON.")
+def results_show(run, results_dir, as_json):
+    """One run (RUN is a folder name, a unique prefix, a label or 'latest')."""
+    from .results.store import load_run
+    from .ui import out, steps_table
+    data = load_run(results_dir, run)
+    if as_json:
+        data = {k: v for k, v in data.items() if not k.startswith("_")}
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    out.print(steps_table(data))
+    db = data.get("database", {})
+    click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
+    if data.get("constants"):
+        click.echo("C constants: " + ", ".join(f"{k}={v}" for k, v in data["constants"].items()))
+    if data.get("check"):
+        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
+        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
+    if data.get("error"):
+        click.echo(f"error: {data['error']}")
+    click.echo(f"folder: {data.get('_path')}")
+
+
+# --------------------------------------------------------------------------- entry point
+
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        cli.main(args=argv, prog_name="oltplab", standalone_mode=False)
+        return 0
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.exceptions.UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:
+            click.echo(e.ctx.get_help())
+            return 0
+        cmd = e.ctx.command_path if e.ctx else "oltplab"
+        click.echo(f"{cmd}: error: {e.format_message()}", err=True)
+        return 2
+    except click.exceptions.Abort:
+        click.echo("oltplab: interrupted", err=True)
+        return 130
+    except Interrupted as e:
+        click.echo(f"oltplab: {e}", err=True)
+        return 130
+    except KeyboardInterrupt:
+        click.echo("oltplab: interrupted", err=True)
+        return 130
+    except OltplabError as e:
+        click.echo(f"oltplab: error: {e}", err=True)
+        return e.exit_code
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1
+    except OSError as e:
+        click.echo(f"oltplab: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        return 1
+    except Exception as e:  # the last line of defence: one line, never a traceback
+        if os.environ.get("OLTPLAB_DEBUG"):
+            raise
+        click.echo(f"oltplab: internal error: {type(e).__name__}: {e} (OLTPLAB_DEBUG=1 shows more)",
+                   err=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Typed, frozen specs built once at the edge (the CLI) and passed down unchanged.
+
+Values are parsed and validated here; every error is a one-line ``UsageError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UsageError
+
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "k": 1024, "kb": 1000, "kib": 1024,
+    "m": 1024**2, "mb": 1000**2, "mib": 1024**2,
+    "g": 1024**3, "gb": 1000**3, "gib": 1024**3,
+    "t": 1024**4, "tb": 1000**4, "tib": 1024**4,
+}
+_DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "ms": 0.001}
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """'2GiB' -> 2147483648. Binary units for k/m/g/t and KiB.., decimal for kB/MB/GB/TB."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise UsageError(f"{what}: {text!r} is not a size (examples: 512MiB, 2GiB, 4G)")
+    value = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    if value <= 0:
+        raise UsageError(f"{what}: {text!r} must be larger than zero")
+    return value
+
+
+def parse_duration(text: str, what: str = "duration", allow_zero: bool = True) -> float:
+    """'30s', '2m', '1h', '90' (seconds) -> seconds as float. Negative values are refused."""
+    s = str(text).strip()
+    if s.startswith("-"):
+        raise UsageError(f"{what}: {text!r} is negative; give a duration such as 30s or 2m")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)", s)
+    if not m or m.group(2).lower() not in _DURATION_UNITS:
+        raise UsageError(f"{what}: {text!r} is not a duration (examples: 30s, 2m, 1h)")
+    value = float(m.group(1)) * _DURATION_UNITS[m.group(2).lower()]
+    if value == 0 and not allow_zero:
+        raise UsageError(f"{what}: {text!r} must be longer than zero")
+    return value
+
+
+def parse_users(text: str) -> tuple[int, ...]:
+    """'1,2,4,8' -> (1, 2, 4, 8): HammerDB's autopilot user sequence."""
+    parts = [p.strip() for p in str(text).split(",")]
+    users = []
+    for p in parts:
+        if not p.isdigit() or int(p) < 1:
+            raise UsageError(f"--users: {p!r} in {text!r} is not a whole number of at least 1")
+        users.append(int(p))
+    return tuple(users)
+
+
+def parse_setting(text: str) -> tuple[str, str]:
+    """'-c name=value' as PostgreSQL's own command line takes it."""
+    name, sep, value = str(text).partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name.strip()):
+        raise UsageError(f"-c: {text!r} is not name=value")
+    return name.strip(), value.strip()
+
+
+def format_size(n: int) -> str:
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        div = _SIZE_UNITS[unit.lower()]
+        if n >= div and n % div == 0:
+            return f"{n // div}{unit}"
+    return f"{n}B"
+
+
+@dataclass(frozen=True)
+class DbSpec:
+    """Where and how the database runs.
+
+    With ``dsn`` set, oltplab targets an existing server and manages nothing.
+    """
+
+    datadir: Path = Path("oltplab-data/postgres")
+    waldir: Path | None = None
+    port: int = 5432
+    db_memory: int = 1024**3  # bytes of shared_buffers
+    pg_bin: Path | None = None
+    settings: tuple[tuple[str, str], ...] = ()  # -c overrides, in order
+    dsn: str | None = None
+    dbname: str = "tpcc"
+
+    @property
+    def managed(self) -> bool:
+        return self.dsn is None
+
+    def with_(self, **changes) -> "DbSpec":
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    warehouses: int
+    build_users: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    force: bool = False
+    seed: int | None = None
+
+
+MODES = ("procedures", "sql")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    users: tuple[int, ...] = (1,)
+    rampup: float = 30.0  # seconds
+    duration: float = 120.0  # seconds
+    mode: str = "procedures"
+    keying_thinking: bool = False
+    all_warehouses: bool = False
+    warehouses: int | None = None  # warehouses driven (1..N); None = every warehouse in the schema
+    name: str = "tpcc"
+    check: bool = False
+    workers: int | None = None  # driver processes; None = one per core, at most one per user
+    seed: int | None = None
+    results_dir: Path = Path("results")
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise UsageError(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        if not self.users:
+            raise UsageError("--users: give at least one user count")
+        if self.duration <= 0:
+            raise UsageError("--duration must be longer than zero")
+        if self.rampup < 0:
+            raise UsageError("--rampup must not be negative")
+        if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.name):
+            raise UsageError(f"--name: {self.name!r} may hold letters, digits, '.', '_' and '-' only")

@@ -1,0 +1,88 @@
+"""Terminal output for the CLI: the live line, build progress and result tables."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+
+class LiveLine:
+    """One status line rewritten in place on a terminal; a line every ``every`` seconds otherwise."""
+
+    def __init__(self, every: float = 10.0):
+        self.tty = sys.stderr.isatty()
+        self.every = every
+        self._last = 0.0
+        self._width = 0
+
+    def show(self, text: str) -> None:
+        now = time.monotonic()
+        if self.tty:
+            pad = max(0, self._width - len(text))
+            sys.stderr.write("\r" + text + " " * pad)
+            sys.stderr.flush()
+            self._width = len(text)
+        elif now - self._last >= self.every:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+            self._last = now
+
+    def done(self, text: str | None = None) -> None:
+        if self.tty and self._width:
+            sys.stderr.write("\r" + " " * self._width + "\r")
+            self._width = 0
+        if text:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+def fmt_int(x: Any) -> str:
+    return "-" if x is None else f"{int(round(x)):,}"
+
+
+def fmt_ms(x: Any) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def steps_table(run: dict[str, Any]) -> Table:
+    t = Table(title=f"{run.get('id', '')}  [{run.get('status')}]", title_justify="left")
+    for col in ("users", "TPM", "NOPM", "client TPM", "client NOPM", "NOPM/user",
+                "NO p95 ms", "NO p99 ms", "PY p99 ms", "retries", "errors"):
+        t.add_column(col, justify="right")
+    for s in run.get("steps", []):
+        tx = s.get("transactions", {})
+        no = tx.get("new_order", {})
+        py = tx.get("payment", {})
+        retries = sum(v.get("retries", 0) or 0 for v in tx.values())
+        errors = sum(v.get("errors", 0) or 0 for v in tx.values())
+        users = s.get("users") or 0
+        per_user = (s.get("nopm") or 0) / users if users else None
+        t.add_row(
+            f"{users}{'*' if s.get('partial') else ''}",
+            fmt_int(s.get("tpm")), fmt_int(s.get("nopm")),
+            fmt_int(s.get("client_tpm")), fmt_int(s.get("client_nopm")), fmt_int(per_user),
+            fmt_ms(no.get("p95")), fmt_ms(no.get("p99")), fmt_ms(py.get("p99")),
+            str(retries), str(errors),
+        )
+    return t
+
+
+def runs_table(runs: list[dict[str, Any]]) -> Table:
+    t = Table(title="runs", title_justify="left")
+    for col in ("run", "kind", "status", "steps", "users", "best NOPM", "best TPM"):
+        t.add_column(col, justify="left" if col in ("run", "kind", "status") else "right")
+    for r in runs:
+        steps = r.get("steps", [])
+        best = max(steps, key=lambda s: s.get("nopm") or 0, default=None)
+        users = ",".join(str(s.get("users")) for s in steps)
+        t.add_row(r.get("id", "?"), r.get("kind", "?"), r.get("status", "?"), str(len(steps)),
+                  users or "-", fmt_int(best.get("nopm") if best else None),
+                  fmt_int(best.get("tpm") if best else None))
+    return t
