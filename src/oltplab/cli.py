@@ -87,8 +87,8 @@ def db():
 @db_options
 def db_start(**kw):
     """Start the managed server (initialising the data directory if needed)."""
-    from .engines.postgres.instance import PostgresInstance
     spec = _managed_only(make_db_spec(kw), "db start")
+    from .engines.postgres.instance import PostgresInstance
     inst = PostgresInstance(spec)
     inst.start()
     inst.ensure_database(spec.dbname)
@@ -99,8 +99,8 @@ def db_start(**kw):
 @db_options
 def db_stop(**kw):
     """Stop the managed server."""
-    from .engines.postgres.instance import PostgresInstance
     spec = _managed_only(make_db_spec(kw), "db stop")
+    from .engines.postgres.instance import PostgresInstance
     inst = PostgresInstance(spec)
     was = inst.is_running()
     inst.stop()
@@ -112,8 +112,8 @@ def db_stop(**kw):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def db_status(as_json, **kw):
     """Show whether the managed server runs, and where."""
-    from .engines.postgres.instance import PostgresInstance
     spec = _managed_only(make_db_spec(kw), "db status")
+    from .engines.postgres.instance import PostgresInstance
     st = PostgresInstance(spec).status()
     if as_json:
         click.echo(json.dumps(st, indent=2, default=str))
