@@ -1,0 +1,66 @@
+"""Shared set-up for the benchmarks: a managed PostgreSQL and a built schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+import asyncpg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from oltplab.config import BuildSpec, DbSpec, parse_size  # noqa: E402
+from oltplab.engines.postgres.session import database  # noqa: E402
+from oltplab.errors import SchemaError  # noqa: E402
+from oltplab.workloads.tpcc.loader import build  # noqa: E402
+from oltplab.workloads.tpcc.schema import schema_info  # noqa: E402
+
+
+def db_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--datadir", type=Path, default=Path("oltplab-data/bench-postgres"))
+    p.add_argument("--port", type=int, default=5440)
+    p.add_argument("--db-memory", default="2GiB")
+    p.add_argument("--dsn", default=None, help="an existing server instead of a managed one")
+
+
+def db_spec(a: argparse.Namespace, dbname: str = "tpcc") -> DbSpec:
+    return DbSpec(datadir=a.datadir, port=a.port, db_memory=parse_size(a.db_memory), dsn=a.dsn,
+                  dbname=dbname)
+
+
+@contextlib.contextmanager
+def bench_database(a: argparse.Namespace, dbname: str = "tpcc", connections: int = 100):
+    with database(db_spec(a, dbname), need_connections=connections) as target:
+        yield target
+
+
+def ensure_schema(dsn: str, warehouses: int, build_users: int | None = None):
+    """Reuse a schema of the right size, otherwise build one."""
+    try:
+        info = schema_info(dsn)
+        if info.warehouses == warehouses:
+            return info
+    except SchemaError:
+        pass
+    print(f"building {warehouses} warehouses ...", file=sys.stderr)
+    build(dsn, BuildSpec(warehouses=warehouses, build_users=build_users or os.cpu_count() or 1,
+                         force=True))
+    return schema_info(dsn)
+
+
+def fetchval(dsn: str, sql: str):
+    async def go():
+        conn = await asyncpg.connect(dsn)
+        try:
+            return await conn.fetchval(sql)
+        finally:
+            await conn.close()
+    return asyncio.run(go())
+
+
+def sum_next_o_id(dsn: str) -> int:
+    return int(fetchval(dsn, "SELECT sum(d_next_o_id) FROM district"))

@@ -1,0 +1,113 @@
+"""Driver efficiency: NOPM of `oltplab tpcc run --mode procedures` against pgbench.
+
+Both clients call the same PL/pgSQL functions with the same 45/43/4/4/4 mix, the same input
+rules and the same number of users, on one database, in one run, alternating A B B A so that
+database growth and caches favour neither. pgbench is the zero-overhead reference.
+NOPM for both is HammerDB's: the change of sum(d_next_o_id) over the measured window.
+
+    .venv/bin/python bench/driver_efficiency.py --warehouses 4 --users 4 --duration 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from common import bench_database, db_args, ensure_schema, sum_next_o_id
+
+from oltplab.config import RunSpec
+from oltplab.runner.manager import run_tpcc
+from oltplab.workloads.tpcc.random import pick_c_run
+
+SCRIPTS = Path(__file__).resolve().parent / "pgbench"
+WEIGHTS = {"neword": 45, "payment": 43, "ostat": 4, "delivery": 4, "slev": 4}
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_oltplab(dsn: str, a) -> tuple[float, float, int]:
+    cpu0 = children_cpu()
+    outcome = run_tpcc(dsn, RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration,
+                                    name="bench", results_dir=Path("/tmp")))
+    if outcome.status != "completed":
+        sys.exit(f"oltplab run {outcome.status}: {outcome.error}")
+    step = outcome.steps[0]
+    count = sum(t["count"] for t in step["transactions"].values())
+    return step["nopm"], children_cpu() - cpu0, count
+
+
+def run_pgbench(dsn: str, pgbench: Path, info, a) -> tuple[float, float, int]:
+    rng = random.Random()
+    consts = {"W": info.warehouses, "c_id_c": rng.randint(0, 1023),
+              "c_ol_i_id": rng.randint(0, 8191), "c_last_run": pick_c_run(rng, info.c_last_load)}
+    cmd = [str(pgbench), "-n", "-M", "prepared", "-c", str(a.users), "-j", str(min(a.users, 2)),
+           "-T", str(int(a.rampup + a.duration + 2))]
+    for k, v in consts.items():
+        cmd += ["-D", f"{k}={v}"]
+    for name, w in WEIGHTS.items():
+        cmd += ["-f", f"{SCRIPTS / name}.sql@{w}"]
+    cmd.append(dsn)
+    marks: list[tuple[float, int]] = []
+
+    def snapshots(t0: float) -> None:
+        for at in (t0 + a.rampup, t0 + a.rampup + a.duration):
+            time.sleep(max(0.0, at - time.monotonic()))
+            marks.append((time.monotonic(), sum_next_o_id(dsn)))
+
+    cpu0 = children_cpu()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    th = threading.Thread(target=snapshots, args=(t0,))
+    th.start()
+    out, err = proc.communicate()
+    th.join()
+    if proc.returncode != 0:
+        sys.exit(f"pgbench failed: {err.strip().splitlines()[-1:]}")
+    (ta, na), (tb, nb) = marks
+    count = 0
+    for line in out.splitlines():
+        if line.startswith("number of transactions actually processed"):
+            count = int(line.split(":")[1].split("/")[0])
+    return (nb - na) * 60.0 / (tb - ta), children_cpu() - cpu0, count
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    db_args(p)
+    p.add_argument("--warehouses", type=int, default=4)
+    p.add_argument("--users", type=int, default=4)
+    p.add_argument("--rampup", type=float, default=10)
+    p.add_argument("--duration", type=float, default=60)
+    p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    a = p.parse_args()
+    with bench_database(a, connections=a.users + 20) as target:
+        info = ensure_schema(target.dsn, a.warehouses)
+        pgbench = (target.instance.bin_dir if target.instance else Path("/usr/bin")) / "pgbench"
+        res = {"oltplab": [], "pgbench": []}
+        order = ["oltplab", "pgbench", "pgbench", "oltplab"] * a.rounds
+        for who in order:
+            if who == "oltplab":
+                nopm, cpu, n = run_oltplab(target.dsn, a)
+            else:
+                nopm, cpu, n = run_pgbench(target.dsn, pgbench, info, a)
+            res[who].append((nopm, cpu, n))
+            print(f"{who:>8}: NOPM {nopm:>10,.0f}  client CPU {cpu:6.1f} s "
+                  f"({1e6 * cpu / max(n, 1):.0f} us/transaction, {n:,} transactions)", flush=True)
+    mean = {k: sum(x[0] for x in v) / len(v) for k, v in res.items()}
+    print(f"\nwarehouses {a.warehouses}, users {a.users}, rampup {a.rampup:.0f} s, "
+          f"duration {a.duration:.0f} s, {len(order)} runs")
+    print(f"NOPM oltplab {mean['oltplab']:,.0f}  pgbench {mean['pgbench']:,.0f}  "
+          f"ratio {mean['oltplab'] / mean['pgbench']:.3f}  (target >= 0.97)")
+
+
+if __name__ == "__main__":
+    main()
