@@ -442,6 +442,11 @@ def results_show(run, results_dir, as_json):
         data = {k: v for k, v in data.items() if not k.startswith("_")}
         click.echo(json.dumps(data, indent=2, default=str))
         return
+    if data.get("kind") == "fio":
+        from .storage.cli import steps_table as fio_table
+        out.print(fio_table(data))
+        click.echo(f"folder: {data.get('_path')}")
+        return
     out.print(steps_table(data))
     db = data.get("database", {})
     click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
@@ -453,6 +458,13 @@ def results_show(run, results_dir, as_json):
     if data.get("error"):
         click.echo(f"error: {data['error']}")
     click.echo(f"folder: {data.get('_path')}")
+
+
+# ---- fio
+
+from .storage.cli import fio  # noqa: E402
+
+cli.add_command(fio)
 
 
 # --------------------------------------------------------------------------- entry point

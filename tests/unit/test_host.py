@@ -81,14 +81,14 @@ def _fake_sysfs(root: Path) -> Path:
 
 def test_partition_walks_up_to_its_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(host, "SYS_DEV_BLOCK", _fake_sysfs(tmp_path))
-    dev = host._block_device(259, 2)
+    dev = host.block_device(259, 2)
     assert dev["name"] == "sdz" and dev["partition"] == "sdz2"
     assert dev["model"] == "Fast NVMe 9000" and dev["rotational"] is False
     assert dev["size_bytes"] == 2000 * 512 and dev["scheduler"] == "mq-deadline"
     assert dev["logical_block_size"] == 512 and dev["physical_block_size"] is None
-    whole = host._block_device(259, 0)
+    whole = host.block_device(259, 0)
     assert whole["name"] == "sdz" and whole["partition"] is None
-    assert host._block_device(1, 99) is None
+    assert host.block_device(1, 99) is None
 
 
 def test_mountinfo_escapes_are_decoded():

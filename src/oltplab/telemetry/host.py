@@ -114,7 +114,7 @@ def _existing(path: Path) -> Path | None:
     return None
 
 
-def _block_device(major: int, minor: int) -> dict | None:
+def block_device(major: int, minor: int) -> dict | None:
     """The disk behind device MAJ:MIN: a partition is walked up to its disk."""
     try:
         node = (SYS_DEV_BLOCK / f"{major}:{minor}").resolve(strict=True)
@@ -170,11 +170,11 @@ def path_storage(path: Path | str, mounts: list[dict] | None = None) -> dict:
                         source=mount["source"], mount_options=mount["options"],
                         fs_options=mount["fs_options"])
         st_dev = os.stat(real).st_dev
-        device = _block_device(os.major(st_dev), os.minor(st_dev))
+        device = block_device(os.major(st_dev), os.minor(st_dev))
         if device is None and mount and mount["source"].startswith("/dev/"):
             # btrfs, and some others, give files an anonymous st_dev: use the mount's source
             src = os.stat(mount["source"])
-            device = _block_device(os.major(src.st_rdev), os.minor(src.st_rdev))
+            device = block_device(os.major(src.st_rdev), os.minor(src.st_rdev))
         info["device"] = device
     except Exception:  # never fail a run over metadata
         pass
