@@ -23,11 +23,9 @@ class Server:
     admin_dsn: str  # a libpq URI to the 'postgres' database
 
     def dsn(self, dbname: str) -> str:
-        base, _, _ = self.admin_dsn.rpartition("/")
-        query = ""
-        if "?" in self.admin_dsn:
-            query = "?" + self.admin_dsn.split("?", 1)[1]
-        return f"{base}/{dbname}{query}"
+        head, sep, query = self.admin_dsn.partition("?")
+        base = head.rpartition("/")[0]
+        return f"{base}/{dbname}{sep}{query}"
 
     def sql(self, statement: str, dbname: str = "postgres"):
         import asyncio

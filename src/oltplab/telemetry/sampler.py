@@ -1,0 +1,357 @@
+"""The telemetry sampler: host and database figures on the run's timeline.
+
+One thread reads every source (sources/) once per interval, on ``time.monotonic_ns()``, the
+clock the driver uses for ramp_end and measure_end, and keeps the values in compact columns.
+Step boundaries are marked with ``mark()``; a mark in the future (ramp_end and measure_end are
+known when a step starts) gets a sample of its own at that instant, so that a step's window
+starts and ends on sample boundaries and its figures cover exactly the measured interval.
+
+    sampler = Sampler(interval=1.0, paths={"datadir": datadir, "waldir": waldir}, db_dsn=dsn)
+    sampler.start()
+    sampler.mark("step_start", users=8, step=0)
+    sampler.mark("ramp_end", t_ns=ramp_end, step=0)
+    sampler.mark("measure_end", t_ns=measure_end, step=0)
+    ...
+    timeline = sampler.stop()          # a Timeline; timeline.to_dict() is JSON-ready
+
+Scheduling: samples fall on the grid t0 + k * interval; a sample is taken at every mark as
+well, and a grid tick less than half an interval away from a mark's sample is skipped, so
+intervals last between 0.5 and 1.5 times the nominal one (a mark made for "now" may follow
+the previous sample closely). Each sample covers (previous sample, its own t_ns].
+
+The sampling thread never raises: a failing source gives null values and an entry in
+``errors`` (repeats of the same error are counted, not stored again). ``stop()`` is safe to
+call from ``finally`` after Ctrl-C, and more than once.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+import time
+from array import array
+from dataclasses import dataclass, field
+
+from ..errors import OltplabError, UsageError
+from .sources import NAN, Source
+from .sources.cpu import CpuSource
+from .sources.database import DatabaseSource
+from .sources.disks import DiskSource
+from .sources.memory import MemorySource
+from .sources.network import NetworkSource
+from .sources.power import PowerSource
+
+TIMELINE_FORMAT = "oltplab-timeline"
+TIMELINE_VERSION = 1
+MIN_INTERVAL_S = 0.05
+MAX_INTERVAL_S = 3600.0
+MAX_ERRORS = 200  # distinct error entries kept; repeats are counted
+FINAL_MIN_S = 0.1  # stop() takes a last sample after min(this, interval / 4) or more
+START_TIMEOUT_S = 60.0  # opening sources: connecting, probing power meters
+_JSON_TYPES = (str, int, float, bool, type(None), list, dict)
+
+
+def next_due(t0_ns: int, interval_ns: int, last_ns: int, boundaries: list[int]) -> int:
+    """When the next sample is due: the grid tick at least half an interval after the last
+    sample, or the earliest pending mark if it comes before that tick plus half an interval."""
+    half = interval_ns // 2
+    k = -(-(last_ns + half - t0_ns) // interval_ns)
+    tick = t0_ns + k * interval_ns
+    if boundaries and boundaries[0] < tick + half:
+        return boundaries[0]
+    return tick
+
+
+def _compact(x: float):
+    """A JSON value for a sample: null for NaN, six significant digits otherwise."""
+    if x != x or math.isinf(x):
+        return None
+    return float(f"{x:.6g}")
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What a sampler recorded: columns of samples, marks, and what was measured.
+
+    ``columns["t_ns"][i]`` ends sample i, which began at ``columns["t_ns"][i-1]`` (``t0_ns``
+    for the first); ``columns["dt_s"][i]`` is its length. Every other column holds one value
+    per sample, null where nothing was measured. ``units`` names each column's unit.
+    """
+
+    interval_s: float
+    t0_ns: int | None = None
+    t0_unix: float | None = None  # wall clock at t0, for display only
+    end_ns: int | None = None
+    columns: dict[str, list] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    devices: dict[str, dict] = field(default_factory=dict)
+    roles: dict[str, dict] = field(default_factory=dict)
+    interfaces: list[str] = field(default_factory=list)
+    marks: list[dict] = field(default_factory=list)
+    power: dict = field(default_factory=dict)
+    database: dict | None = None
+    errors: list[dict] = field(default_factory=list)
+    overhead: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.columns.get("t_ns", ()))
+
+    def column(self, name: str) -> list | None:
+        return self.columns.get(name)
+
+    def to_dict(self) -> dict:
+        return {"format": TIMELINE_FORMAT, "version": TIMELINE_VERSION,
+                "interval_s": self.interval_s, "t0_ns": self.t0_ns, "t0_unix": self.t0_unix,
+                "end_ns": self.end_ns, "columns": self.columns, "units": self.units,
+                "devices": self.devices, "roles": self.roles, "interfaces": self.interfaces,
+                "marks": self.marks, "power": self.power, "database": self.database,
+                "errors": self.errors, "overhead": self.overhead}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Timeline":
+        if data.get("format") != TIMELINE_FORMAT:
+            raise OltplabError("not a telemetry timeline (format is "
+                               f"{data.get('format')!r})")
+        if data.get("version") != TIMELINE_VERSION:
+            raise OltplabError(f"telemetry timeline version {data.get('version')!r} is not "
+                               f"supported (this oltplab reads version {TIMELINE_VERSION})")
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class Sampler:
+    """Samples CPU, disks, memory, network, the database and power in a thread of its own.
+
+    ``paths`` maps roles to paths ({"datadir": p, "waldir": q}); the devices behind them are
+    found and always sampled. ``devices`` is "auto" or a list of device names; ``interfaces``
+    likewise. ``db_dsn`` adds the database's counters. ``power`` is a spec string (see
+    sources/power.py), a plugin, or a list of them. Bad names raise UsageError here, before
+    anything starts.
+    """
+
+    def __init__(self, interval: float = 1.0, *, paths: dict | None = None, devices="auto",
+                 interfaces="auto", db_dsn: str | None = None, power="auto",
+                 proc_root: str = "/proc", sys_root: str = "/sys",
+                 extra_sources: list[Source] | None = None):
+        try:
+            interval = float(interval)
+        except (TypeError, ValueError):
+            raise UsageError(f"--sample-interval: {interval!r} is not a number of "
+                             "seconds") from None
+        if not MIN_INTERVAL_S <= interval <= MAX_INTERVAL_S:
+            raise UsageError(f"--sample-interval: {interval:g} s is outside "
+                             f"{MIN_INTERVAL_S:g} s .. {MAX_INTERVAL_S:g} s")
+        self.interval = interval
+        self._interval_ns = int(round(interval * 1e9))
+        self._disks = DiskSource(devices, paths, proc_root, sys_root)
+        self._power = PowerSource(power, interval)
+        self._db = (DatabaseSource(db_dsn, query_timeout=min(2.0, max(0.5, interval)))
+                    if db_dsn else None)
+        self._sources: list[Source] = [CpuSource(proc_root), self._disks,
+                                       MemorySource(proc_root),
+                                       NetworkSource(interfaces, proc_root)]
+        if self._db is not None:
+            self._sources.append(self._db)
+        self._sources.append(self._power)
+        self._sources.extend(extra_sources or [])
+        self._cond = threading.Condition()
+        self._lock = threading.Lock()  # the columns, the errors
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stopping = False
+        self._boundaries: list[int] = []
+        self._marks: list[dict] = []
+        self._errors: list[dict] = []
+        self._layout: list[tuple[Source, list[array]]] = []
+        self._t_ns = array("q")
+        self._dt_s = array("d")
+        self._t0: int | None = None
+        self._t0_unix: float | None = None
+        self._last = 0
+        self._cpu_ns = 0
+        self._opened: dict[int, bool] = {}
+        self._timeline: Timeline | None = None
+
+    # -- public ---------------------------------------------------------------------------------
+    def start(self) -> "Sampler":
+        """Open the sources, take the baseline reading, and start sampling."""
+        if self._thread is not None:
+            raise OltplabError("the sampler was started already")
+        self._thread = threading.Thread(target=self._run, name="oltplab-sampler", daemon=True)
+        self._thread.start()
+        self._ready.wait(START_TIMEOUT_S)
+        return self
+
+    def mark(self, name: str, t_ns: int | None = None, **attrs) -> dict:
+        """Record a named instant (now, or ``t_ns`` on the monotonic clock) with JSON-ready
+        ``attrs``. A sample is taken at that instant unless it is already behind the last one."""
+        t = time.monotonic_ns() if t_ns is None else int(t_ns)
+        entry = {"name": str(name), "t_ns": t,
+                 **{str(k): v if isinstance(v, _JSON_TYPES) else str(v) for k, v in attrs.items()}}
+        with self._cond:
+            self._marks.append(entry)
+            if self._t0 is not None and not self._stopping and t > self._last:
+                heapq.heappush(self._boundaries, t)
+                self._cond.notify()
+        return dict(entry)
+
+    def stop(self) -> Timeline:
+        """Take a last sample (unless the previous one is very recent), close the sources,
+        and return the timeline."""
+        if self._timeline is not None:
+            return self._timeline
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+        self._timeline = self._build()
+        return self._timeline
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stopping
+
+    def __enter__(self) -> "Sampler":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- the thread -----------------------------------------------------------------------------
+    def _error(self, source: str, text: str, t_ns: int | None = None) -> None:
+        t = time.monotonic_ns() if t_ns is None else t_ns
+        with self._lock:
+            for e in reversed(self._errors):
+                if e["source"] == source:
+                    if e["error"] == text:
+                        e["repeats"] = e.get("repeats", 0) + 1
+                        e["last_t_ns"] = t
+                        return
+                    break
+            if len(self._errors) < MAX_ERRORS:
+                self._errors.append({"t_ns": t, "source": source, "error": text})
+
+    def _drain(self, src: Source, t_ns: int) -> None:
+        while src.errors:
+            self._error(src.name, src.errors.pop(0), t_ns)
+
+    def _run(self) -> None:
+        try:
+            self._open()
+            t = time.monotonic_ns()
+            for src, _ in self._layout:
+                self._read(src, t)
+            self._t0 = self._last = t
+            self._t0_unix = time.time() - (time.monotonic_ns() - t) / 1e9
+            cpu0 = time.thread_time_ns()
+            self._ready.set()
+            try:
+                self._loop()
+            finally:
+                self._cpu_ns = time.thread_time_ns() - cpu0
+        except BaseException as e:  # the thread never raises
+            self._error("sampler", f"{type(e).__name__}: {e}")
+        finally:
+            self._ready.set()
+            for src in self._sources:
+                try:
+                    src.close()
+                except Exception:
+                    pass
+
+    def _open(self) -> None:
+        seen: set[str] = set()
+        for src in self._sources:
+            try:
+                src.open()
+                self._opened[id(src)] = True
+            except Exception as e:
+                self._opened[id(src)] = False
+                self._error(src.name, f"cannot open: {type(e).__name__}: {e}")
+            self._drain(src, time.monotonic_ns())
+            taken = [c for c in src.columns if c in seen]
+            if taken:
+                self._opened[id(src)] = False
+                self._error(src.name, f"left out: column {taken[0]} is taken by another source")
+                self._layout.append((src, []))
+                continue
+            seen.update(src.columns)
+            self._layout.append((src, [array("d") for _ in src.columns]))
+
+    def _read(self, src: Source, t_ns: int) -> list[float]:
+        n = len(src.columns)
+        if not self._opened.get(id(src)):
+            return [NAN] * n
+        try:
+            values = src.read(t_ns)
+            if len(values) != n:
+                raise ValueError(f"{len(values)} values for {n} columns")
+        except Exception as e:
+            self._error(src.name, f"{type(e).__name__}: {e}", t_ns)
+            values = [NAN] * n
+        self._drain(src, t_ns)
+        return values
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    now = time.monotonic_ns()
+                    if self._stopping:
+                        break
+                    due = next_due(self._t0, self._interval_ns, self._last, self._boundaries)
+                    if due <= now:
+                        break
+                    self._cond.wait((due - now) / 1e9)
+                stopping = self._stopping
+            t = time.monotonic_ns()
+            if stopping:
+                if t - self._last >= min(FINAL_MIN_S * 1e9, self._interval_ns / 4):
+                    self._sample(t)
+                return
+            self._sample(t)
+            with self._cond:
+                while self._boundaries and self._boundaries[0] <= t:
+                    heapq.heappop(self._boundaries)
+
+    def _sample(self, t: int) -> None:
+        rows = [self._read(src, t) for src, _ in self._layout]
+        with self._lock:
+            self._t_ns.append(t)
+            self._dt_s.append((t - self._last) / 1e9)
+            for (_, cols), values in zip(self._layout, rows):
+                for col, v in zip(cols, values):
+                    col.append(v)
+        self._last = t
+
+    # -- the result -----------------------------------------------------------------------------
+    def _build(self) -> Timeline:
+        with self._lock:
+            columns: dict[str, list] = {"t_ns": list(self._t_ns),
+                                        "dt_s": [_compact(v) for v in self._dt_s]}
+            units = {"t_ns": "ns (monotonic)", "dt_s": "s"}
+            for src, cols in self._layout:
+                for name, col in zip(src.columns, cols):
+                    columns[name] = [_compact(v) for v in col]
+                    units[name] = src.units.get(name, "")
+            errors = [dict(e) for e in self._errors]
+        n = len(columns["t_ns"])
+        elapsed = (self._last - self._t0) if self._t0 is not None else 0
+        db = None
+        if self._db is not None:
+            db = {"available": any(v is not None for v in columns.get("db.commits_s", [])),
+                  **self._db.describe()}
+        interfaces = list(getattr(self._sources[3], "interfaces", []))
+        return Timeline(
+            interval_s=self.interval, t0_ns=self._t0, t0_unix=self._t0_unix,
+            end_ns=self._last if self._t0 is not None else None,
+            columns=columns, units=units, devices=self._disks.describe(),
+            roles={k: dict(v) for k, v in self._disks.roles.items()},
+            interfaces=interfaces, marks=[dict(m) for m in self._marks],
+            power=self._power.describe(), database=db, errors=errors,
+            overhead={"samples": n, "elapsed_s": round(elapsed / 1e9, 3),
+                      "cpu_s": round(self._cpu_ns / 1e9, 6),
+                      "pct_of_core": round(100.0 * self._cpu_ns / elapsed, 4) if elapsed else None,
+                      "measured": "CPU time of the sampling thread"})

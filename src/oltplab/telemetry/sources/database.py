@@ -1,0 +1,188 @@
+"""PostgreSQL's own counters, per second, over one connection kept open by the sampler.
+
+- ``db.commits_s``, ``db.rollbacks_s``: Δ sum(xact_commit), Δ sum(xact_rollback) over every
+  row of pg_stat_database (the whole instance, as HammerDB counts TPM);
+- ``db.blks_read_s``, ``db.blks_hit_s``: Δ sum(blks_read), Δ sum(blks_hit) (blocks read from
+  the kernel, found in shared_buffers);
+- ``db.wal_bytes_s``: Δ pg_stat_wal.wal_bytes (PostgreSQL 14+);
+- ``db.checkpoints_s``: checkpoints per second. PostgreSQL 18+: pg_stat_checkpointer.num_done
+  (checkpoints performed; num_timed also counts the timed ones skipped on an idle server);
+  17: num_timed + num_requested; up to 16: pg_stat_bgwriter checkpoints_timed +
+  checkpoints_req. Over a step, read the sum (the count), not the rate.
+
+Since PostgreSQL 15 a busy backend publishes its counts at most once a second (an idle one
+up to 10 s later), so per-second values jitter around the true rate while averages over a
+step are right. The sampler's own query is one transaction per sample, counted in commits.
+
+The connection belongs to the sampler's thread, which runs its own asyncio loop. A lost
+connection is retried every ``retry_s`` seconds; the samples in between are null.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ...errors import DatabaseError
+from . import NAN, Source
+
+COLUMNS = ("db.commits_s", "db.rollbacks_s", "db.blks_read_s", "db.blks_hit_s",
+           "db.wal_bytes_s", "db.checkpoints_s")
+UNITS = {"db.commits_s": "transactions/s", "db.rollbacks_s": "transactions/s",
+         "db.blks_read_s": "blocks/s", "db.blks_hit_s": "blocks/s",
+         "db.wal_bytes_s": "bytes/s", "db.checkpoints_s": "checkpoints/s"}
+
+SQL_PG18 = """
+SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
+       (SELECT wal_bytes FROM pg_stat_wal)::int8,
+       (SELECT num_done FROM pg_stat_checkpointer)::int8
+FROM pg_stat_database"""
+SQL_PG17 = """
+SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
+       (SELECT wal_bytes FROM pg_stat_wal)::int8,
+       (SELECT num_timed + num_requested FROM pg_stat_checkpointer)::int8
+FROM pg_stat_database"""
+SQL_PG14 = """
+SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
+       (SELECT wal_bytes FROM pg_stat_wal)::int8,
+       (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int8
+FROM pg_stat_database"""
+SQL_OLD = """
+SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
+       NULL::int8,
+       (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int8
+FROM pg_stat_database"""
+CHECKPOINTS_FROM = {180000: "pg_stat_checkpointer.num_done",
+                    170000: "pg_stat_checkpointer.num_timed + num_requested",
+                    0: "pg_stat_bgwriter.checkpoints_timed + checkpoints_req"}
+
+
+def query_for(version_num: int) -> str:
+    """The counters statement for a server of ``server_version_num``."""
+    if version_num >= 180000:
+        return SQL_PG18
+    if version_num >= 170000:
+        return SQL_PG17
+    if version_num >= 140000:
+        return SQL_PG14
+    return SQL_OLD
+
+
+def checkpoints_from(version_num: int) -> str:
+    return next(v for k, v in CHECKPOINTS_FROM.items() if version_num >= k)
+
+
+def db_rates(prev: tuple, cur: tuple, dt_s: float) -> list[float]:
+    """Per-second deltas of the six counters; null where a counter is null or was reset."""
+    out = []
+    for p, c in zip(prev, cur):
+        if p is None or c is None or c < p or dt_s <= 0:
+            out.append(NAN)
+        else:
+            out.append((c - p) / dt_s)
+    return out
+
+
+class DatabaseSource(Source):
+    name = "database"
+
+    def __init__(self, dsn: str, connect_timeout: float = 5.0, query_timeout: float = 2.0,
+                 retry_s: float = 5.0):
+        super().__init__()
+        self.dsn = dsn
+        self.connect_timeout = connect_timeout
+        self.query_timeout = query_timeout
+        self.retry_s = retry_s
+        self.columns = list(COLUMNS)
+        self.units = dict(UNITS)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._conn = None
+        self._sql = SQL_OLD
+        self._stmt = None
+        self._version: int | None = None
+        self._prev: tuple | None = None
+        self._prev_t = 0
+        self._retry_at = 0
+
+    def open(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._connect()
+        except DatabaseError as e:  # read() retries
+            self.errors.append(str(e))
+
+    def _connect(self) -> None:
+        import asyncpg
+
+        try:
+            conn = self._loop.run_until_complete(asyncpg.connect(
+                self.dsn, timeout=self.connect_timeout,
+                server_settings={"application_name": "oltplab-sampler"}))
+        except Exception as e:
+            self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+            raise DatabaseError(f"sampler cannot connect to the database: {e}") from None
+        try:
+            self._version = int(self._loop.run_until_complete(conn.fetchval(
+                "SELECT current_setting('server_version_num')", timeout=self.query_timeout)))
+        except Exception as e:
+            conn.terminate()
+            self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+            raise DatabaseError(f"sampler cannot query the database: {e}") from None
+        self._sql = query_for(self._version)
+        try:
+            self._stmt = self._loop.run_until_complete(conn.prepare(self._sql))
+        except Exception as e:
+            conn.terminate()
+            self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+            raise DatabaseError(f"sampler cannot query the database: {e}") from None
+        self._conn = conn
+        self._prev = None
+
+    def _drop(self) -> None:
+        conn, self._conn, self._prev = self._conn, None, None
+        self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+        if conn is not None:
+            try:
+                conn.terminate()
+            except Exception:
+                pass
+
+    def read(self, t_ns: int) -> list[float]:
+        if self._conn is None:
+            if t_ns < self._retry_at:
+                return [NAN] * len(COLUMNS)
+            self._connect()
+        try:
+            row = self._loop.run_until_complete(self._stmt.fetchrow(timeout=self.query_timeout))
+        except Exception as e:
+            self._drop()
+            raise DatabaseError(f"sampler query failed: {e}") from None
+        cur = tuple(row)
+        prev, prev_t = self._prev, self._prev_t
+        self._prev, self._prev_t = cur, t_ns
+        if prev is None:
+            return [NAN] * len(COLUMNS)
+        return db_rates(prev, cur, (t_ns - prev_t) / 1e9)
+
+    def describe(self) -> dict:
+        return {"server_version_num": self._version,
+                "checkpoints_from": checkpoints_from(self._version) if self._version else None}
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if self._loop is None:
+            return
+        try:
+            if conn is not None:
+                self._loop.run_until_complete(conn.close(timeout=2.0))
+        except Exception:
+            try:
+                conn.terminate()
+            except Exception:
+                pass
+        finally:
+            try:
+                self._loop.close()
+            except Exception:
+                pass
+            self._loop = None
