@@ -84,5 +84,5 @@ def loaded_w1(pg) -> str:
 @pytest.fixture
 def scratch_w1(pg, loaded_w1) -> str:
     """A private copy of the W=1 database that a test may change."""
-    template = loaded_w1.rsplit("/", 1)[1].split("?")[0]
+    template = loaded_w1.split("?")[0].rsplit("/", 1)[1]
     return pg.create_db("s1", template=template)
