@@ -1,0 +1,99 @@
+"""Typed messages between the manager and its worker processes (pickled over a pipe).
+
+manager -> worker: a WorkerPlan (process argument), then Start, or Stop at any time.
+worker -> manager: Connected, Progress about once a second, then Final or Failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..metrics.summary import TypeCounts
+from ..workloads.tpcc.inputs import RunConstants
+
+
+@dataclass(frozen=True)
+class UserPlan:
+    """One virtual user: where it works and the seed of its own random generator."""
+
+    index: int
+    w_id: int
+    stock_d_id: int
+    warehouses: tuple[int, ...]
+    seed: int
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    worker: int
+    dsn: str
+    mode: str  # 'procedures' | 'sql'
+    users: tuple[UserPlan, ...]
+    w_max: int
+    constants: RunConstants
+    keying_thinking: bool = False
+    connect_timeout: float = 30.0
+    application_name: str = "oltplab"
+    flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
+
+
+@dataclass(frozen=True)
+class Start:
+    """Run from now on; count what starts at or after ramp_end and ends by measure_end."""
+
+    ramp_end_ns: int
+    measure_end_ns: int
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Stop now and send a partial Final."""
+
+    reason: str = "interrupted"
+
+
+@dataclass(frozen=True)
+class Connected:
+    worker: int
+    users: int
+
+
+@dataclass(frozen=True)
+class Flushed:
+    """Every user of the worker has crossed a boundary (0 = ramp_end, 1 = measure_end) and
+    flushed its backend's statistics; ``users`` of them did."""
+
+    worker: int
+    boundary: int
+    users: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Cumulative completions since Start, ramp-up included (for live rates only)."""
+
+    worker: int
+    t_ns: int
+    completed: int
+    new_orders: int
+
+
+@dataclass(frozen=True)
+class Final:
+    """The measured window's counts and histograms of one worker, indexed like the mix."""
+
+    worker: int
+    counts: tuple[TypeCounts, ...]
+    histograms: tuple[str, ...]
+    skipped_districts: int
+    completed: int
+    new_orders: int
+    partial: bool
+    crossings: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # users' flush end times
+    cpu_s: float = 0.0  # the worker's CPU time (user + system) from Start to Final
+
+
+@dataclass(frozen=True)
+class Failed:
+    worker: int
+    error: str

@@ -1,0 +1,208 @@
+"""A worker process: runs its share of the virtual users as asyncio tasks and reports back.
+
+The worker never prints and never writes files. It talks to the manager only through its
+pipe: Connected once every user has connected and prepared its statements, Progress about
+once a second, and Final (or Failed) at the end. It ignores SIGINT (Ctrl-C reaches the whole
+process group; the manager decides), and it exits when told to stop, when its pipe closes, or
+when the manager process dies (the kernel's parent-death signal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+import warnings
+
+import asyncpg
+from multiprocessing.connection import Connection
+
+from .messages import Connected, Failed, Final, Flushed, Progress, Start, WorkerPlan
+from .vuser import Recorder, UserFailed, VirtualUser
+
+PROGRESS_INTERVAL_S = 1.0
+GRACE_S = 5.0  # how long transactions in flight at the end of the window may take to finish
+CONNECT_CONCURRENCY = 16
+CLOSE_TIMEOUT_S = 3.0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Process entry point: ``python -m oltplab.runner.worker FD PARENT_PID``.
+
+    FD is this end of a socket pair; the first message on it is the WorkerPlan.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    argv = sys.argv if argv is None else argv
+    fd, parent_pid = int(argv[1]), int(argv[2])
+    _die_with_parent(parent_pid)
+    warnings.simplefilter("ignore")  # workers never print
+    pipe = Connection(fd)
+    plan = None
+    try:
+        plan = pipe.recv()
+        _event_loop_runner()(_work(pipe, plan))
+    except BaseException as e:  # noqa: BLE001 - report anything, then exit
+        who = plan.worker if plan is not None else -1
+        _send(pipe, Failed(who, f"worker {who}: {type(e).__name__}: {e}"))
+    finally:
+        pipe.close()
+
+
+def _event_loop_runner():
+    try:
+        import uvloop  # optional: a faster event loop when installed
+    except ImportError:
+        return asyncio.run
+    return uvloop.run
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this process when the manager dies; exit if it already has."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _send(pipe, msg) -> bool:
+    try:
+        pipe.send(msg)
+        return True
+    except (OSError, EOFError, ValueError):
+        return False
+
+
+async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: list) -> None:
+    async with sem:
+        conn = await asyncpg.connect(
+            plan.dsn, timeout=plan.connect_timeout, statement_cache_size=0,
+            server_settings={"application_name": plan.application_name})
+        user = VirtualUser(conn, plan.mode, up.w_id, up.warehouses, up.stock_d_id, plan.w_max,
+                           plan.constants, up.seed, plan.keying_thinking, plan.flush_stats)
+        users.append(user)
+        await user.prepare()
+
+
+async def _connect_all(plan: WorkerPlan, users: list) -> None:
+    sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    jobs = [asyncio.create_task(_connect_user(plan, up, sem, users)) for up in plan.users]
+    try:
+        await asyncio.gather(*jobs)
+    except BaseException:
+        for j in jobs:
+            j.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
+        raise
+
+
+async def _close(users: list) -> None:
+    conns = [u.conn for u in users]
+    if not conns:
+        return
+    closing = [asyncio.ensure_future(c.close(timeout=CLOSE_TIMEOUT_S)) for c in conns]
+    await asyncio.wait(closing, timeout=CLOSE_TIMEOUT_S + 1)
+    for c, job in zip(conns, closing):
+        if not job.done():
+            job.cancel()
+        if not c.is_closed():
+            c.terminate()
+    await asyncio.gather(*closing, return_exceptions=True)
+
+
+async def _progress(pipe, worker: int, rec: Recorder) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_INTERVAL_S)
+        _send(pipe, Progress(worker, time.monotonic_ns(), rec.completed, rec.new_orders))
+
+
+async def _work(pipe, plan: WorkerPlan) -> None:
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda loop, context: None)  # workers never print
+    inbox: asyncio.Queue = asyncio.Queue()
+    fd = pipe.fileno()
+
+    def readable() -> None:
+        try:
+            while pipe.poll():
+                inbox.put_nowait(pipe.recv())
+        except (EOFError, OSError):
+            loop.remove_reader(fd)
+            inbox.put_nowait(None)  # the manager is gone
+
+    loop.add_reader(fd, readable)
+    users: list[VirtualUser] = []
+    try:
+        try:
+            await asyncio.wait_for(_connect_all(plan, users),
+                                   timeout=plan.connect_timeout + 0.05 * len(plan.users))
+        except Exception as e:  # noqa: BLE001 - reported to the manager
+            text = "timed out" if isinstance(e, asyncio.TimeoutError) else f"{type(e).__name__}: {e}"
+            _send(pipe, Failed(plan.worker, f"connecting virtual users: {text}"))
+            return
+        if not _send(pipe, Connected(plan.worker, len(users))):
+            return
+        msg = await inbox.get()
+        if not isinstance(msg, Start):
+            return
+        await _drive(pipe, plan, users, msg, inbox)
+    finally:
+        loop.remove_reader(fd)
+        await _close(users)
+
+
+async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: asyncio.Queue) -> None:
+    def crossed(boundary: int, count: int) -> None:
+        _send(pipe, Flushed(plan.worker, boundary, count))
+
+    cpu0 = time.process_time()
+    rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(users), crossed)
+    tasks = {asyncio.ensure_future(u.run(rec)) for u in users}
+    progress = asyncio.ensure_future(_progress(pipe, plan.worker, rec))
+    told = asyncio.ensure_future(inbox.get())
+    pending = set(tasks)
+    partial = manager_gone = False
+    failure = None
+    deadline = start.measure_end_ns + int(GRACE_S * 1e9)
+    try:
+        while pending:
+            timeout = max(0.0, (deadline - time.monotonic_ns()) / 1e9)
+            done, _ = await asyncio.wait(pending | {told}, timeout=timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                break  # the grace is over: what is still in flight does not count anyway
+            for t in done:
+                if t is told:
+                    partial = True
+                    manager_gone = t.result() is None
+                    continue
+                pending.discard(t)
+                exc = t.exception()
+                if exc is not None and failure is None:
+                    failure = str(exc) if isinstance(exc, UserFailed) else f"{type(exc).__name__}: {exc}"
+            if partial or failure:
+                break
+    finally:
+        for t in pending:
+            t.cancel()
+        progress.cancel()
+        told.cancel()
+        await asyncio.wait(pending | {progress, told}, timeout=CLOSE_TIMEOUT_S)
+    if manager_gone:
+        return
+    if failure is not None:
+        _send(pipe, Failed(plan.worker, failure))
+        return
+    _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.skipped, rec.completed,
+                      rec.new_orders, partial, (tuple(rec.cross_ns[0]), tuple(rec.cross_ns[1])),
+                      time.process_time() - cpu0))
+
+
+if __name__ == "__main__":
+    main()

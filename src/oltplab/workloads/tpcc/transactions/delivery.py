@@ -1,0 +1,80 @@
+"""Delivery (TPC-C clause 2.7): deliver the oldest undelivered order of each of 10 districts.
+
+Delivery runs inside the virtual user, not deferred: the user waits for all ten districts,
+as HammerDB does, and its response time is the whole batch. The spec's deferred mode
+(queue, then a background worker, clause 2.7.2) is not modelled.
+
+Procedures mode calls ``delivery`` once; it returns the number of districts delivered.
+
+``--mode sql`` runs the ten districts (2.7.4.2) in one explicit transaction under READ
+COMMITTED. The oldest NEW_ORDER row is read ``FOR UPDATE``; when a concurrent Delivery held
+that row and deleted it, PostgreSQL returns no row rather than the next one, so an empty
+answer is looked up again (a fresh statement sees the committed deletion) before the
+district counts as skipped (2.7.4.2, 5.4.5).
+"""
+
+from __future__ import annotations
+
+NAME = "delivery"
+
+PROCEDURE = "SELECT delivery($1, $2)"
+
+DISTRICTS = 10
+LOOKS = 4  # first look plus re-looks before a district counts as skipped
+
+SELECT_OLDEST = """
+SELECT no_o_id FROM new_order
+ WHERE no_w_id = $1 AND no_d_id = $2
+ ORDER BY no_o_id LIMIT 1
+   FOR UPDATE"""
+
+DELETE_NEW_ORDER = "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3"
+
+UPDATE_ORDER = """
+UPDATE orders SET o_carrier_id = $4
+ WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3
+RETURNING o_c_id"""
+
+# OL_DELIVERY_D from the server's clock; the sum of OL_AMOUNT of the delivered lines.
+UPDATE_LINES = """
+WITH delivered AS (
+  UPDATE order_line SET ol_delivery_d = now()
+   WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3
+  RETURNING ol_amount)
+SELECT coalesce(sum(ol_amount), 0) FROM delivered"""
+
+UPDATE_CUSTOMER = """
+UPDATE customer SET c_balance = c_balance + $4, c_delivery_cnt = c_delivery_cnt + 1
+ WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3"""
+
+STATEMENTS = {
+    "oldest": SELECT_OLDEST,
+    "delete": DELETE_NEW_ORDER,
+    "order": UPDATE_ORDER,
+    "lines": UPDATE_LINES,
+    "customer": UPDATE_CUSTOMER,
+}
+
+
+async def run(conn, ps: dict, args: tuple) -> int:
+    """One Delivery from the client; returns the number of districts delivered."""
+    w_id, carrier = args
+    oldest, delete, order, lines, customer = (
+        ps["oldest"], ps["delete"], ps["order"], ps["lines"], ps["customer"])
+    delivered = 0
+    await conn.execute("BEGIN")
+    for d_id in range(1, DISTRICTS + 1):
+        o_id = None
+        for _ in range(LOOKS):
+            o_id = await oldest.fetchval(w_id, d_id)
+            if o_id is not None:
+                break
+        if o_id is None:
+            continue  # skipped district: no undelivered order
+        await delete.fetchval(w_id, d_id, o_id)
+        c_id = await order.fetchval(w_id, d_id, o_id, carrier)
+        amount = await lines.fetchval(w_id, d_id, o_id)
+        await customer.fetchval(w_id, d_id, c_id, amount)
+        delivered += 1
+    await conn.execute("COMMIT")
+    return delivered

@@ -1,0 +1,222 @@
+"""The virtual-user driver end to end: a procedures-mode run, Ctrl-C, a lost database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import asyncpg
+import psutil
+import pytest
+
+from oltplab.config import RunSpec
+from oltplab.errors import SchemaError
+from oltplab.metrics.histogram import decode
+from oltplab.runner.manager import RunOutcome, Tick, run_tpcc
+from oltplab.workloads.tpcc.checks import run_checks
+
+TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+
+
+def worker_processes(parent_pid: int) -> list[psutil.Process]:
+    """Worker processes started by the manager with this pid (wherever they were reparented)."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = p.info["cmdline"] or []
+        if "oltplab.runner.worker" in cmd and cmd[-1:] == [str(parent_pid)]:
+            found.append(p)
+    return found
+
+
+def sql(dsn: str, statement: str):
+    async def go():
+        conn = await asyncpg.connect(dsn)
+        try:
+            return await conn.fetch(statement)
+        finally:
+            await conn.close()
+
+    return asyncio.run(go())
+
+
+def test_procedures_run_measures_both_sides_and_keeps_consistency(scratch_w1):
+    ticks: list[Tick] = []
+    steps: list[dict] = []
+    spec = RunSpec(users=(2,), rampup=1.0, duration=4.0, seed=11, workers=2)
+    out = run_tpcc(scratch_w1, spec, on_tick=ticks.append, on_step=steps.append)
+
+    assert isinstance(out, RunOutcome)
+    assert out.status == "completed", out.error
+    assert out.workers == 2 and len(out.steps) == 1 and steps == out.steps
+    assert set(out.constants) == {"c_load", "c_last", "c_id", "c_ol_i_id"}
+    step = out.steps[0]
+    json.dumps(step)  # JSON-ready
+    assert step["users"] == 2 and step["partial"] is False
+    assert step["measured_s"] == pytest.approx(4.0)
+    assert step["tpm"] > 0 and step["nopm"] > 0
+    tx = step["transactions"]
+    assert set(tx) == set(TYPES) == set(step["histograms"])
+    for name in TYPES:
+        t = tx[name]
+        assert t["count"] == t["committed"] + t["rolled_back"]
+        assert decode(step["histograms"][name]).get_total_count() == t["count"]
+        assert t["errors"] == 0
+        if t["count"]:
+            assert 0 < t["p50"] <= t["p95"] <= t["p99"] <= t["max"]
+    assert all(tx[n]["rolled_back"] == 0 for n in TYPES[1:])
+    completed = sum(t["count"] for t in tx.values())
+    assert step["client_tpm"] == round(completed * 60 / step["measured_s"])
+    assert step["client_nopm"] == round(tx["new_order"]["committed"] * 60 / step["measured_s"])
+    # The server's counts agree with the client's: the users publish their backends'
+    # statistics at the boundaries (pg_stat_force_next_flush), so the only difference left is
+    # the transactions in flight at the boundaries, at most one or two per user. Without the
+    # flush the server's TPM of a 4 s window was off by up to 15%.
+    slack = 2 * spec.users[0] * 60 / step["measured_s"]
+    assert abs(step["tpm"] - step["client_tpm"]) <= 0.02 * step["client_tpm"] + slack
+    assert abs(step["nopm"] - step["client_nopm"]) <= 0.02 * step["client_nopm"] + slack
+    assert step["server"]["d_next_o_id_delta"] > 0
+    assert step["server"]["own_xacts_excluded"] <= 2 * spec.users[0]
+
+    phases = [t.phase for t in ticks]
+    assert "measure" in phases and phases.index("measure") > phases.index("rampup")
+    assert not worker_processes(os.getpid())
+    failed = [r for r in run_checks(scratch_w1, after_run=True) if not r.ok]
+    assert not failed, failed
+
+
+MANAGER = """
+import json, sys
+from oltplab.config import RunSpec
+from oltplab.runner.manager import run_tpcc
+
+def tick(t):
+    print("TICK", t.phase, flush=True)
+
+out = run_tpcc(sys.argv[1], RunSpec(users=(2,), rampup=0.5, duration=120, seed=5), on_tick=tick)
+print("OUTCOME", json.dumps({"status": out.status, "steps": out.steps}), flush=True)
+"""
+
+
+def test_ctrl_c_returns_the_partial_step_and_leaves_no_worker(scratch_w1):
+    proc = subprocess.Popen([sys.executable, "-c", MANAGER, scratch_w1], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        seen = 0
+        for line in proc.stdout:
+            if line.startswith("TICK measure"):
+                seen += 1
+                if seen == 2:
+                    break
+        assert seen == 2, "the run never reached its measurement"
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the whole process group
+        rest, _ = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 10
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    outcome = json.loads(next(ln for ln in rest.splitlines() if ln.startswith("OUTCOME"))[8:])
+    assert outcome["status"] == "interrupted"
+    (step,) = outcome["steps"]
+    assert step["partial"] is True
+    assert 0.5 < step["measured_s"] < 10
+    assert sum(t["count"] for t in step["transactions"].values()) > 0
+    assert step["tpm"] > 0
+    assert proc.returncode == 0
+    time.sleep(0.2)
+    assert not worker_processes(proc.pid)
+
+
+def test_lost_database_connections_fail_the_run_within_seconds(scratch_w1):
+    dbname = scratch_w1.split("?")[0].rsplit("/", 1)[1]
+    admin = scratch_w1.replace(f"/{dbname}", "/postgres")
+    stop = threading.Event()
+
+    def terminate_users():
+        while not stop.wait(0.2):
+            rows = sql(admin, f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{dbname}'"
+                              " AND application_name = 'oltplab'")
+            if rows[0][0] == 2:
+                break
+        time.sleep(1.5)  # into the measurement
+        sql(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                   f" WHERE datname = '{dbname}' AND application_name = 'oltplab'")
+
+    killer = threading.Thread(target=terminate_users)
+    killer.start()
+    t0 = time.monotonic()
+    try:
+        out = run_tpcc(scratch_w1, RunSpec(users=(2,), rampup=0.5, duration=120, seed=2))
+    finally:
+        stop.set()
+        killer.join()
+    assert out.status == "failed"
+    assert "terminat" in out.error or "connection" in out.error.lower()
+    assert time.monotonic() - t0 < 20
+    assert out.steps == []
+    assert not worker_processes(os.getpid())
+
+
+def test_missing_functions_are_reported_before_starting(scratch_w1):
+    sql(scratch_w1, "DROP FUNCTION slev(int, int, int)")
+    with pytest.raises(SchemaError, match="slev"):
+        run_tpcc(scratch_w1, RunSpec(users=(1,), rampup=0, duration=1))
+    assert not worker_processes(os.getpid())
+
+
+def test_autopilot_steps_end_on_time_while_users_key_and_think(scratch_w1):
+    """Keying times are 2-18 s: users asleep at measure_end must not hold the step up."""
+    steps: list[dict] = []
+    spec = RunSpec(users=(1, 3), rampup=0.0, duration=1.5, keying_thinking=True,
+                   all_warehouses=True, seed=8)
+    t0 = time.monotonic()
+    out = run_tpcc(scratch_w1, spec, on_step=steps.append)
+    elapsed = time.monotonic() - t0
+    assert out.status == "completed", out.error
+    assert [s["users"] for s in out.steps] == [1, 3] and steps == out.steps
+    assert [s["driver"]["workers"] for s in out.steps] == [1, min(3, out.workers)]
+    assert all(not s["partial"] and s["measured_s"] == 1.5 for s in out.steps)
+    # nobody finishes keying within 1.5 s, so nothing completes
+    assert all(t["count"] == 0 for s in out.steps for t in s["transactions"].values())
+    assert elapsed < 15
+    assert not worker_processes(os.getpid())
+
+
+def test_retries_errors_and_rollbacks_are_counted_apart():
+    """40001/40P01 are retried and counted as retries, never as the 1% rollbacks; other
+    errors are counted as errors; a lost connection stops the user."""
+    import asyncpg.exceptions as E
+
+    from oltplab.runner.vuser import Recorder, UserFailed, VirtualUser
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    script = iter([E.SerializationError("conflict"), E.DeadlockDetectedError("deadlock"), -3001,
+                   E.UniqueViolationError("dup"), 3002, E.ConnectionDoesNotExistError("gone")])
+
+    async def call(*args):
+        step = next(script)
+        if isinstance(step, Exception):
+            raise step
+        return step
+
+    async def go():
+        user = VirtualUser(None, "procedures", 1, (1,), 1, 1, RunConstants(0, 70, 1, 1), 1,
+                           waits=False, flush_stats=False)
+        user._calls = (call,) * 5
+        user.deck = types.SimpleNamespace(draw=lambda: 0)  # New-Order every time
+        now = time.monotonic_ns()
+        rec = Recorder(now, now + 60 * 10**9, users=1)
+        with pytest.raises(UserFailed, match="gone .SQLSTATE 08003"):
+            await user.run(rec)
+        return rec.counts()[0]
+
+    counts = asyncio.run(go())
+    assert (counts.committed, counts.rolled_back, counts.errors, counts.retries) == (1, 1, 1, 2)

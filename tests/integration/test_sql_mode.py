@@ -1,0 +1,171 @@
+"""Client-side SQL (--mode sql): each transaction's effects, agreement with the PL/pgSQL
+functions, and a short run that keeps the consistency conditions (clause 3.3.2)."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+
+import asyncpg
+
+from oltplab.config import RunSpec
+from oltplab.runner.manager import run_tpcc
+from oltplab.workloads.tpcc.checks import run_checks
+from oltplab.workloads.tpcc.inputs import NOT_AN_ITEM
+from oltplab.workloads.tpcc.random import last_name
+from oltplab.workloads.tpcc.transactions import (delivery, new_order, order_status, payment,
+                                                 prepare, stock_level)
+
+
+def on_db(dsn, body):
+    async def go():
+        conn = await asyncpg.connect(dsn)
+        try:
+            return await body(conn)
+        finally:
+            await conn.close()
+
+    return asyncio.run(go())
+
+
+NEXT_O_ID = "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = $1"
+STOCK_QTY = "SELECT s_quantity FROM stock WHERE s_w_id = 1 AND s_i_id = $1"
+
+
+async def prepared(conn, module) -> dict:
+    return await prepare(conn, module.STATEMENTS)
+
+
+def test_new_order_commits_with_the_stock_rule_and_qty_times_price(scratch_w1):
+    async def body(conn):
+        ps = await prepared(conn, new_order)
+        await conn.execute("UPDATE stock SET s_quantity = 12 WHERE s_w_id = 1 AND s_i_id = 7")
+        await conn.execute("UPDATE stock SET s_quantity = 50 WHERE s_w_id = 1 AND s_i_id = 8")
+        next_o_id = await conn.fetchval(NEXT_O_ID, 4)
+        lines = [(8, 1, 5), (7, 1, 4), (8, 1, 3)]  # item 8 twice: duplicates are allowed
+        o_id = await new_order.run(conn, ps, (1, 1, 4, 42, 3, 50, 0), lines)
+        assert o_id == next_o_id
+        assert await conn.fetchval(NEXT_O_ID, 4) == next_o_id + 1
+        order = await conn.fetchrow(
+            "SELECT * FROM orders WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = $1", o_id)
+        assert (order["o_c_id"], order["o_ol_cnt"], order["o_all_local"],
+                order["o_carrier_id"]) == (42, 3, 1, None)
+        assert await conn.fetchval("SELECT count(*) FROM new_order"
+                                   " WHERE no_w_id = 1 AND no_d_id = 4 AND no_o_id = $1", o_id) == 1
+        rows = await conn.fetch("SELECT ol_number, ol_i_id, ol_quantity, ol_amount, i_price"
+                                " FROM order_line JOIN item ON i_id = ol_i_id"
+                                " WHERE ol_w_id = 1 AND ol_d_id = 4 AND ol_o_id = $1"
+                                " ORDER BY ol_number", o_id)
+        assert [(r[0], r[1], r[2]) for r in rows] == [(1, 8, 5), (2, 7, 4), (3, 8, 3)]
+        assert all(r["ol_amount"] == r["ol_quantity"] * r["i_price"] for r in rows)
+        assert await conn.fetchval(STOCK_QTY, 7) == 12 - 4 + 91  # fewer than 10 would remain
+        assert await conn.fetchval(STOCK_QTY, 8) == 50 - 5 - 3
+
+    on_db(scratch_w1, body)
+
+
+def test_new_order_with_the_unused_item_rolls_back_everything(scratch_w1):
+    async def body(conn):
+        ps = await prepared(conn, new_order)
+        before = await conn.fetchval(NEXT_O_ID, 2)
+        stock_before = await conn.fetchval(STOCK_QTY, 5)
+        lines = [(5, 1, 3), (NOT_AN_ITEM, 1, 1)]
+        o_id = await new_order.run(conn, ps, (1, 1, 2, 7, 2, 1, 0), lines)
+        assert o_id == -before
+        assert not conn.is_in_transaction()
+        assert await conn.fetchval(NEXT_O_ID, 2) == before
+        assert await conn.fetchval("SELECT count(*) FROM orders"
+                                   " WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = $1", before) == 0
+        assert await conn.fetchval(STOCK_QTY, 5) == stock_before
+
+    on_db(scratch_w1, body)
+
+
+def test_payment_by_name_takes_the_middle_customer_like_the_function(scratch_w1):
+    async def body(conn):
+        ps = await prepared(conn, payment)
+        # a last-name number shared by several customers of district 3
+        num = await conn.fetchval("""
+            SELECT n FROM generate_series(0, 999) n
+             WHERE (SELECT count(*) FROM customer WHERE c_w_id = 1 AND c_d_id = 3
+                       AND c_last = tpcc_last_name(n)) BETWEEN 3 AND 6 LIMIT 1""")
+        ids = [r[0] for r in await conn.fetch(
+            "SELECT c_id FROM customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_last = $1"
+            " ORDER BY c_first, c_id", last_name(num))]
+        w_ytd = await conn.fetchval("SELECT w_ytd FROM warehouse WHERE w_id = 1")
+        args = (1, 5, 1, 3, 0, num, "123.45")
+        c_sql = await payment.run(conn, ps, args)
+        c_fn = await conn.fetchval("SELECT payment($1, $2, $3, $4, $5, $6, $7::numeric)", *args)
+        assert c_sql == c_fn == ids[(len(ids) + 1) // 2 - 1]
+        w_ytd_after = await conn.fetchval("SELECT w_ytd FROM warehouse WHERE w_id = 1")
+        assert w_ytd_after == w_ytd + Decimal("246.90")
+        h = await conn.fetch("SELECT h_amount, h_data FROM history WHERE h_c_id = $1 AND h_c_d_id = 3"
+                             " AND h_amount = 123.45", c_sql)
+        assert len(h) == 2 and "    " in h[0]["h_data"]
+
+    on_db(scratch_w1, body)
+
+
+def test_payment_of_a_bad_credit_customer_prepends_to_c_data(scratch_w1):
+    async def body(conn):
+        ps = await prepared(conn, payment)
+        c_id = await conn.fetchval("SELECT min(c_id) FROM customer WHERE c_w_id = 1 AND c_d_id = 1"
+                                   " AND c_credit = 'BC'")
+        old = await conn.fetchval("SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 1"
+                                  " AND c_id = $1", c_id)
+        await payment.run(conn, ps, (1, 2, 1, 1, c_id, -1, "10.00"))
+        row = await conn.fetchrow("SELECT c_data, c_balance, c_ytd_payment, c_payment_cnt FROM customer"
+                                  " WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = $1", c_id)
+        assert row["c_data"].startswith(f"{c_id} 1 1 2 1 10.00 ")
+        assert len(row["c_data"]) <= 500 and old[:100] in row["c_data"]
+        assert (row["c_balance"], row["c_ytd_payment"], row["c_payment_cnt"]) == (
+            Decimal("-20.00"), Decimal("20.00"), 2)
+
+    on_db(scratch_w1, body)
+
+
+def test_read_only_transactions_agree_with_the_functions(scratch_w1):
+    async def body(conn):
+        os_ps = await prepared(conn, order_status)
+        sl_ps = await prepared(conn, stock_level)
+        for args in [(1, 1, 17, -1), (1, 4, 2999, -1), (1, 6, 0, 371), (1, 9, 0, 40)]:
+            assert await order_status.run(conn, os_ps, args) == await conn.fetchval(
+                "SELECT ostat($1, $2, $3, $4)", *args)
+        for args in [(1, 1, 10), (1, 5, 15), (1, 10, 20)]:
+            assert await stock_level.run(conn, sl_ps, args) == await conn.fetchval(
+                "SELECT slev($1, $2, $3)", *args)
+
+    on_db(scratch_w1, body)
+
+
+def test_delivery_delivers_the_oldest_order_of_all_ten_districts(scratch_w1):
+    async def body(conn):
+        ps = await prepared(conn, delivery)
+        oldest = dict(await conn.fetch("SELECT no_d_id, min(no_o_id) FROM new_order"
+                                       " WHERE no_w_id = 1 GROUP BY no_d_id"))
+        await conn.execute("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 10")
+        assert await delivery.run(conn, ps, (1, 7)) == 9  # district 10 has nothing to deliver
+        for d in range(1, 10):
+            o = await conn.fetchrow("SELECT o_carrier_id, o_c_id FROM orders WHERE o_w_id = 1"
+                                    " AND o_d_id = $1 AND o_id = $2", d, oldest[d])
+            assert o["o_carrier_id"] == 7
+            assert await conn.fetchval("SELECT count(*) FROM order_line WHERE ol_w_id = 1"
+                                       " AND ol_d_id = $1 AND ol_o_id = $2"
+                                       " AND ol_delivery_d IS NULL", d, oldest[d]) == 0
+            assert await conn.fetchval("SELECT c_delivery_cnt FROM customer WHERE c_w_id = 1"
+                                       " AND c_d_id = $1 AND c_id = $2", d, o["o_c_id"]) == 1
+
+    on_db(scratch_w1, body)
+
+
+def test_sql_mode_run_counts_and_keeps_consistency(scratch_w1):
+    spec = RunSpec(users=(2,), rampup=1.0, duration=4.0, mode="sql", seed=3)
+    out = run_tpcc(scratch_w1, spec)
+    assert out.status == "completed", out.error
+    step = out.steps[0]
+    assert step["tpm"] > 0 and step["nopm"] > 0
+    tx = step["transactions"]
+    assert tx["new_order"]["committed"] > 0 and tx["payment"]["committed"] > 0
+    assert all(t["errors"] == 0 for t in tx.values())
+    failed = [r for r in run_checks(scratch_w1, after_run=True) if not r.ok]
+    assert not failed, failed
