@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-DEB_PACKAGES := fio
+DEB_PACKAGES := fio chromium
 STAMP  := $(VENV)/.installed
 
 .PHONY: run test install deb-packages bench clean

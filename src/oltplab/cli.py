@@ -462,9 +462,27 @@ def results_show(run, results_dir, as_json):
 
 # ---- fio
 
+from .report.cli import report  # noqa: E402
 from .storage.cli import fio  # noqa: E402
 
 cli.add_command(fio)
+cli.add_command(report)
+
+
+@results.command("export")
+@click.argument("run", default="latest")
+@click.option("--csv", "as_csv", is_flag=True, required=True, help="Write every table as CSV.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for the CSV files [default: <run folder>/csv].")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+def results_export(run, as_csv, out, results_dir):
+    """Every table of a run as CSV files, for spreadsheets."""
+    from .report.export import export_csv
+    from .results.store import load_run
+    data = load_run(results_dir, run)
+    for path in export_csv(data, out or Path(data["_path"]) / "csv"):
+        click.echo(str(path))
 
 
 # --------------------------------------------------------------------------- entry point

@@ -76,13 +76,10 @@ def steps_table(run: dict[str, Any]) -> Table:
 
 def runs_table(runs: list[dict[str, Any]]) -> Table:
     t = Table(title="runs", title_justify="left")
-    for col in ("run", "kind", "status", "steps", "users", "best NOPM", "best TPM"):
-        t.add_column(col, justify="left" if col in ("run", "kind", "status") else "right")
+    from .report.headline import headline
+    for col in ("run", "kind", "status", "steps", "headline"):
+        t.add_column(col, justify="right" if col == "steps" else "left")
     for r in runs:
-        steps = r.get("steps", [])
-        best = max(steps, key=lambda s: s.get("nopm") or 0, default=None)
-        users = ",".join(str(s.get("users")) for s in steps)
-        t.add_row(r.get("id", "?"), r.get("kind", "?"), r.get("status", "?"), str(len(steps)),
-                  users or "-", fmt_int(best.get("nopm") if best else None),
-                  fmt_int(best.get("tpm") if best else None))
+        t.add_row(r.get("id", "?"), r.get("kind", "?"), r.get("status", "?"),
+                  str(len(r.get("steps", []))), headline(r))
     return t

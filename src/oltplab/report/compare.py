@@ -1,0 +1,136 @@
+"""Comparisons of runs: ratios against the first group, and whether each difference is larger
+than run-to-run noise (``stats.noise_test``, stated in the report)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .fio import mean_latency
+from .model import Table
+from .runs import Group
+from .stats import mean, noise_test, ratio, stdev
+
+TEST_TEXT = (
+    "Runs with the same kind, label and workload configuration count as repeats. A difference "
+    "is tested with Welch's t-test (two-sided, larger than noise when p < 0.05) where both "
+    "sides have at least two runs; where only one side has repeats, the difference of the "
+    "means is set against the range (highest minus lowest) of those repeats; with one run "
+    "on each side the noise is unknown and no claim is made.")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    metric: str
+    at: str  # "89 users", or a profile name
+    key: object  # the user count, or the profile name
+    baseline: str
+    other: str
+    base_values: tuple
+    other_values: tuple
+    ratio: float | None
+    verdict: str
+    test: str
+
+    def sentence(self) -> str:
+        r = "-" if self.ratio is None else f"{self.ratio:.2f}x"
+        return (f"{self.metric} at {self.at}: {self.other} {r} {self.baseline} "
+                f"({self.verdict}; {self.test})")
+
+
+def _tpcc_values(g: Group, key: str) -> dict:
+    out: dict = {}
+    for r in g.runs:
+        for s in r.steps:
+            if s.get("users") is not None and s.get(key) is not None:
+                out.setdefault(s["users"], []).append(s[key])
+    return out
+
+
+def _fio_values(g: Group, fn) -> dict:
+    out: dict = {}
+    for r in g.runs:
+        for s in r.steps:
+            v = fn(s)
+            if v is not None:
+                out.setdefault(s.get("profile") or "?", []).append(v)
+    return out
+
+
+def _users(n) -> str:
+    return f"{n} user" if n == 1 else f"{n} users"
+
+
+def _metrics(kind: str):
+    if kind == "tpcc":
+        return [("NOPM", lambda g: _tpcc_values(g, "nopm"), _users),
+                ("TPM", lambda g: _tpcc_values(g, "tpm"), _users)]
+    return [("IOPS", lambda g: _fio_values(g, lambda s: s.get("total_iops")), str),
+            ("MB/s", lambda g: _fio_values(g, lambda s: s.get("total_mbps")), str),
+            ("average latency (ms)", lambda g: _fio_values(g, mean_latency), str)]
+
+
+def compare(groups: list[Group], kind: str) -> list[Comparison]:
+    """Every group against the first, at every user count (profile) both have."""
+    if len(groups) < 2:
+        return []
+    base = groups[0]
+    out = []
+    for metric, values, at in _metrics(kind):
+        bvals = values(base)
+        for g in groups[1:]:
+            ovals = values(g)
+            for k in [k for k in bvals if k in ovals]:
+                a, b = ovals[k], bvals[k]
+                v = noise_test(a, b)
+                out.append(Comparison(metric, at(k), k, base.label, g.label, tuple(b),
+                                      tuple(a), ratio(mean(a), mean(b)), v.verdict, v.test))
+    return out
+
+
+def headlines(comparisons: list[Comparison], kind: str) -> list[str]:
+    """A few sentences: the first metric at the highest and the best shared point."""
+    first = comparisons[0].metric if comparisons else None
+    picked: dict[tuple, Comparison] = {}
+    by_other: dict[str, list[Comparison]] = {}
+    for c in comparisons:
+        if c.metric == first:
+            by_other.setdefault(c.other, []).append(c)
+    for other, cs in by_other.items():
+        if kind == "tpcc":
+            top = max(cs, key=lambda c: c.key)
+            best = max(cs, key=lambda c: mean(c.base_values) or 0)
+            for c in (best, top):
+                picked[(other, c.at)] = c
+        else:
+            for c in cs[:3]:
+                picked[(other, c.at)] = c
+    return [c.sentence() for c in picked.values()]
+
+
+def comparison_table(comparisons: list[Comparison]) -> Table:
+    rows = tuple((c.metric, c.at, c.baseline, mean(c.base_values), len(c.base_values), c.other,
+                  mean(c.other_values), len(c.other_values), c.ratio,
+                  None if c.ratio is None else (c.ratio - 1) * 100, c.verdict, c.test)
+                 for c in comparisons)
+    return Table("comparison", "Comparison with the first run",
+                 ("metric", "at", "baseline", "baseline mean", "baseline runs", "compared",
+                  "mean", "runs", "ratio", "difference %", "noise", "test"), rows,
+                 caption="ratio = mean / baseline mean; the test is stated above.")
+
+
+def spread_table(groups: list[Group], kind: str) -> Table | None:
+    """Run-to-run spread of every group with repeats."""
+    rows = []
+    for metric, values, at in _metrics(kind):
+        for g in groups:
+            if len(g.runs) < 2:
+                continue
+            for k, v in values(g).items():
+                m, sd = mean(v), stdev(v)
+                rows.append((metric, at(k), g.label, len(v), m, sd,
+                             None if sd is None or not m else sd / m * 100, min(v), max(v)))
+    if not rows:
+        return None
+    return Table("spread", "Run-to-run spread of repeated runs",
+                 ("metric", "at", "runs", "n", "mean", "stdev", "CV %", "lowest", "highest"),
+                 tuple(rows), caption="Sample standard deviation (n - 1); CV = stdev / mean.")

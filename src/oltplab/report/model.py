@@ -1,0 +1,113 @@
+"""What a report is made of, independent of how it is drawn: charts, series, tables.
+
+A ``Chart`` is drawn twice from the same data: as an interactive figure in the HTML report
+(plotly.py) and as a PNG file (png.py). A chart without data carries ``note``, the one line the
+report prints in its place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# one colour per run (comparisons) or per series (one run), the same in HTML and PNG
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+# line dashes and bar hatches: (plotly dash, plotly pattern, matplotlib linestyle, hatch)
+STYLES = (("solid", "", "-", None), ("dash", "/", "--", "//"), ("dot", "x", ":", "xx"),
+          ("dashdot", ".", "-.", ".."))
+FEW_POINTS = 60  # lines of no more points than this show markers too (one point would not show)
+MAX_POINTS = 1500  # per time series, in both renderings; longer series are averaged down
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    x: tuple
+    y: tuple
+    color: str | None = None
+    text: tuple | None = None  # a label per point (scatter) or per bar
+    style: int = 0  # 0 plain; 1.. dashed lines or hatched bars (see STYLES)
+    width: tuple | None = None  # bar widths in x units (histograms)
+    lo: tuple | None = None  # lowest and highest of repeated runs, per point (bars)
+    hi: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Band:
+    """A shaded span of the x axis (a step's measured window) with its label."""
+
+    x0: float
+    x1: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str  # file stem of the PNG, id of the HTML figure
+    title: str
+    kind: str  # "bar" (categories on x), "line" (numeric x), "scatter", "hist"
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...] = ()
+    bands: tuple[Band, ...] = ()
+    caption: str = ""  # what the figure shows and how it was derived
+    note: str | None = None  # set when there is nothing to draw: the line shown instead
+    section: str = ""
+    y_min_zero: bool = True
+
+    @property
+    def empty(self) -> bool:
+        return self.note is not None
+
+
+def no_data(key: str, title: str, why: str, section: str = "") -> Chart:
+    """A chart that could not be drawn, with the reason."""
+    return Chart(key=key, title=title, kind="none", x_label="", y_label="",
+                 note=f"{title}: no data ({why}).", section=section)
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str  # file stem of its CSV
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    charts: tuple[Chart, ...] = ()
+    tables: tuple[Table, ...] = ()
+    notes: tuple[str, ...] = ()  # paragraphs before the charts
+
+
+@dataclass
+class Report:
+    title: str
+    subtitle: str
+    sections: list[Section] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def charts(self) -> list[Chart]:
+        return [c for s in self.sections for c in s.charts]
+
+
+def downsample(x: list, ys: list[list], max_points: int = MAX_POINTS):
+    """Average consecutive points into at most ``max_points`` buckets (None values skipped).
+
+    Returns (x, ys, k): k is the number of samples per bucket, 1 when nothing was done."""
+    n = len(x)
+    if n <= max_points:
+        return list(x), [list(y) for y in ys], 1
+    k = -(-n // max_points)
+    out_x = [_avg(x[i:i + k]) for i in range(0, n, k)]
+    out_ys = [[_avg(y[i:i + k]) for i in range(0, n, k)] for y in ys]
+    return out_x, out_ys, k
+
+
+def _avg(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None

@@ -1,0 +1,134 @@
+"""The runs of a report: their records, telemetry, display labels and groups of repeats.
+
+Telemetry of a step comes from the step's own ``telemetry`` entry (written by the driver); a
+step without one gets it from the run folder's ``timeline.json`` through
+``telemetry.derive.derive_steps``; a run with neither has no telemetry, and the charts that need
+it say so.
+
+Runs are repeats of each other when they have the same kind, the same label and the same
+workload configuration (the configuration without its name, results folder and seed).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import OltplabError
+from ..telemetry.derive import derive_steps
+from ..telemetry.sampler import Timeline
+from .model import PALETTE
+
+TIMELINE_FILE = "timeline.json"
+_NOT_WORKLOAD = {"name", "results_dir", "seed", "check"}
+
+
+@dataclass
+class RunData:
+    record: dict
+    label: str = ""
+    color: str = PALETTE[0]
+    timeline: Timeline | None = None
+    figures: list = field(default_factory=list)  # per step: telemetry figures or None
+    telemetry_from: str = "none"
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.record.get("kind", "?")
+
+    @property
+    def id(self) -> str:
+        return self.record.get("id", "?")
+
+    @property
+    def name(self) -> str:
+        return self.record.get("name") or self.id
+
+    @property
+    def steps(self) -> list[dict]:
+        return self.record.get("steps") or []
+
+    @property
+    def has_telemetry(self) -> bool:
+        return any(f is not None for f in self.figures)
+
+    @property
+    def interval_s(self) -> float:
+        return self.timeline.interval_s if self.timeline is not None else 1.0
+
+
+def load_timeline(path: Path) -> Timeline | None:
+    f = Path(path) / TIMELINE_FILE
+    if not f.is_file():
+        return None
+    try:
+        return Timeline.from_dict(json.loads(f.read_text()))
+    except (OSError, ValueError) as e:
+        raise OltplabError(f"cannot read {f}: {e}") from None
+
+
+def prepare(record: dict) -> RunData:
+    """A run's data for the report: its timeline (if any) and every step's telemetry."""
+    data = RunData(record=record)
+    path = record.get("_path")
+    if path:
+        try:
+            data.timeline = load_timeline(Path(path))
+        except OltplabError as e:
+            data.problems.append(str(e))
+    steps = data.steps
+    figures: list = [s.get("telemetry") for s in steps]
+    if any(f is not None for f in figures):
+        data.telemetry_from = "run.json"
+    if data.timeline is not None and any(f is None for f in figures):
+        derived = derive_steps(data.timeline, steps)
+        for d in derived:
+            k = d.get("step")
+            if isinstance(k, int) and 0 <= k < len(figures) and figures[k] is None:
+                figures[k] = d
+        if not steps:  # a run without step records: the marked windows stand alone
+            figures = derived
+        data.telemetry_from = ("run.json and timeline.json" if data.telemetry_from == "run.json"
+                               else "timeline.json")
+    data.figures = figures
+    return data
+
+
+def group_key(record: dict) -> tuple:
+    """Runs with equal keys are repeats of one another (module doc)."""
+    config = record.get("config") or {}
+    workload = {}
+    for part, values in sorted(config.items()):
+        if isinstance(values, dict):
+            workload[part] = {k: v for k, v in sorted(values.items()) if k not in _NOT_WORKLOAD}
+    return (record.get("kind"), record.get("name"), json.dumps(workload, sort_keys=True,
+                                                                default=str))
+
+
+@dataclass
+class Group:
+    label: str
+    runs: list[RunData]
+    color: str
+
+
+def label_runs(runs: list[RunData]) -> list[Group]:
+    """Give each run a short unique label and colour, and group repeats (first seen first)."""
+    groups: dict[tuple, list[RunData]] = {}
+    for r in runs:
+        groups.setdefault(group_key(r.record), []).append(r)
+    names: dict[str, int] = {}
+    for key in groups:
+        names[key[1] or "?"] = names.get(key[1] or "?", 0) + 1
+    out = []
+    for i, (key, members) in enumerate(groups.items()):
+        color = PALETTE[i % len(PALETTE)]
+        name = key[1] or "?"
+        glabel = name if names[name] == 1 else f"{name} ({key[0]} config {i + 1})"
+        for k, r in enumerate(members):
+            r.color = color
+            r.label = glabel if len(members) == 1 else f"{glabel} #{k + 1}"
+        out.append(Group(label=glabel, runs=members, color=color))
+    return out

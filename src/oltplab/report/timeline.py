@@ -1,0 +1,95 @@
+"""Charts over time from a run's telemetry timeline: disk IOPS, MB/s and latency, CPU and
+power, with each step's measured window shaded. Every point is one sampling interval as the
+sampler recorded it (averaged down only when a line has more than ``model.MAX_POINTS``)."""
+
+from __future__ import annotations
+
+from ..telemetry.sources.disks import column as disk_column
+from .charts import histogram, line_chart, time_axis, timeline_bands
+from .model import PALETTE, Chart, no_data
+from .runs import RunData
+
+
+def device_name(run: RunData, dev: str) -> str:
+    roles = ((run.timeline.devices if run.timeline else {}).get(dev) or {}).get("roles") or []
+    return f"{dev} ({', '.join(roles)})" if roles else dev
+
+
+def busy_devices(run: RunData) -> list[str]:
+    """Devices of the timeline that did any I/O."""
+    tl = run.timeline
+    out = []
+    for dev in (tl.devices if tl else {}):
+        cols = [tl.columns.get(disk_column(dev, m)) or [] for m in ("r_s", "w_s")]
+        if any(v for col in cols for v in col if v):
+            out.append(dev)
+    return out
+
+
+def _per(interval_s: float) -> str:
+    return "1 s" if interval_s == 1 else f"{interval_s:g} s"
+
+
+def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[Chart]:
+    """The over-time charts of one run (notes instead where the data is missing)."""
+    titles = {"iops_time": "Disk IOPS over time", "mbps_time": "Disk throughput over time",
+              "latency_time": "Disk latency over time", "cpu_time": "CPU over time",
+              "power_time": "Power over time", "power_hist": "Power readings (histogram)"}
+    tl = run.timeline
+    if tl is None or tl.t0_ns is None or not tl.columns.get("t_ns"):
+        return [no_data(k + suffix, t, "the run folder has no timeline.json", section)
+                for k, t in titles.items()]
+    t = tl.columns["t_ns"]
+    divisor, x_label = time_axis((t[-1] - tl.t0_ns) / 1e9)
+    x = [(v - tl.t0_ns) / 1e9 / divisor for v in t]
+    bands = timeline_bands(run, divisor)
+    shaded = "Shaded: each step's measured window (ramp-up excluded)." if bands else ""
+    per = _per(tl.interval_s)
+    devs = busy_devices(run)
+    col = tl.columns.get
+    out = []
+
+    def disk(key: str, metrics: tuple[str, str], names: tuple[str, str], y_label: str,
+             caption: str) -> None:
+        lines, colors = [], []
+        for i, dev in enumerate(devs):
+            for style, (m, n) in enumerate(zip(metrics, names)):
+                lines.append((f"{device_name(run, dev)} {n}", col(disk_column(dev, m)) or [],
+                              style))
+                colors.append(PALETTE[i % len(PALETTE)])
+        why = "no device did any I/O" if tl.devices else "no block device was sampled"
+        out.append(line_chart(key + suffix, titles[key], x_label, y_label, x, lines, why=why,
+                              bands=bands, colors=colors, section=section,
+                              caption=" ".join(p for p in (caption, shaded) if p)))
+
+    disk("iops_time", ("r_s", "w_s"), ("reads", "writes"), "I/O operations per second",
+         f"Reads and writes per second of each device, per {per} interval "
+         "(/proc/diskstats, as iostat counts them).")
+    disk("mbps_time", ("rMB_s", "wMB_s"), ("read", "written"), "MB/s (MB = 2^20 bytes)",
+         f"Megabytes read and written per second, per {per} interval.")
+    disk("latency_time", ("r_await", "w_await"), ("r_await", "w_await"),
+         f"average latency per {per} interval (ms)",
+         f"r_await and w_await: the average time of the reads (writes) completed in each "
+         f"{per} interval, queueing included; no point where a device did no I/O.")
+    cpu = [(name, col(f"cpu.{k}") or [], 0) for k, name in
+           (("idle", "idle"), ("iowait", "iowait"), ("user", "user"), ("system", "system"))]
+    out.append(line_chart("cpu_time" + suffix, titles["cpu_time"], x_label,
+                          "share of all CPUs (%)", x, cpu, why="CPU was not sampled",
+                          bands=bands, section=section,
+                          caption=" ".join(p for p in (
+                              f"Host CPU time per {per} interval (/proc/stat). iowait is idle "
+                              "time with I/O outstanding; read it beside idle.", shaded) if p)))
+    watts = col("power.watts") or []
+    reason = (tl.power or {}).get("reason") or "no power meter"
+    out.append(line_chart("power_time" + suffix, titles["power_time"], x_label, "power (W)", x,
+                          [("power", watts, 0)], why=f"no power readings: {reason}",
+                          bands=bands, section=section, colors=[run.color],
+                          caption=" ".join(p for p in (
+                              f"Power per {per} interval from {(tl.power or {}).get('source')}.",
+                              shaded) if p)))
+    out.append(histogram("power_hist" + suffix, titles["power_hist"], "power (W)", watts,
+                         run.label, run.color, why=f"no power readings: {reason}",
+                         section=section,
+                         caption=f"How often each power level was read: one count per {per} "
+                                 "sample over the whole run."))
+    return out

@@ -1,0 +1,270 @@
+"""Charts and tables of TPC-C-derived runs, per user count, as storage whitepapers draw them.
+
+TPM and NOPM are HammerDB's server-side figures (clause 5.4's tpmC is measured differently:
+these results are not comparable with audited TPC-C results). Telemetry figures are those of
+``telemetry.derive``: averages over each step's measured window, ramp-up excluded.
+"""
+
+from __future__ import annotations
+
+from ..telemetry.derive import label as figure_label
+from .charts import bar_chart, entries, per_step
+from .model import Chart, Table
+from .runs import Group, RunData
+
+TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+USERS = "virtual users"
+
+
+def fig(run: RunData, i: int) -> dict | None:
+    return run.figures[i] if i < len(run.figures) else None
+
+
+def cpu(f: dict | None, name: str):
+    if not f:
+        return None
+    return (f.get("cpu") or {}).get(name, f.get(name))
+
+
+def device(f: dict | None, dev: str, name: str):
+    return (((f or {}).get("devices") or {}).get(dev) or {}).get(name)
+
+
+def power(f: dict | None, name: str):
+    return ((f or {}).get("power") or {}).get(name)
+
+
+def busy_step_devices(groups: list[Group]) -> list[str]:
+    """Devices with any I/O in any step's figures, in first-seen order."""
+    seen: dict[str, None] = {}
+    for g in groups:
+        for r in g.runs:
+            for f in r.figures:
+                for dev, d in ((f or {}).get("devices") or {}).items():
+                    if d and (d.get("iops") or d.get("read_iops") or d.get("write_iops")):
+                        seen[dev] = None
+    return list(seen)
+
+
+def _per_user(s: dict, key: str):
+    users = s.get("users")
+    return s[key] / users if s.get(key) is not None and users else None
+
+
+def _tx(s: dict, name: str, key: str):
+    return ((s.get("transactions") or {}).get(name) or {}).get(key)
+
+
+def _interval(groups: list[Group]) -> float:
+    return next((r.interval_s for g in groups for r in g.runs if r.timeline), 1.0)
+
+
+def _no_telemetry(groups: list[Group]) -> str:
+    if not any(r.has_telemetry for g in groups for r in g.runs):
+        return "no step has telemetry and the run folder has no timeline.json"
+    return "the telemetry has no such figure"
+
+
+def charts(groups: list[Group], section: str = "") -> list[Chart]:
+    """The per-user-count charts of one or more groups of TPC-C-derived runs."""
+    interval = _interval(groups)
+    per = "per-second" if interval == 1 else f"per-{interval:g} s"
+    no_tel = _no_telemetry(groups)
+    devs = busy_step_devices(groups)
+    out = []
+
+    def step_value(key):
+        return lambda g: per_step(g, lambda r, i, s: s.get(key))
+
+    def new_order(key):
+        return lambda g: per_step(g, lambda r, i, s: _tx(s, "new_order", key))
+
+    out.append(bar_chart(
+        "tpm_nopm", "TPM and NOPM per user count", USERS, "transactions per minute",
+        entries(groups, [("TPM", step_value("tpm")), ("NOPM", step_value("nopm"))]),
+        why="no step has server TPM or NOPM", section=section,
+        caption="TPM: server commits and rollbacks per minute (pg_stat_database, every "
+                "database of the server); NOPM: New-Orders per minute (sum of d_next_o_id); "
+                "both over the measured interval, ramp-up excluded. Client-side counts are "
+                "in the tables."))
+    out.append(bar_chart(
+        "tpm_per_user", "TPM per virtual user", USERS, "TPM per virtual user (per minute)",
+        entries(groups, [("TPM per user", lambda g: per_step(
+            g, lambda r, i, s: _per_user(s, "tpm")))]),
+        why="no step has server TPM", section=section,
+        caption="Server TPM divided by the step's user count: how much each added user "
+                "still adds."))
+    out.append(bar_chart(
+        "new_order_latency", "New-Order response time per user count", USERS,
+        "response time (ms)",
+        entries(groups, [("mean", new_order("mean")),
+                         ("p99 of New-Order response times", new_order("p99"))]),
+        why="no step has New-Order response times", section=section,
+        caption="Client-side response times of committed and rolled-back New-Orders "
+                "(HDR histograms, microsecond resolution), measured interval only."))
+    out.append(bar_chart(
+        "cpu_idle", "CPU idle per user count", USERS, "CPU idle (% of all CPUs)",
+        entries(groups, [("CPU idle", lambda g: per_step(
+            g, lambda r, i, s: cpu(fig(r, i), "cpu_idle_pct")))]),
+        why=no_tel, section=section,
+        caption=figure_label("cpu_idle_pct") + ", over each step's measured window."))
+    lat_metrics, iops_metrics = [], []
+    for dev in devs:
+        lat_metrics += [
+            (f"{dev} average", lambda g, d=dev: per_step(
+                g, lambda r, i, s: device(fig(r, i), d, "await_ms"))),
+            (f"{dev} p99 of {per} await", lambda g, d=dev: per_step(
+                g, lambda r, i, s: device(fig(r, i), d, "await_p99_ms")))]
+        iops_metrics += [
+            (f"{dev} reads/s", lambda g, d=dev: per_step(
+                g, lambda r, i, s: device(fig(r, i), d, "read_iops"))),
+            (f"{dev} writes/s", lambda g, d=dev: per_step(
+                g, lambda r, i, s: device(fig(r, i), d, "write_iops")))]
+    why_dev = no_tel if no_tel.startswith("no step") else "no device did any I/O"
+    out.append(bar_chart(
+        "disk_latency", "Disk latency per user count: average and 99th percentile", USERS,
+        "latency (ms)", entries(groups, lat_metrics), why=why_dev, section=section,
+        caption=f"Average: {figure_label('await_ms', interval)}. p99: "
+                f"{figure_label('await_p99_ms', interval)}; a percentile of interval "
+                "averages, not of single I/Os."))
+    out.append(bar_chart(
+        "disk_iops", "Disk IOPS per user count", USERS, "I/O operations per second",
+        entries(groups, iops_metrics), why=why_dev, section=section,
+        caption="Reads and writes per second of each device, averaged over each step's "
+                "measured window."))
+    out.append(bar_chart(
+        "orders_per_watt", "Orders per watt per user count", USERS,
+        "NOPM per watt (New-Orders per minute / W)",
+        entries(groups, [("orders per watt", lambda g: per_step(
+            g, lambda r, i, s: power(fig(r, i), "orders_per_watt")))]),
+        why=_power_why(groups, no_tel), section=section,
+        caption=figure_label("orders_per_watt") + "; watts averaged over the measured window."))
+    out.append(_device_totals(groups, devs, why_dev, section))
+    out.append(_device_highest(groups, devs, why_dev, per, section))
+    return out
+
+
+def _power_why(groups: list[Group], no_tel: str) -> str:
+    for g in groups:
+        for r in g.runs:
+            for f in r.figures:
+                reason = power(f, "reason")
+                if reason:
+                    return f"no power readings: {reason}"
+    return no_tel
+
+
+def _device_values(g: Group, devs: list[str], name: str, how) -> dict:
+    """{device: [per run: ``how`` of the figure over the run's steps]}."""
+    out: dict = {}
+    for r in g.runs:
+        for dev in devs:
+            vals = [device(f, dev, name) for f in r.figures if f]
+            vals = [v for v in vals if v is not None]
+            if vals:
+                out.setdefault(dev, []).append(how(vals))
+    return out
+
+
+def _device_totals(groups, devs, why, section) -> Chart:
+    return bar_chart(
+        "device_gb", "Data read and written per device", "device", "GB (GB = 2^30 bytes)",
+        entries(groups, [("read", lambda g: _device_values(g, devs, "read_gb", sum)),
+                         ("written", lambda g: _device_values(g, devs, "written_gb", sum))]),
+        why=why, section=section,
+        caption="Summed over the measured windows of all steps (ramp-ups excluded).")
+
+
+def _device_highest(groups, devs, why, per, section) -> Chart:
+    return bar_chart(
+        "device_max_latency", "Highest latency per device", "device", "latency (ms)",
+        entries(groups, [(f"highest {per} r_await",
+                          lambda g: _device_values(g, devs, "r_await_max_ms", max)),
+                         (f"highest {per} w_await",
+                          lambda g: _device_values(g, devs, "w_await_max_ms", max))]),
+        why=why, section=section,
+        caption=f"The highest {per} average read (write) latency in any step's measured "
+                "window: an interval average, not a single I/O.")
+
+
+# -- tables ------------------------------------------------------------------------------------
+def steps_table(run: RunData) -> Table:
+    rows = []
+    for s in run.steps:
+        tx = s.get("transactions") or {}
+        rows.append((s.get("users"), s.get("tpm"), s.get("nopm"), s.get("client_tpm"),
+                     s.get("client_nopm"), _per_user(s, "tpm"), _per_user(s, "nopm"),
+                     s.get("measured_s"), sum((v or {}).get("errors") or 0 for v in tx.values()),
+                     sum((v or {}).get("retries") or 0 for v in tx.values()),
+                     bool(s.get("partial"))))
+    return Table("steps", "Steps", ("users", "TPM", "NOPM", "client TPM", "client NOPM",
+                                    "TPM per user", "NOPM per user", "measured (s)", "errors",
+                                    "retries", "partial"), tuple(rows),
+                 caption="TPM and NOPM: server counters (HammerDB's method); client: "
+                         "transactions completed in the measured interval.")
+
+
+def transactions_table(run: RunData) -> Table:
+    rows = []
+    for s in run.steps:
+        for name in TRANSACTIONS:
+            x = (s.get("transactions") or {}).get(name)
+            if x is None:
+                continue
+            rows.append((s.get("users"), name, x.get("count"), x.get("committed"),
+                         x.get("rolled_back"), x.get("errors"), x.get("retries"), x.get("mean"),
+                         x.get("p50"), x.get("p95"), x.get("p99"), x.get("max")))
+    return Table("transactions", "Response times per transaction (ms)",
+                 ("users", "transaction", "count", "committed", "rolled back", "errors",
+                  "retries", "mean", "p50", "p95", "p99", "max"), tuple(rows),
+                 caption="Client-side response times in ms, measured interval only.")
+
+
+def host_steps_table(run: RunData) -> Table:
+    rows = []
+    for i, s in enumerate(run.steps):
+        f = fig(run, i)
+        if f is None:
+            continue
+        mem = f.get("memory") or {}
+        db = f.get("db") or {}
+        rows.append((s.get("users"), cpu(f, "cpu_idle_pct"), cpu(f, "cpu_iowait_pct"),
+                     cpu(f, "cpu_user_pct"), cpu(f, "cpu_system_pct"), cpu(f, "cpu_steal_pct"),
+                     _gib(mem.get("used_bytes")), db.get("commits_s"), db.get("hit_ratio"),
+                     power(f, "watts"), power(f, "orders_per_watt")))
+    return Table("host_per_step", "Host per step",
+                 ("users", "CPU idle %", "iowait %", "user %", "system %", "steal %",
+                  "memory used (GiB)", "server commits/s", "buffer hit ratio", "watts",
+                  "orders per watt"), tuple(rows),
+                 caption="Averages over each step's measured window.")
+
+
+def _gib(x):
+    return x / 2**30 if x is not None else None
+
+
+def devices_table(run: RunData) -> Table:
+    interval = run.interval_s
+    per = "per-second" if interval == 1 else f"per-{interval:g} s"
+    rows = []
+    for i, s in enumerate(run.steps):
+        f = fig(run, i)
+        for dev, d in ((f or {}).get("devices") or {}).items():
+            d = d or {}
+            rows.append((s.get("users"), dev, d.get("read_iops"), d.get("write_iops"),
+                         d.get("read_mb_s"), d.get("write_mb_s"), d.get("await_ms"),
+                         d.get("r_await_ms"), d.get("w_await_ms"), d.get("await_p99_ms"),
+                         d.get("await_max_ms"), d.get("read_gb"), d.get("written_gb"),
+                         d.get("util_pct")))
+    return Table("devices_per_step", "Devices per step",
+                 ("users", "device", "reads/s", "writes/s", "read MB/s", "write MB/s",
+                  "latency avg (ms)", "r_await (ms)", "w_await (ms)",
+                  f"p99 of {per} await (ms)", f"highest {per} await (ms)", "GB read",
+                  "GB written", "%util"), tuple(rows),
+                 caption="iostat's figures over each step's measured window; MB and GB are "
+                         "2^20 and 2^30 bytes.")
+
+
+def tables(run: RunData) -> list[Table]:
+    return [steps_table(run), transactions_table(run), host_steps_table(run),
+            devices_table(run)]
