@@ -23,7 +23,7 @@ from common import bench_database, db_args, ensure_schema, sum_next_o_id
 
 from oltplab.config import RunSpec
 from oltplab.runner.manager import run_tpcc
-from oltplab.workloads.tpcc.random import pick_c_run
+from oltplab.workloads.tpcc.inputs import assign_terminals, draw_constants
 
 SCRIPTS = Path(__file__).resolve().parent / "pgbench"
 WEIGHTS = {"neword": 45, "payment": 43, "ostat": 4, "delivery": 4, "slev": 4}
@@ -34,10 +34,20 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run_oltplab(dsn: str, a) -> tuple[float, float, int]:
+def oltplab_plan(seed: int, c_last_load: int, users: int, warehouses: int):
+    """The C constants and terminals oltplab's manager draws for the first step of a run with
+    this seed (runner/manager.py: constants first, then the step's own generator)."""
+    rng = random.Random(seed)
+    constants = draw_constants(rng, c_last_load)
+    terminals = assign_terminals(random.Random(rng.getrandbits(63)), users, warehouses)
+    return constants, terminals
+
+
+def run_oltplab(dsn: str, a, seed: int) -> tuple[float, float, int]:
     cpu0 = children_cpu()
     outcome = run_tpcc(dsn, RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration,
-                                    name="bench", results_dir=Path("/tmp")))
+                                    seed=seed, workers=a.workers, name="bench",
+                                    results_dir=Path("/tmp")))
     if outcome.status != "completed":
         sys.exit(f"oltplab run {outcome.status}: {outcome.error}")
     step = outcome.steps[0]
@@ -45,11 +55,14 @@ def run_oltplab(dsn: str, a) -> tuple[float, float, int]:
     return step["nopm"], children_cpu() - cpu0, count
 
 
-def run_pgbench(dsn: str, pgbench: Path, info, a) -> tuple[float, float, int]:
-    rng = random.Random()
-    consts = {"W": info.warehouses, "c_id_c": rng.randint(0, 1023),
-              "c_ol_i_id": rng.randint(0, 8191), "c_last_run": pick_c_run(rng, info.c_last_load)}
-    cmd = [str(pgbench), "-n", "-M", "prepared", "-c", str(a.users), "-j", str(min(a.users, 2)),
+def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int) -> tuple[float, float, int]:
+    constants, terminals = oltplab_plan(seed, info.c_last_load, a.users, info.warehouses)
+    consts = {"W": info.warehouses, "c_id_c": constants.c_id, "c_ol_i_id": constants.c_ol_i_id,
+              "c_last_run": constants.c_last}
+    for i in range(16):
+        t = terminals[i] if i < len(terminals) else terminals[0]
+        consts[f"h{i}"], consts[f"s{i}"] = t.w_id, t.stock_d_id
+    cmd = [str(pgbench), "-n", "-M", "prepared", "-c", str(a.users), "-j", str(a.pgbench_jobs),
            "-T", str(int(a.rampup + a.duration + 2))]
     for k, v in consts.items():
         cmd += ["-D", f"{k}={v}"]
@@ -88,7 +101,12 @@ def main() -> None:
     p.add_argument("--rampup", type=float, default=10)
     p.add_argument("--duration", type=float, default=60)
     p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    p.add_argument("--workers", type=int, default=None, help="oltplab driver processes")
+    p.add_argument("--pgbench-jobs", type=int, default=1, help="pgbench threads (-j)")
+    p.add_argument("--seed", type=int, default=20261121)
     a = p.parse_args()
+    if a.users > 16:
+        sys.exit("the pgbench scripts hold home warehouses for up to 16 users")
     with bench_database(a, connections=a.users + 20) as target:
         info = ensure_schema(target.dsn, a.warehouses)
         pgbench = (target.instance.bin_dir if target.instance else Path("/usr/bin")) / "pgbench"
@@ -96,9 +114,9 @@ def main() -> None:
         order = ["oltplab", "pgbench", "pgbench", "oltplab"] * a.rounds
         for who in order:
             if who == "oltplab":
-                nopm, cpu, n = run_oltplab(target.dsn, a)
+                nopm, cpu, n = run_oltplab(target.dsn, a, a.seed)
             else:
-                nopm, cpu, n = run_pgbench(target.dsn, pgbench, info, a)
+                nopm, cpu, n = run_pgbench(target.dsn, pgbench, info, a, a.seed)
             res[who].append((nopm, cpu, n))
             print(f"{who:>8}: NOPM {nopm:>10,.0f}  client CPU {cpu:6.1f} s "
                   f"({1e6 * cpu / max(n, 1):.0f} us/transaction, {n:,} transactions)", flush=True)

@@ -55,6 +55,15 @@ def db_options(f: Callable) -> Callable:
     return f
 
 
+def telemetry_options(f: Callable) -> Callable:
+    """The sampler that records CPU, disks, memory, network, database and power."""
+    f = click.option("--power", default="auto", show_default=True,
+                     help="Power meter: auto, none, rapl[:DIR], ipmi, redfish:URL or cmd:COMMAND.")(f)
+    f = click.option("--sample-interval", default="1s", show_default=True, callback=_duration,
+                     help="Telemetry sampling interval (0 turns the sampler off).")(f)
+    return f
+
+
 def make_db_spec(kw: dict[str, Any]) -> DbSpec:
     return DbSpec(
         datadir=kw.pop("datadir"), waldir=kw.pop("waldir"), port=kw.pop("port"),
@@ -195,8 +204,9 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @click.option("--check", is_flag=True, help="Run the consistency checks after the last step.")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
+@telemetry_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
-             workers, seed, name, check, results_dir, **kw):
+             workers, seed, name, check, results_dir, sample_interval, power, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     if warehouses is not None and warehouses < 1:
@@ -206,7 +216,7 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
-                    results_dir=results_dir)
+                    results_dir=results_dir, sample_interval=sample_interval, power=power)
     run = run_tpcc_recorded(spec, rspec)
     _exit_for_run(run)
 
@@ -221,7 +231,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
     from .ui import LiveLine, err, steps_table
     from .workloads.tpcc.schema import require_warehouses, schema_info
 
-    with database(spec, need_connections=max(rspec.users) + 20) as target:
+    with database(spec, need_connections=max(rspec.users) + 21) as target:
         info = schema_info(target.dsn)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
@@ -231,6 +241,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
         server = effective_settings(target.dsn)
         if not paths and server["settings"].get("data_directory"):
             paths["datadir"] = Path(server["settings"]["data_directory"])
+        sampler = _make_sampler(rspec, paths, target.dsn)
         record = RunRecord.create(
             rspec.results_dir, "tpcc", rspec.name,
             oltplab_version=__version__,
@@ -257,7 +268,10 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
 
         status, error = "failed", None
         try:
-            outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step)
+            if sampler is not None:
+                sampler.start()
+            outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step,
+                               on_mark=sampler.mark if sampler else None)
             status, error = outcome.status, outcome.error
             record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
@@ -273,6 +287,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
             status, error = "failed", str(e)
         finally:
             line.done()
+            _save_timeline(sampler, record)
             _copy_log(target, record.path, log_offset)
             record.finish(status, error)
     out_table = steps_table(record.data)
@@ -280,6 +295,31 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
     out.print(out_table)
     err.print(f"saved {record.path}")
     return record.data
+
+
+def _make_sampler(rspec: RunSpec, paths: dict, dsn: str):
+    """The telemetry sampler for the run's timeline (not started), or None when turned off."""
+    if not rspec.sample_interval:
+        return None
+    from .telemetry.sampler import Sampler
+    return Sampler(rspec.sample_interval, paths=paths, db_dsn=dsn, power=rspec.power)
+
+
+def _save_timeline(sampler, record) -> None:
+    """timeline.json beside run.json, and each step's derived telemetry figures."""
+    if sampler is None or not sampler.started:
+        return
+    from .results.store import atomic_write
+    from .telemetry.derive import derive_steps
+    timeline = sampler.stop()
+    atomic_write(record.path / "timeline.json", json.dumps(timeline.to_dict()) + "\n")
+    steps = record.data["steps"]
+    for figures in derive_steps(timeline, steps):
+        k = figures.get("step")
+        if isinstance(k, int) and 0 <= k < len(steps):
+            steps[k]["telemetry"] = figures
+    record.data["telemetry"] = {"file": "timeline.json", "interval_s": timeline.interval_s,
+                                "power": timeline.to_dict().get("power")}
 
 
 def _sync_steps(record, steps: list[dict]) -> None:
@@ -379,14 +419,16 @@ def _has_run(dsn: str) -> bool:
 @click.option("--duration", default="30s", show_default=True, callback=_duration)
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
-def quickstart(warehouses, users, rampup, duration, results_dir, **kw):
+@telemetry_options
+def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval, power, **kw):
     """Build a small schema on the managed PostgreSQL, run a short user sequence, save it."""
     spec = make_db_spec(kw)
     from .engines.postgres.session import database
     from .errors import SchemaError
     from .workloads.tpcc.schema import schema_info
     rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration,
-                    name="quickstart", check=True, results_dir=results_dir)
+                    name="quickstart", check=True, results_dir=results_dir,
+                    sample_interval=sample_interval, power=power)
     with database(spec, need_connections=max(rspec.users) + 20) as target:
         try:
             info = schema_info(target.dsn)

@@ -124,6 +124,8 @@ class RunSpec:
     workers: int | None = None  # driver processes; None = one per core, at most one per user
     seed: int | None = None
     results_dir: Path = Path("results")
+    sample_interval: float = 1.0  # telemetry sampling, seconds; 0 turns the sampler off
+    power: str = "auto"  # power meter: auto | none | rapl[:DIR] | ipmi | redfish:URL | cmd:COMMAND
 
     def __post_init__(self):
         if self.mode not in MODES:

@@ -9,8 +9,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-err = Console(stderr=True, highlight=False)
-out = Console(highlight=False)
+def _console(stderr: bool) -> Console:
+    """A console that does not squeeze tables or wrap paths when output is not a terminal."""
+    probe = Console(stderr=stderr)
+    return Console(stderr=stderr, highlight=False, soft_wrap=not probe.is_terminal,
+                   width=None if probe.is_terminal else 200)
+
+
+err = _console(stderr=True)
+out = _console(stderr=False)
 
 
 class LiveLine:

@@ -111,8 +111,13 @@ def is_local(dsn: str) -> bool:
                for h in hosts)
 
 
-def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None) -> RunOutcome:
-    """Run every step of ``spec.users`` against the loaded database at ``dsn``."""
+def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None) -> RunOutcome:
+    """Run every step of ``spec.users`` against the loaded database at ``dsn``.
+
+    ``on_mark(name, t_ns, **attrs)`` hears the step boundaries on the monotonic clock, for a
+    telemetry timeline: ``step_start`` (workers spawned), ``ramp_end`` and ``measure_end``
+    (announced in advance, with their future instants) and ``step_end``.
+    """
     from ..workloads.tpcc.schema import schema_info
 
     info = schema_info(dsn)
@@ -125,7 +130,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None) -> RunOutcome:
         monitor.precheck(spec)
         for index, users in enumerate(spec.users):
             step = _Step(index, dsn, spec, users, info.warehouses, constants,
-                         rng.getrandbits(63), monitor, on_tick)
+                         rng.getrandbits(63), monitor, on_tick, on_mark)
             most_workers = max(most_workers, step.nworkers)
             try:
                 record = step.run()
@@ -237,13 +242,14 @@ class _Step:
     """One user count: spawn, connect, ramp up, measure, collect, stop."""
 
     def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
-                 constants: RunConstants, seed: int, monitor: _Monitor, on_tick):
+                 constants: RunConstants, seed: int, monitor: _Monitor, on_tick, on_mark=None):
         self.index = index
         self.steps = len(spec.users)
         self.spec = spec
         self.users = users
         self.monitor = monitor
         self.on_tick = on_tick
+        self.on_mark = on_mark
         self.nworkers = default_workers(users, spec.workers, is_local(dsn))
         rng = random.Random(seed)
         terminals = assign_terminals(rng, users, warehouses, spec.all_warehouses)
@@ -378,9 +384,14 @@ class _Step:
                           tpm, nopm))
 
     # -- the step ----------------------------------------------------------------------------
+    def _mark(self, name: str, t_ns: int | None = None) -> None:
+        if self.on_mark is not None:
+            self.on_mark(name, t_ns, step=self.index, users=self.users)
+
     def run(self) -> dict:
         self.t0 = time.monotonic_ns()
         self.started_at = _wall(self.t0)
+        self._mark("step_start", self.t0)
         self._spawn()
         deadline = self.t0 + int((SPAWN_TIMEOUT_S + CONNECT_TIMEOUT_S + 0.05 * self.users) * 1e9)
         next_tick = self.t0
@@ -396,6 +407,8 @@ class _Step:
         self.ramp_end = now + int(self.spec.rampup * 1e9)
         self.measure_end = self.ramp_end + int(self.spec.duration * 1e9)
         self.rates.clear()
+        self._mark("ramp_end", self.ramp_end)
+        self._mark("measure_end", self.measure_end)
         self._broadcast(Start(self.ramp_end, self.measure_end))
         final_deadline = self.measure_end + int(FINAL_TIMEOUT_S * 1e9)
         wait_ns = int(BOUNDARY_WAIT_S * 1e9) if self.flush_stats else 0
@@ -422,6 +435,7 @@ class _Step:
             elif self.s1 is None:
                 events.append(self.measure_end + wait_ns)
             self._pump((min(events) - now) / 1e9)
+        self._mark("step_end")
         return self._record(self.measure_end, partial=False)
 
     def _boundary_due(self, boundary: int, at_ns: int, wait_ns: int, now: int) -> bool:

@@ -210,6 +210,10 @@ class Sampler:
         return self._timeline
 
     @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and not self._stopping
 
