@@ -13,6 +13,7 @@ from typing import Any, Callable
 import click
 
 from . import __version__
+from .cliopts import make_sampler, save_timeline, telemetry_options
 from .config import (BuildSpec, DbSpec, RunSpec, parse_duration, parse_setting, parse_size,
                      parse_users)
 from .errors import Interrupted, OltplabError, UsageError
@@ -52,15 +53,6 @@ def db_options(f: Callable) -> Callable:
     ]
     for o in reversed(opts):
         f = o(f)
-    return f
-
-
-def telemetry_options(f: Callable) -> Callable:
-    """The sampler that records CPU, disks, memory, network, database and power."""
-    f = click.option("--power", default="auto", show_default=True,
-                     help="Power meter: auto, none, rapl[:DIR], ipmi, redfish:URL or cmd:COMMAND.")(f)
-    f = click.option("--sample-interval", default="1s", show_default=True, callback=_duration,
-                     help="Telemetry sampling interval (0 turns the sampler off).")(f)
     return f
 
 
@@ -241,7 +233,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
         server = effective_settings(target.dsn)
         if not paths and server["settings"].get("data_directory"):
             paths["datadir"] = Path(server["settings"]["data_directory"])
-        sampler = _make_sampler(rspec, paths, target.dsn)
+        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn)
         record = RunRecord.create(
             rspec.results_dir, "tpcc", rspec.name,
             oltplab_version=__version__,
@@ -287,7 +279,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
             status, error = "failed", str(e)
         finally:
             line.done()
-            _save_timeline(sampler, record)
+            save_timeline(sampler, record)
             _copy_log(target, record.path, log_offset)
             record.finish(status, error)
     out_table = steps_table(record.data)
@@ -295,31 +287,6 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
     out.print(out_table)
     err.print(f"saved {record.path}")
     return record.data
-
-
-def _make_sampler(rspec: RunSpec, paths: dict, dsn: str):
-    """The telemetry sampler for the run's timeline (not started), or None when turned off."""
-    if not rspec.sample_interval:
-        return None
-    from .telemetry.sampler import Sampler
-    return Sampler(rspec.sample_interval, paths=paths, db_dsn=dsn, power=rspec.power)
-
-
-def _save_timeline(sampler, record) -> None:
-    """timeline.json beside run.json, and each step's derived telemetry figures."""
-    if sampler is None or not sampler.started:
-        return
-    from .results.store import atomic_write
-    from .telemetry.derive import derive_steps
-    timeline = sampler.stop()
-    atomic_write(record.path / "timeline.json", json.dumps(timeline.to_dict()) + "\n")
-    steps = record.data["steps"]
-    for figures in derive_steps(timeline, steps):
-        k = figures.get("step")
-        if isinstance(k, int) and 0 <= k < len(steps):
-            steps[k]["telemetry"] = figures
-    record.data["telemetry"] = {"file": "timeline.json", "interval_s": timeline.interval_s,
-                                "power": timeline.to_dict().get("power")}
 
 
 def _sync_steps(record, steps: list[dict]) -> None:

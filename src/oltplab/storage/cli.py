@@ -14,6 +14,7 @@ from typing import Any, Callable
 import click
 
 from .. import __version__
+from ..cliopts import make_sampler, save_timeline, telemetry_options
 from ..errors import Interrupted, OltplabError
 from .profiles import GROUPS, PROFILES
 from .spec import OPTIONS, FioSpec, spec_from_options
@@ -60,14 +61,15 @@ def fio_profiles():
 
 @fio.command("run")
 @table_options
-def fio_run(**raw):
+@telemetry_options
+def fio_run(sample_interval, power, **raw):
     """Run storage profiles with fio and save them as a run.
 
     Each profile runs with direct IO; fio's json+ output gives IOPS, MB/s and completion-latency
     percentiles pooled over all jobs, and its per-second IOPS log the series.
     """
     spec = spec_from_options(raw)
-    run = run_fio_recorded(spec)
+    run = run_fio_recorded(spec, sample_interval, power)
     status = run.get("status")
     if status == "interrupted":
         raise Interrupted(run.get("error") or "interrupted")
@@ -79,7 +81,7 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:64] or "step"
 
 
-def run_fio_recorded(spec: FioSpec) -> dict:
+def run_fio_recorded(spec: FioSpec, sample_interval: float = 1.0, power: str = "auto") -> dict:
     """Check everything, then run the plan and keep the record (and fio's raw json+) on disk."""
     from ..results.store import RunRecord, atomic_write
     from ..telemetry.host import host_metadata
@@ -91,6 +93,7 @@ def run_fio_recorded(spec: FioSpec) -> dict:
     fio_bin = find_fio()
     with prepared(spec.target, spec.size) as target:
         jobs = plan_jobs(spec, target, fio_bin)
+        sampler = make_sampler(sample_interval, {"target": spec.target}, power)
         record = RunRecord.create(
             spec.results_dir, "fio", spec.name,
             oltplab_version=__version__,
@@ -121,6 +124,8 @@ def run_fio_recorded(spec: FioSpec) -> dict:
             record.save()
 
         def on_step(step: dict, raw_json: str) -> None:
+            if sampler is not None:
+                _mark_step(sampler, step, spec)
             name = f"fio/{step['index'] + 1:02d}-{_safe(step['profile'])}.json"
             atomic_write(record.path / name, raw_json)
             step["raw_file"] = name
@@ -129,6 +134,8 @@ def run_fio_recorded(spec: FioSpec) -> dict:
 
         status, error = "failed", None
         try:
+            if sampler is not None:
+                sampler.start()
             run_plan(spec, target, fio_bin, jobs, on_progress=on_progress,
                      on_precondition=on_precondition, on_step=on_step)
             status = "completed"
@@ -138,10 +145,23 @@ def run_fio_recorded(spec: FioSpec) -> dict:
             status, error = "failed", str(e)
         finally:
             line.done()
+            save_timeline(sampler, record)
             record.finish(status, error)
     out.print(steps_table(record.data))
     click.echo(f"saved {record.path}", err=True)
     return record.data
+
+
+def _mark_step(sampler, step: dict, spec: FioSpec) -> None:
+    """The step's windows on the telemetry timeline, placed when fio has finished: its measured
+    runtime ends now and fio's ramp precedes it (file layout, before the ramp, is left out)."""
+    import time
+    end = time.monotonic_ns()
+    ramp_end = end - int((step.get("runtime_s") or 0) * 1e9)
+    attrs = {"step": step["index"], "profile": step.get("profile")}
+    sampler.mark("step_start", ramp_end - int(spec.ramp * 1e9), **attrs)
+    sampler.mark("ramp_end", ramp_end, **attrs)
+    sampler.mark("measure_end", end, **attrs)
 
 
 def _ms(x: float | None) -> str:
