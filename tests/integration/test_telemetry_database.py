@@ -64,4 +64,4 @@ def test_database_counters_per_second(pg):
     assert db["checkpoints"] >= 1
     assert db["blks_hit_s"] > 0 and 0 < db["hit_ratio"] <= 1
     assert tl.units["db.wal_bytes_s"] == "bytes/s"
-    pg.sql(f"DROP DATABASE {dsn.rsplit('/', 1)[1].split('?')[0]}")
+    pg.sql(f"DROP DATABASE {dsn.split('?')[0].rsplit('/', 1)[1]}")

@@ -1,0 +1,133 @@
+"""Build speed: `oltplab tpcc build` against COPY of the same rows pre-generated to files.
+
+The ceiling loads the rows oltplab generated (exported to one file per table and build user)
+with the same number of sessions, each in one transaction as the loader does, then runs the
+loader's own index, VACUUM/ANALYZE and function phase. Both are measured in one run, on one
+server, alternating A B B A.
+
+    .venv/bin/python bench/build_speed.py --warehouses 4 --build-users 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import asyncpg
+from common import bench_database, db_args
+
+from oltplab.config import BuildSpec
+from oltplab.workloads.tpcc import loader
+from oltplab.workloads.tpcc.schema import TABLES, sql_text
+
+# the warehouse column of each table, to split its rows by build user as the loader does
+W_COLUMN = {"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
+            "orders": "o_w_id", "new_order": "no_w_id", "order_line": "ol_w_id",
+            "stock": "s_w_id", "item": None}
+
+
+async def export(dsn: str, folder: Path, bounds) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        for table in TABLES:
+            col = W_COLUMN[table]
+            if col is None:
+                await conn.copy_from_table(table, output=str(folder / f"{table}.0"))
+                continue
+            for k, (a, b) in enumerate(bounds):
+                await conn.copy_from_query(
+                    f"SELECT * FROM {table} WHERE {col} BETWEEN {a} AND {b}",
+                    output=str(folder / f"{table}.{k}"))
+    finally:
+        await conn.close()
+
+
+async def copy_session(dsn: str, folder: Path, k: int) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            for table in TABLES:
+                f = folder / f"{table}.{k}"
+                if f.exists():
+                    await conn.copy_to_table(table, source=str(f))
+    finally:
+        await conn.close()
+
+
+async def create_tables(dsn: str) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute(sql_text("drop"))
+            await conn.execute(sql_text("tables"))
+    finally:
+        await conn.close()
+
+
+def ceiling(dsn: str, folder: Path, sessions: int, warehouses: int) -> dict:
+    t0 = time.monotonic()
+    asyncio.run(create_tables(dsn))
+    t1 = time.monotonic()
+
+    async def load():
+        await asyncio.gather(*(copy_session(dsn, folder, k) for k in range(sessions)))
+    asyncio.run(load())
+    t2 = time.monotonic()
+    meta = dict(warehouses=warehouses, c_last_load=0, c_id_load=0, c_ol_i_id_load=0, seed=None,
+                build_users=sessions)
+    asyncio.run(loader._finish(dsn, sessions, meta, t0, None))
+    t3 = time.monotonic()
+    return {"seconds": t3 - t0, "phases": {"tables": t1 - t0, "load": t2 - t1,
+                                           "indexes_and_analyze": t3 - t2}}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    db_args(p)
+    p.add_argument("--warehouses", type=int, default=4)
+    p.add_argument("--build-users", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    a = p.parse_args()
+    spec = BuildSpec(warehouses=a.warehouses, build_users=a.build_users, force=True)
+    folder = Path(tempfile.mkdtemp(prefix="oltplab-ceiling-"))
+    bounds = loader._chunk_bounds(a.warehouses, a.build_users)
+    results: dict[str, list[dict]] = {"oltplab": [], "COPY": []}
+    try:
+        with bench_database(a, dbname="tpcc_build") as target:
+            first = loader.build(target.dsn, spec)
+            asyncio.run(export(target.dsn, folder, bounds))
+            size = sum(f.stat().st_size for f in folder.iterdir())
+            print(f"exported {size / 2**20:,.0f} MiB of COPY text for W={a.warehouses} "
+                  f"(first build {first['seconds']:.1f} s, not counted)")
+            for who in ["oltplab", "COPY", "COPY", "oltplab"] * a.rounds:
+                if who == "oltplab":
+                    r = loader.build(target.dsn, spec)
+                else:
+                    r = ceiling(target.dsn, folder, len(bounds), a.warehouses)
+                results[who].append(r)
+                ph = r["phases"]
+                print(f"{who:>8}: {r['seconds']:6.2f} s  (load {ph['load']:5.2f} s, indexes and "
+                      f"analyze {ph['indexes_and_analyze']:5.2f} s)  "
+                      f"{60 * a.warehouses / r['seconds']:6.1f} warehouses/min", flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def mean(who, key=None):
+        xs = [r["phases"][key] if key else r["seconds"] for r in results[who]]
+        return sum(xs) / len(xs)
+
+    total = mean("COPY") / mean("oltplab")
+    load = mean("COPY", "load") / mean("oltplab", "load")
+    print(f"\nW={a.warehouses}, build users {a.build_users}: oltplab "
+          f"{60 * a.warehouses / mean('oltplab'):.1f} warehouses/min, COPY ceiling "
+          f"{60 * a.warehouses / mean('COPY'):.1f} warehouses/min")
+    print(f"speed relative to the ceiling: whole build {total:.0%}, load phase {load:.0%} "
+          f"(target >= 70%)")
+
+
+if __name__ == "__main__":
+    main()
