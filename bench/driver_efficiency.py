@@ -6,6 +6,11 @@ database growth and caches favour neither. pgbench is the zero-overhead referenc
 NOPM for both is HammerDB's: the change of sum(d_next_o_id) over the measured window.
 
     .venv/bin/python bench/driver_efficiency.py --warehouses 4 --users 4 --duration 60
+    .venv/bin/python bench/driver_efficiency.py ... --pin   # server on CPU 0, clients on CPU 1
+
+With --pin the server and the clients get a CPU each (as on any host where the load generator
+has cores of its own), so the ratio shows whether the driver keeps the server as busy as
+pgbench does; without it both share every CPU and the driver's own CPU use counts against it.
 """
 
 from __future__ import annotations
@@ -93,6 +98,21 @@ def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int) -> tuple[float, flo
     return (nb - na) * 60.0 / (tb - ta), children_cpu() - cpu0, count
 
 
+def pin(target) -> None:
+    """The managed server (postmaster and every process it has) on CPU 0; us and our children
+    (oltplab's workers, pgbench) on CPU 1. New backends inherit the postmaster's CPU."""
+    import os
+
+    import psutil
+    if target.instance is None or len(os.sched_getaffinity(0)) < 2:
+        sys.exit("--pin needs a managed server and at least 2 CPUs")
+    postmaster = psutil.Process(target.instance.status()["pid"])
+    for proc in [postmaster, *postmaster.children(recursive=True)]:
+        proc.cpu_affinity([0])
+    os.sched_setaffinity(0, {1})
+    print("pinned: server on CPU 0, clients on CPU 1")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     db_args(p)
@@ -104,11 +124,15 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=None, help="oltplab driver processes")
     p.add_argument("--pgbench-jobs", type=int, default=1, help="pgbench threads (-j)")
     p.add_argument("--seed", type=int, default=20261121)
+    p.add_argument("--pin", action="store_true",
+                   help="server processes on CPU 0, this process and its clients on CPU 1")
     a = p.parse_args()
     if a.users > 16:
         sys.exit("the pgbench scripts hold home warehouses for up to 16 users")
     with bench_database(a, connections=a.users + 20) as target:
         info = ensure_schema(target.dsn, a.warehouses)
+        if a.pin:
+            pin(target)
         pgbench = (target.instance.bin_dir if target.instance else Path("/usr/bin")) / "pgbench"
         res = {"oltplab": [], "pgbench": []}
         order = ["oltplab", "pgbench", "pgbench", "oltplab"] * a.rounds

@@ -20,6 +20,7 @@ import asyncpg
 from multiprocessing.connection import Connection
 
 from .messages import Connected, Failed, Final, Flushed, Progress, Start, WorkerPlan
+from . import pquser
 from .vuser import Recorder, UserFailed, VirtualUser
 
 PROGRESS_INTERVAL_S = 1.0
@@ -81,6 +82,14 @@ def _send(pipe, msg) -> bool:
 
 async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: list) -> None:
     async with sem:
+        if plan.mode == "procedures":
+            # libpq connects and prepares synchronously: in a thread, several at a time
+            conn = await asyncio.get_running_loop().run_in_executor(
+                None, pquser.connect, plan.dsn, plan.application_name, False, plan.flush_stats)
+            users.append(pquser.PqUser(conn, up.w_id, up.warehouses, up.stock_d_id, plan.w_max,
+                                       plan.constants, up.seed, plan.keying_thinking,
+                                       plan.flush_stats))
+            return
         conn = await asyncpg.connect(
             plan.dsn, timeout=plan.connect_timeout, statement_cache_size=0,
             server_settings={"application_name": plan.application_name})
@@ -103,7 +112,10 @@ async def _connect_all(plan: WorkerPlan, users: list) -> None:
 
 
 async def _close(users: list) -> None:
-    conns = [u.conn for u in users]
+    for u in users:
+        if isinstance(u, pquser.PqUser):
+            await u.aclose()
+    conns = [u.conn for u in users if isinstance(u, VirtualUser)]
     if not conns:
         return
     closing = [asyncio.ensure_future(c.close(timeout=CLOSE_TIMEOUT_S)) for c in conns]
