@@ -13,8 +13,8 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .cliopts import make_sampler, save_timeline, telemetry_options
-from .config import (BuildSpec, DbSpec, RunSpec, parse_duration, parse_setting, parse_size,
+from .cliopts import duration_option, make_sampler, save_timeline, telemetry_options
+from .config import (BuildSpec, DbSpec, RunSpec, parse_setting, parse_size,
                      parse_users)
 from .errors import Interrupted, OltplabError, UsageError
 
@@ -26,10 +26,6 @@ DEFAULT_RESULTS = Path("results")
 
 def _size(ctx, param, value):
     return None if value is None else parse_size(value, f"--{param.name.replace('_', '-')}")
-
-
-def _duration(ctx, param, value):
-    return None if value is None else parse_duration(value, f"--{param.name.replace('_', '-')}")
 
 
 def db_options(f: Callable) -> Callable:
@@ -180,9 +176,9 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @db_options
 @click.option("--users", "-u", default="1", show_default=True,
               help="User sequence, e.g. 1,2,4,8: one step per user count.")
-@click.option("--rampup", default="30s", show_default=True, callback=_duration,
+@click.option("--rampup", default="30s", show_default=True, callback=duration_option,
               help="Ramp-up per step (not measured).")
-@click.option("--duration", default="2m", show_default=True, callback=_duration,
+@click.option("--duration", default="2m", show_default=True, callback=duration_option,
               help="Measured time per step.")
 @click.option("--mode", type=click.Choice(["procedures", "sql"]), default="procedures",
               show_default=True, help="Server-side functions, or client-side SQL.")
@@ -382,8 +378,8 @@ def _has_run(dsn: str) -> bool:
 @db_options
 @click.option("--warehouses", "-w", type=int, default=4, show_default=True)
 @click.option("--users", "-u", default="1,2,4", show_default=True)
-@click.option("--rampup", default="10s", show_default=True, callback=_duration)
-@click.option("--duration", default="30s", show_default=True, callback=_duration)
+@click.option("--rampup", default="10s", show_default=True, callback=duration_option)
+@click.option("--duration", default="30s", show_default=True, callback=duration_option)
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
 @telemetry_options

@@ -22,8 +22,7 @@ from psycopg import pq
 from ..workloads.tpcc import mix
 from ..workloads.tpcc.inputs import Inputs, RunConstants
 from ..workloads.tpcc.transactions import MODULES
-from .vuser import (FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS, MAX_CONSECUTIVE_ERRORS, MAX_RETRIES,
-                    PUBLISHED_AFTER_NS, UserFailed)
+from .vuser import FLUSH_SQL, MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, StatsPublication, UserFailed
 
 _RETRYABLE = (b"40001", b"40P01")
 _FATAL = (b"57P01", b"57P02", b"57P03", b"57P04", b"3D000")
@@ -33,7 +32,7 @@ _SQLSTATE = pq.DiagnosticField.SQLSTATE
 _PRIMARY = pq.DiagnosticField.MESSAGE_PRIMARY
 
 
-def connect(dsn: str, application_name: str, mode_statements: bool, flush_stats: bool):
+def connect(dsn: str, application_name: str, flush_stats: bool):
     """Open and prepare one connection (blocking: run it in a thread)."""
     conn = pq.PGconn.connect(_conninfo(dsn, application_name))
     if conn.status != pq.ConnStatus.OK:
@@ -65,7 +64,7 @@ def _check(conn, res, what: str) -> None:
         raise UserFailed(f"{what}: {message.decode(errors='replace').strip()}")
 
 
-class PqUser:
+class PqUser(StatsPublication):
     """One terminal of procedures mode: its libpq connection, deck and input generator."""
 
     def __init__(self, conn, w_id: int, warehouses: tuple[int, ...], stock_d_id: int,
@@ -194,21 +193,12 @@ class PqUser:
         else:
             self._cycle()
 
-    def _note_end(self, end: int) -> None:
-        if end - self._published >= PUBLISHED_AFTER_NS:
-            self._published = end
-            self._pending = False
-        else:
-            self._pending = True
-        self._last_end = end
-
     # -- boundaries and waits ---------------------------------------------------------------
     def _cross(self, then) -> None:
         """Cross the next boundary, flushing the backend's statistics when they may be
         pending (see vuser.VirtualUser._cross); ``then`` continues the cycle."""
         self._then = then
-        if self.flush_stats and self._pending \
-                and time.monotonic_ns() - self._last_end < IDLE_PUBLISHED_AFTER_NS:
+        if self._flush_due():
             self._flushing = True
             try:
                 self.conn.send_query(FLUSH_SQL.encode())
@@ -226,10 +216,7 @@ class PqUser:
             if state is None or state.startswith(b"08") or state in _FATAL:
                 self._fail(self._error_text(res, state))
                 return
-        t = time.monotonic_ns()
-        self._published = self._last_end = t
-        self._pending = False
-        self._crossed(t)
+        self._crossed(self._flushed())
 
     def _crossed(self, flushed_ns) -> None:
         last = self._next >= self._stop

@@ -151,7 +151,36 @@ class Recorder:
         return tuple(encode(h) for h in self.hists)
 
 
-class VirtualUser:
+class StatsPublication:
+    """When a user's backend last published its transaction counts, as seen from the client.
+
+    Shared by both kinds of virtual user; the classes using it hold ``flush_stats``,
+    ``_published``, ``_last_end`` and ``_pending``.
+    """
+
+    __slots__ = ()
+
+    def _note_end(self, end: int) -> None:
+        """A transaction ended at ``end``: it was published unless one was within a second."""
+        if end - self._published >= PUBLISHED_AFTER_NS:
+            self._published = end
+            self._pending = False
+        else:
+            self._pending = True
+        self._last_end = end
+
+    def _flush_due(self) -> bool:
+        """Must the backend be asked to publish before a boundary is crossed?"""
+        return self.flush_stats and self._pending \
+            and time.monotonic_ns() - self._last_end < IDLE_PUBLISHED_AFTER_NS
+
+    def _flushed(self) -> int:
+        t = self._published = self._last_end = time.monotonic_ns()
+        self._pending = False
+        return t
+
+
+class VirtualUser(StatsPublication):
     """One terminal: its connection, prepared statements, deck and input generator."""
 
     __slots__ = ("conn", "mode", "w_id", "warehouses", "rng", "deck", "inputs", "waits",
@@ -253,12 +282,7 @@ class VirtualUser:
                     result = _FAILED
                     break
             end = now()
-            if end - self._published >= PUBLISHED_AFTER_NS:
-                self._published = end
-                self._pending = False
-            else:
-                self._pending = True
-            self._last_end = end
+            self._note_end(end)
             if result is _FAILED:
                 rec.failed(kind, start, end, retries)
             else:
@@ -273,8 +297,7 @@ class VirtualUser:
         """Cross the next boundary: make sure the backend has published its transaction counts.
         False at the end."""
         flushed = None
-        if self.flush_stats and self._pending \
-                and time.monotonic_ns() - self._last_end < IDLE_PUBLISHED_AFTER_NS:
+        if self._flush_due():
             try:
                 await self.conn.execute(FLUSH_SQL)
             except asyncio.CancelledError:
@@ -282,8 +305,7 @@ class VirtualUser:
             except Exception as e:  # noqa: BLE001
                 if is_fatal(e):
                     raise UserFailed(fatal_text("statistics flush", e)) from None
-            flushed = self._published = self._last_end = time.monotonic_ns()
-            self._pending = False
+            flushed = self._flushed()
         last = self._next >= self._stop
         rec.cross(1 if last else 0, flushed)
         if last:

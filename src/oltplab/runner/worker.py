@@ -85,7 +85,7 @@ async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: lis
         if plan.mode == "procedures":
             # libpq connects and prepares synchronously: in a thread, several at a time
             conn = await asyncio.get_running_loop().run_in_executor(
-                None, pquser.connect, plan.dsn, plan.application_name, False, plan.flush_stats)
+                None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats)
             users.append(pquser.PqUser(conn, up.w_id, up.warehouses, up.stock_d_id, plan.w_max,
                                        plan.constants, up.seed, plan.keying_thinking,
                                        plan.flush_stats))
