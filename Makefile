@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-DEB_PACKAGES := fio chromium
+DEB_PACKAGES := fio chromium gcc
 STAMP  := $(VENV)/.installed
 
 .PHONY: run test install deb-packages bench clean
@@ -15,16 +15,19 @@ test: install
 
 install: deb-packages $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py src/oltplab/_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-# Debian packages, installed only when missing (apt-get update runs once, first).
+# Debian packages, installed only when missing (apt-get update runs once, first); the C part
+# of the package needs a compiler and Python's headers.
 deb-packages:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	$(PYTHON) -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+	  || missing="$$missing python3-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
@@ -36,4 +39,4 @@ bench: install
 	$(BIN)/python bench/build_speed.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info src/oltplab/*.so

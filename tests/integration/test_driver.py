@@ -191,10 +191,11 @@ def test_autopilot_steps_end_on_time_while_users_key_and_think(scratch_w1):
 
 
 def test_retries_errors_and_rollbacks_are_counted_apart():
-    """40001/40P01 are retried and counted as retries, never as the 1% rollbacks; other
-    errors are counted as errors; a lost connection stops the user."""
+    """--mode sql: 40001/40P01 are retried and counted as retries, never as the 1% rollbacks;
+    other errors are counted as errors; a lost connection stops the user."""
     import asyncpg.exceptions as E
 
+    from oltplab.runner.messages import UserPlan
     from oltplab.runner.vuser import Recorder, UserFailed, VirtualUser
     from oltplab.workloads.tpcc.inputs import RunConstants
 
@@ -208,10 +209,12 @@ def test_retries_errors_and_rollbacks_are_counted_apart():
         return step
 
     async def go():
-        user = VirtualUser(None, "procedures", 1, (1,), 1, 1, RunConstants(0, 70, 1, 1), 1,
-                           waits=False, flush_stats=False)
+        user = VirtualUser(None, "procedures", UserPlan(0, 1, 1, (1,), 1), 1,
+                           RunConstants(0, 70, 1, 1), waits=False, flush_stats=False)
         user._calls = (call,) * 5
-        user.deck = types.SimpleNamespace(draw=lambda: 0)  # New-Order every time
+        real = user.term
+        user.term = types.SimpleNamespace(next_kind=lambda: 0, warehouse=real.warehouse,
+                                          inputs=real.inputs)  # New-Order every time
         now = time.monotonic_ns()
         rec = Recorder(now, now + 60 * 10**9, users=1)
         with pytest.raises(UserFailed, match="gone .SQLSTATE 08003"):
@@ -220,3 +223,75 @@ def test_retries_errors_and_rollbacks_are_counted_apart():
 
     counts = asyncio.run(go())
     assert (counts.committed, counts.rolled_back, counts.errors, counts.retries) == (1, 1, 1, 2)
+
+
+SCRIPTED = """
+CREATE SEQUENCE step;
+CREATE TABLE script (step int PRIMARY KEY, state text, result int);
+INSERT INTO script VALUES (1, '40001', NULL), (2, '40P01', NULL), (3, NULL, -1),
+                          (4, '23505', NULL), (5, NULL, 1), (6, 'kill', NULL);
+CREATE FUNCTION scripted() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint := nextval('step');
+    s script;
+BEGIN
+    SELECT * INTO s FROM script WHERE step = n;
+    IF s.state = 'kill' THEN
+        PERFORM pg_terminate_backend(pg_backend_pid());
+    ELSIF s.state IS NOT NULL THEN
+        RAISE EXCEPTION 'scripted %', s.state USING ERRCODE = s.state;
+    END IF;
+    RETURN s.result;
+END $$;
+CREATE FUNCTION neword(int, int, int, int, int, int, int) RETURNS int
+    LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION payment(int, int, int, int, int, int, numeric) RETURNS int
+    LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION ostat(int, int, int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION delivery(int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION slev(int, int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
+"""
+
+
+def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg):
+    """The C loop of procedures mode against functions that fail on cue: 40001 and 40P01
+    are retried (2 retries on one transaction), 23505 is an error and the user carries on,
+    and the server ending the backend fails the users with the server's message, on one line."""
+    from oltplab.runner import pquser
+    from oltplab.runner.messages import UserPlan
+    from oltplab.runner.vuser import Recorder, UserFailed
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    dsn = pg.create_db("scripted")
+
+    async def install():
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(SCRIPTED)  # several statements: the simple query protocol
+        finally:
+            await conn.close()
+
+    asyncio.run(install())
+
+    async def go():
+        conn = pquser.connect(dsn, "oltplab-test", flush_stats=False)
+        users = pquser.ProcUsers([conn], [UserPlan(0, 1, 1, (1,), 7)], 1,
+                                 RunConstants(0, 70, 1, 1), waits=False, flush_stats=False)
+        now = time.monotonic_ns()
+        boundaries = []
+        rec = Recorder(now, now + 60 * 10**9, users=1,
+                       on_boundary=lambda b, n: boundaries.append((b, n)))
+        try:
+            with pytest.raises(UserFailed, match="terminating connection due to administrator "
+                                                 "command") as failed:
+                await users.run(rec)
+            assert "\n" not in str(failed.value)
+        finally:
+            await users.aclose()
+        return rec.counts(), boundaries
+
+    counts, boundaries = asyncio.run(go())
+    assert sum(c.committed + c.rolled_back for c in counts) == 2
+    assert sum(c.errors for c in counts) == 1
+    assert sum(c.retries for c in counts) == 2
+    assert boundaries == [(0, 1)]  # the ramp-up was crossed at once; the end never was

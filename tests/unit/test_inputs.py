@@ -6,16 +6,18 @@ from decimal import Decimal
 
 import pytest
 
-from oltplab.workloads.tpcc.inputs import (NOT_AN_ITEM, Inputs, RunConstants, assign_terminals,
-                                           dealt_warehouses, draw_constants, nurand_fast)
-from oltplab.workloads.tpcc.random import c_delta_ok, nurand
+from oltplab.runner.messages import UserPlan
+from oltplab.workloads.tpcc.inputs import (NOT_AN_ITEM, RunConstants, assign_terminals,
+                                           dealt_warehouses, draw_constants, terminal)
+from oltplab.workloads.tpcc.mix import DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL
+from oltplab.workloads.tpcc.random import c_delta_ok
 
 N = 20_000
 C = RunConstants(c_load=100, c_last=200, c_id=300, c_ol_i_id=4000)
 
 
-def gen(seed=1, w_max=10, stock_d_id=3):
-    return Inputs(random.Random(seed), w_max, stock_d_id, C)
+def gen(seed=1, w_max=10, stock_d_id=3, warehouses=(1,)):
+    return terminal(UserPlan(0, warehouses[0], stock_d_id, warehouses, seed), w_max, C)
 
 
 def test_constants_follow_the_c_delta_rule_and_ranges():
@@ -26,43 +28,28 @@ def test_constants_follow_the_c_delta_rule_and_ranges():
     assert set(c.as_dict()) == {"c_load", "c_last", "c_id", "c_ol_i_id"}
 
 
-class RandomBasedInts(random.Random):
-    """randint drawn as lo + int(random() * n), the way Inputs draws."""
-
-    def randint(self, a, b):
-        return a + int(self.random() * (b - a + 1))
-
-
-@pytest.mark.parametrize("A,x,y", [(255, 0, 999), (1023, 1, 3000), (8191, 1, 100_000)])
-def test_fast_nurand_is_the_spec_formula(A, x, y):
-    a, b = RandomBasedInts(4), RandomBasedInts(4)
-    for C in (0, 17, A):
-        assert [nurand(a, A, x, y, C) for _ in range(500)] == \
-               [nurand_fast(b.random, A, x, y, C) for _ in range(500)]
+def test_amounts_span_their_range_in_cents():
+    g = gen(w_max=10)
+    amounts = [Decimal(g.inputs(PAYMENT, 1)[6]) for _ in range(100_000)]
+    assert Decimal("1.00") <= min(amounts) < Decimal("1.50")
+    assert Decimal("4999.50") < max(amounts) <= Decimal("5000.00")
 
 
-class Fixed(random.Random):
-    def __init__(self, value):
-        super().__init__(0)
-        self.value = value
-
-    def random(self):
-        return self.value
-
-
-@pytest.mark.parametrize("r,ends", [(0.0, ("1.00", 1, 10, 5, 1)),
-                                    (1.0 - 2.0**-53, ("5000.00", 10, 20, 15, 100))])
-def test_uniform_draws_reach_both_ends_of_their_ranges(r, ends):
-    g = Inputs(Fixed(r), 10, 3, C)
-    amount, d_id, threshold, ol_cnt, rbk = ends
-    assert g.payment(1)[6] == amount and g.payment(1)[1] == d_id
-    assert g.stock_level(1)[2] == threshold
-    assert g.new_order(1)[4] == ol_cnt and g.new_order(1)[5] == rbk
+def test_last_names_follow_the_nurand_formula():
+    """C_LAST numbers drawn by Order-Status against the exact distribution of
+    NURand(255, 0, 999) with C = 200: (((random(0, 255) | random(0, 999)) + C) % 1000)."""
+    exact = Counter(((a | b) + C.c_last) % 1000 for a in range(256) for b in range(1000))
+    g = gen()
+    drawn = Counter(r[3] for r in (g.inputs(ORDER_STATUS, 1) for _ in range(500_000))
+                    if r[3] >= 0)
+    n, total = sum(drawn.values()), 256 * 1000
+    distance = sum(abs(drawn[v] / n - exact[v] / total) for v in range(1000)) / 2
+    assert distance < 0.03  # sampling noise is about 0.015; a uniform draw would be 0.3
 
 
 def test_new_order_inputs():
     g = gen()
-    rows = [g.new_order(4) for _ in range(N)]
+    rows = [g.inputs(NEW_ORDER, 4) for _ in range(N)]
     assert {r[0] for r in rows} == {4} and {r[1] for r in rows} == {10}
     assert {r[2] for r in rows} == set(range(1, 11))
     assert {r[4] for r in rows} == set(range(5, 16))
@@ -75,7 +62,7 @@ def test_new_order_inputs():
 
 def test_customer_ids_are_non_uniform():
     g = gen()
-    ids = Counter(g.new_order(1)[3] for _ in range(N))
+    ids = Counter(g.inputs(NEW_ORDER, 1)[3] for _ in range(N))
     # NURand(1023) makes some ids far more frequent than uniform 1/3000 would
     assert max(ids.values()) > 5 * N / 3000
 
@@ -84,7 +71,7 @@ def test_order_lines_remote_share_invalid_last_item_and_ranges():
     g = gen(w_max=5)
     lines, invalid_orders = [], 0
     for _ in range(4000):
-        w, _, _, _, ol_cnt, rbk, _ = g.new_order(2)
+        w, _, _, _, ol_cnt, rbk, _ = g.inputs(NEW_ORDER, 2)
         ol = g.order_lines(w, ol_cnt, rbk)
         assert len(ol) == ol_cnt
         assert all(i != NOT_AN_ITEM for i, _, _ in ol[:-1])
@@ -106,12 +93,12 @@ def test_order_lines_remote_share_invalid_last_item_and_ranges():
 def test_single_warehouse_is_always_home():
     g = gen(w_max=1)
     assert {s for _ in range(3000) for _, s, _ in g.order_lines(1, 15, 50)} == {1}
-    assert {g.payment(1)[2] for _ in range(3000)} == {1}
+    assert {g.inputs(PAYMENT, 1)[2] for _ in range(3000)} == {1}
 
 
 def test_payment_shares_and_amounts():
     g = gen(w_max=8)
-    rows = [g.payment(3) for _ in range(N)]
+    rows = [g.inputs(PAYMENT, 3) for _ in range(N)]
     remote = [r for r in rows if r[2] != 3]
     assert len(remote) / N == pytest.approx(0.15, abs=0.01)
     assert 3 not in {r[2] for r in remote} and {r[2] for r in remote} <= set(range(1, 9))
@@ -131,7 +118,7 @@ def test_payment_shares_and_amounts():
 
 def test_order_status_shares():
     g = gen()
-    rows = [g.order_status(6) for _ in range(N)]
+    rows = [g.inputs(ORDER_STATUS, 6) for _ in range(N)]
     assert {r[0] for r in rows} == {6}
     assert {r[1] for r in rows} == set(range(1, 11))
     assert sum(r[3] >= 0 for r in rows) / N == pytest.approx(0.60, abs=0.01)
@@ -140,8 +127,8 @@ def test_order_status_shares():
 
 def test_delivery_and_stock_level_inputs():
     g = gen(stock_d_id=7)
-    assert {g.delivery(2)[1] for _ in range(3000)} == set(range(1, 11))
-    sl = [g.stock_level(2) for _ in range(3000)]
+    assert {g.inputs(DELIVERY, 2)[1] for _ in range(3000)} == set(range(1, 11))
+    sl = [g.inputs(STOCK_LEVEL, 2) for _ in range(3000)]
     assert {r[1] for r in sl} == {7}  # the terminal's fixed district
     assert {r[2] for r in sl} == set(range(10, 21))
 
@@ -179,4 +166,20 @@ def test_reproducible_from_a_seed():
     b = assign_terminals(random.Random(42), 16, 4)
     assert a == b
     g1, g2 = gen(5), gen(5)
-    assert [g1.payment(1) for _ in range(50)] == [g2.payment(1) for _ in range(50)]
+    assert [g1.inputs(PAYMENT, 1) for _ in range(50)] == [g2.inputs(PAYMENT, 1) for _ in range(50)]
+
+
+def test_all_warehouses_terminal_picks_uniformly_among_its_dealt_warehouses():
+    g = gen(w_max=10, warehouses=(2, 5, 9))
+    picks = Counter(g.warehouse() for _ in range(30_000))
+    assert set(picks) == {2, 5, 9}
+    assert all(abs(n - 10_000) < 500 for n in picks.values())
+    home = gen(w_max=10, warehouses=(7,))
+    assert {home.warehouse() for _ in range(100)} == {7}
+
+
+def test_terminal_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        gen(w_max=4, warehouses=(5,))
+    with pytest.raises(ValueError):
+        gen().inputs(5, 1)

@@ -1,30 +1,41 @@
 """The card deck and the keying/think times (clause 5.2)."""
 
 import math
-import random
 from collections import Counter
 
 import pytest
 
+from oltplab.runner.messages import UserPlan
 from oltplab.workloads.tpcc import mix
+from oltplab.workloads.tpcc.inputs import RunConstants, terminal
+
+
+class Deck:
+    """The deck of a terminal seeded with ``seed``."""
+
+    def __init__(self, seed):
+        self.term = terminal(UserPlan(0, 1, 1, (1,), seed), 1, RunConstants(0, 70, 0, 0))
+
+    def draw(self):
+        return self.term.next_kind()
 
 
 def test_every_pass_through_the_deck_is_exactly_45_43_4_4_4():
-    deck = mix.Deck(random.Random(7))
+    deck = Deck(7)
     for _ in range(40):  # 4,000 draws, checked per 100 cards
         hand = Counter(deck.draw() for _ in range(mix.DECK_SIZE))
         assert [hand[k] for k in mix.TYPES] == [45, 43, 4, 4, 4]
 
 
 def test_deck_order_is_shuffled_each_pass():
-    deck = mix.Deck(random.Random(1))
+    deck = Deck(1)
     passes = [tuple(deck.draw() for _ in range(100)) for _ in range(3)]
     assert len(set(passes)) == 3
     assert passes[0] != tuple(sorted(passes[0]))
 
 
 def test_mix_shares_over_a_few_thousand_draws_from_a_partial_deck():
-    deck = mix.Deck(random.Random(3))
+    deck = Deck(3)
     n = 4_550  # not a whole number of decks
     hand = Counter(deck.draw() for _ in range(n))
     shares = [hand[k] / n for k in mix.TYPES]
@@ -32,7 +43,7 @@ def test_mix_shares_over_a_few_thousand_draws_from_a_partial_deck():
 
 
 def test_same_seed_same_sequence():
-    a, b = mix.Deck(random.Random(5)), mix.Deck(random.Random(5))
+    a, b = Deck(5), Deck(5)
     assert [a.draw() for _ in range(300)] == [b.draw() for _ in range(300)]
 
 
@@ -42,10 +53,11 @@ def test_spec_times():
     assert mix.NAMES[mix.DELIVERY] == "delivery"
 
 
-@pytest.mark.parametrize("mean", [5.0, 12.0])
-def test_think_time_is_negative_exponential_with_the_spec_mean(mean):
-    rng = random.Random(11)
-    draws = [mix.think_time(rng, mean) for _ in range(40_000)]
+@pytest.mark.parametrize("kind", [mix.NEW_ORDER, mix.DELIVERY])
+def test_think_time_is_negative_exponential_with_the_spec_mean(kind):
+    mean = mix.THINK_MEAN_S[kind]
+    term = Deck(11).term
+    draws = [term.think_time(kind) for _ in range(40_000)]
     assert min(draws) >= 0.0
     assert max(draws) <= 10 * mean
     avg = sum(draws) / len(draws)
@@ -55,8 +67,8 @@ def test_think_time_is_negative_exponential_with_the_spec_mean(mean):
 
 
 def test_think_time_truncates_at_ten_times_the_mean():
-    class Tiny(random.Random):
-        def random(self):
-            return 1.0 - 2.0**-53  # the largest value random() returns: -ln(r) is about 36.7
-
-    assert mix.think_time(Tiny(), 5.0) == 50.0
+    # P(-ln r > 10) = e^-10: about 45 of a million draws are cut to the cap
+    term = Deck(2).term
+    draws = [term.think_time(mix.DELIVERY) for _ in range(1_000_000)]
+    assert max(draws) == 50.0
+    assert 20 <= sum(d == 50.0 for d in draws) <= 80

@@ -24,7 +24,6 @@ The user stops at measure_end; a transaction in flight then finishes but does no
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from array import array
 from collections import Counter
@@ -34,14 +33,15 @@ import asyncpg
 from ..metrics.histogram import HIGHEST_US, encode, new_histogram
 from ..metrics.summary import TypeCounts
 from ..workloads.tpcc import mix
-from ..workloads.tpcc.inputs import Inputs, RunConstants
+from ..workloads.tpcc.inputs import RunConstants, terminal
 from ..workloads.tpcc.transactions import MODULES, prepare
 
 RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
 MAX_RETRIES = 100  # per transaction
 BULK_SAMPLES = 1 << 20  # response times held per type before they enter the histogram
 MAX_CONSECUTIVE_ERRORS = 100  # then the user gives up: something is broken, not contended
-_FATAL_STATES = ("57P01", "57P02", "57P03", "57P04", "3D000")
+# the server shutting down or restarting, the database gone (and class 08, connection errors)
+FATAL_STATES = ("57P01", "57P02", "57P03", "57P04", "3D000")
 _FAILED = object()
 # Reading a table makes the backend hold pending table statistics, without which PostgreSQL
 # publishes nothing, not even this statement's own transaction: with it, the flush always
@@ -68,7 +68,7 @@ def is_fatal(exc: BaseException) -> bool:
     """True for errors that mean the connection or the database is gone."""
     if isinstance(exc, asyncpg.PostgresError):
         state = getattr(exc, "sqlstate", "") or ""
-        return state.startswith("08") or state in _FATAL_STATES
+        return state.startswith("08") or state in FATAL_STATES
     return True  # InterfaceError, ConnectionDoesNotExistError, OSError, timeouts ...
 
 
@@ -120,6 +120,28 @@ class Recorder:
             samples.append(us)
             if len(samples) >= BULK_SAMPLES:
                 self._drain(kind)
+
+    def add_samples(self, kind: int, us: array) -> None:
+        """Response times (us) recorded elsewhere under the same window rule."""
+        samples = self._samples[kind]
+        samples.extend(us)
+        if len(samples) >= BULK_SAMPLES:
+            self._drain(kind)
+
+    def add_counts(self, committed, rolled_back, errors, retries, total_us, skipped: int,
+                   completed: int, new_orders: int, cross_ns) -> None:
+        """Counts kept elsewhere (the C loop of procedures mode) under the same rules."""
+        for k in mix.TYPES:
+            self.committed[k] += committed[k]
+            self.rolled_back[k] += rolled_back[k]
+            self.errors[k] += errors[k]
+            self.retries[k] += retries[k]
+            self.total_us[k] += total_us[k]
+        self.skipped += skipped
+        self.completed += completed
+        self.new_orders += new_orders
+        for boundary in (0, 1):
+            self.cross_ns[boundary].extend(cross_ns[boundary])
 
     def failed(self, kind: int, start: int, end: int, retries: int) -> None:
         if start >= self.ramp_end and end <= self.measure_end:
@@ -183,27 +205,20 @@ class StatsPublication:
 class VirtualUser(StatsPublication):
     """One terminal: its connection, prepared statements, deck and input generator."""
 
-    __slots__ = ("conn", "mode", "w_id", "warehouses", "rng", "deck", "inputs", "waits",
-                 "flush_stats", "_calls", "_gens", "_next", "_stop", "_published", "_last_end",
-                 "_pending")
+    __slots__ = ("conn", "mode", "term", "waits", "flush_stats", "_calls", "_next", "_stop",
+                 "_published", "_last_end", "_pending")
 
-    def __init__(self, conn, mode: str, w_id: int, warehouses: tuple[int, ...], stock_d_id: int,
-                 w_max: int, constants: RunConstants, seed: int, waits: bool,
+    def __init__(self, conn, mode: str, plan, w_max: int, constants: RunConstants, waits: bool,
                  flush_stats: bool = True):
         self.conn = conn
         self.mode = mode
-        self.w_id = w_id
-        self.warehouses = warehouses
-        self.rng = random.Random(seed)
-        self.deck = mix.Deck(self.rng)
-        self.inputs = Inputs(self.rng, w_max, stock_d_id, constants)
+        self.term = terminal(plan, w_max, constants)  # deck and inputs, as procedures mode
         self.waits = waits
         self.flush_stats = flush_stats
         self._next = self._stop = 0
         self._published = self._last_end = 0  # when the backend last published its counts
         self._pending = False  # may the backend hold unpublished transaction counts?
         self._calls = None
-        self._gens = self.inputs.by_type()
 
     async def prepare(self) -> None:
         """Prepare this connection's statements (one call per type, or the client-side SQL)."""
@@ -222,30 +237,23 @@ class VirtualUser(StatsPublication):
 
     def _sql_args(self, kind: int, args: tuple) -> tuple:
         if kind == mix.NEW_ORDER:
-            return (args, self.inputs.order_lines(args[0], args[4], args[5]))
+            return (args, self.term.order_lines(args[0], args[4], args[5]))
         return (args,)
 
     async def run(self, rec: Recorder) -> None:
         """Run transactions until measure_end; raises UserFailed when it must stop."""
         self._next, self._stop = rec.ramp_end, rec.measure_end
         now = time.monotonic_ns
-        draw = self.deck.draw
-        gens = self._gens
+        term = self.term
         calls = self._calls
         done = rec.done
         sql = self.mode == "sql"
         conn = self.conn
-        w_id = self.w_id
-        several = len(self.warehouses) > 1
-        pick = self.rng.choice
         waits = self.waits
-        rng = self.rng
         consecutive_errors = 0
         while True:
-            kind = draw()
-            if several:
-                w_id = pick(self.warehouses)
-            args = gens[kind](w_id)
+            kind = term.next_kind()
+            args = term.inputs(kind, term.warehouse())
             if sql:
                 args = self._sql_args(kind, args)
             if waits and not await self._sleep(mix.KEYING_S[kind], rec):
@@ -290,7 +298,7 @@ class VirtualUser(StatsPublication):
                 if kind == mix.DELIVERY and result is not None:
                     rec.skipped += 10 - result
                 done(kind, start, end, kind == 0 and result is not None and result < 0, retries)
-            if waits and not await self._sleep(mix.think_time(rng, mix.THINK_MEAN_S[kind]), rec):
+            if waits and not await self._sleep(term.think_time(kind), rec):
                 return
 
     async def _cross(self, rec: Recorder) -> bool:

@@ -86,34 +86,45 @@ async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: lis
             # libpq connects and prepares synchronously: in a thread, several at a time
             conn = await asyncio.get_running_loop().run_in_executor(
                 None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats)
-            users.append(pquser.PqUser(conn, up.w_id, up.warehouses, up.stock_d_id, plan.w_max,
-                                       plan.constants, up.seed, plan.keying_thinking,
-                                       plan.flush_stats))
+            users.append((up, conn))
             return
         conn = await asyncpg.connect(
             plan.dsn, timeout=plan.connect_timeout, statement_cache_size=0,
             server_settings={"application_name": plan.application_name})
-        user = VirtualUser(conn, plan.mode, up.w_id, up.warehouses, up.stock_d_id, plan.w_max,
-                           plan.constants, up.seed, plan.keying_thinking, plan.flush_stats)
+        user = VirtualUser(conn, plan.mode, up, plan.w_max, plan.constants,
+                           plan.keying_thinking, plan.flush_stats)
         users.append(user)
         await user.prepare()
 
 
 async def _connect_all(plan: WorkerPlan, users: list) -> None:
+    """Connect every user of the plan; procedures mode's become one ``ProcUsers``."""
     sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
-    jobs = [asyncio.create_task(_connect_user(plan, up, sem, users)) for up in plan.users]
+    opened: list = []
+    jobs = [asyncio.create_task(_connect_user(plan, up, sem, opened)) for up in plan.users]
     try:
         await asyncio.gather(*jobs)
     except BaseException:
         for j in jobs:
             j.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
+        for item in opened:
+            if isinstance(item, tuple):
+                item[1].finish()
+            else:
+                users.append(item)  # closed by the caller
         raise
+    if plan.mode != "procedures":
+        users.extend(opened)
+        return
+    opened.sort(key=lambda item: item[0].index)
+    users.append(pquser.ProcUsers([c for _, c in opened], [up for up, _ in opened], plan.w_max,
+                                  plan.constants, plan.keying_thinking, plan.flush_stats))
 
 
 async def _close(users: list) -> None:
     for u in users:
-        if isinstance(u, pquser.PqUser):
+        if isinstance(u, pquser.ProcUsers):
             await u.aclose()
     conns = [u.conn for u in users if isinstance(u, VirtualUser)]
     if not conns:
@@ -128,10 +139,12 @@ async def _close(users: list) -> None:
     await asyncio.gather(*closing, return_exceptions=True)
 
 
-async def _progress(pipe, worker: int, rec: Recorder) -> None:
+async def _progress(pipe, worker: int, sources: list) -> None:
+    """``sources``: what counts transactions (the Recorder, and the C loop in procedures mode)."""
     while True:
         await asyncio.sleep(PROGRESS_INTERVAL_S)
-        _send(pipe, Progress(worker, time.monotonic_ns(), rec.completed, rec.new_orders))
+        _send(pipe, Progress(worker, time.monotonic_ns(), sum(s.completed for s in sources),
+                             sum(s.new_orders for s in sources)))
 
 
 async def _work(pipe, plan: WorkerPlan) -> None:
@@ -149,7 +162,7 @@ async def _work(pipe, plan: WorkerPlan) -> None:
             inbox.put_nowait(None)  # the manager is gone
 
     loop.add_reader(fd, readable)
-    users: list[VirtualUser] = []
+    users: list = []  # VirtualUser objects, or one ProcUsers
     try:
         try:
             await asyncio.wait_for(_connect_all(plan, users),
@@ -158,7 +171,7 @@ async def _work(pipe, plan: WorkerPlan) -> None:
             text = "timed out" if isinstance(e, asyncio.TimeoutError) else f"{type(e).__name__}: {e}"
             _send(pipe, Failed(plan.worker, f"connecting virtual users: {text}"))
             return
-        if not _send(pipe, Connected(plan.worker, len(users))):
+        if not _send(pipe, Connected(plan.worker, len(plan.users))):
             return
         msg = await inbox.get()
         if not isinstance(msg, Start):
@@ -174,9 +187,10 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
         _send(pipe, Flushed(plan.worker, boundary, count))
 
     cpu0 = time.process_time()
-    rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(users), crossed)
+    rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(plan.users), crossed)
     tasks = {asyncio.ensure_future(u.run(rec)) for u in users}
-    progress = asyncio.ensure_future(_progress(pipe, plan.worker, rec))
+    sources = [rec] + [u for u in users if isinstance(u, pquser.ProcUsers)]
+    progress = asyncio.ensure_future(_progress(pipe, plan.worker, sources))
     told = asyncio.ensure_future(inbox.get())
     pending = set(tasks)
     partial = manager_gone = False

@@ -1,0 +1,1117 @@
+/*
+ * oltplab._native: the virtual users' hot path in C.
+ *
+ * Terminal: one virtual user's random generator, card deck and transaction inputs
+ *   (TPC-C clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1 and 5.2). Both modes draw from it: the
+ *   procedures loop below directly, --mode sql through its Python methods.
+ *
+ * ProcLoop: every procedures-mode user of one worker process on one thread, with the GIL
+ *   released. Each user owns a libpq connection (opened and prepared in Python by psycopg);
+ *   the loop drives them with libpq's asynchronous calls over epoll, one call of a
+ *   PL/pgSQL function per transaction. The client's cost per round trip then is what libpq
+ *   and the kernel take, as for pgbench, with no interpreter work per transaction. libpq is
+ *   the very library psycopg loaded (the caller passes its path; it is opened with
+ *   RTLD_NOLOAD), so the connections' objects are shared, TLS and all.
+ *
+ * The loop's rules are those of the Python virtual user (runner/vuser.py): the cycle of
+ * clause 5.2.5, retries of serialization failures and deadlocks, fatal error classes, the
+ * statistics flush at the window's boundaries, and what counts in the measured window.
+ * ProcLoop.run() returns to Python at every event Python must act on: all users crossed the
+ * ramp-up boundary, all finished, response-time buffers to drain, a failure, or a stop.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* The mix (clause 5.2) and the input ranges                                                  */
+
+#define NKINDS 5
+#define DECK_SIZE 100
+static const int WEIGHTS[NKINDS] = {45, 43, 4, 4, 4};          /* cards per 100 [5.2.3] */
+static const double KEYING_S[NKINDS] = {18.0, 3.0, 2.0, 2.0, 2.0}; /* [5.2.5.7] */
+static const double THINK_MEAN_S[NKINDS] = {12.0, 12.0, 10.0, 5.0, 5.0};
+static const double THINK_CAP = 10.0; /* think times truncated at 10x their mean [5.2.5.4] */
+static const char *const NAMES[NKINDS] = {"new_order", "payment", "order_status", "delivery",
+                                          "stock_level"};
+enum { NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL };
+
+#define DISTRICTS 10
+#define CUSTOMERS 3000
+#define ITEMS 100000
+#define NOT_AN_ITEM (ITEMS + 1) /* the unused item id of the 1% rolled-back New-Orders */
+#define A_C_LAST 255
+#define A_C_ID 1023
+#define A_OL_I_ID 8191
+#define MAX_ARGS 7
+
+/* ------------------------------------------------------------------------------------------ */
+/* Random numbers: xoshiro256** seeded by splitmix64                                          */
+
+typedef struct {
+    uint64_t s[4];
+} rng_t;
+
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng_t *r, uint64_t seed) {
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t rng_next(rng_t *r) {
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* uniform on [0, 1) with 53 random bits */
+static inline double rng_unit(rng_t *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* "random within [lo..hi]" [2.1.4]: the high word of a 64x64-bit product, uniform to within
+ * (hi - lo + 1) / 2^64 */
+static inline int64_t uniform(rng_t *r, int64_t lo, int64_t hi) {
+    uint64_t n = (uint64_t)(hi - lo + 1);
+    return lo + (int64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+}
+
+/* NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x  [2.1.6] */
+static inline int64_t nurand(rng_t *r, int64_t A, int64_t x, int64_t y, int64_t C) {
+    int64_t a = uniform(r, 0, A);
+    int64_t b = uniform(r, x, y);
+    return (((a | b) + C) % (y - x + 1)) + x;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Terminal                                                                                   */
+
+typedef struct {
+    PyObject_HEAD
+    rng_t rng;
+    uint8_t cards[DECK_SIZE];
+    int next_card;
+    int w_max, stock_d_id;
+    int c_id, c_ol_i_id, c_last; /* the run's C constants [2.1.6] */
+    int nwh;                     /* warehouses it works on: its home, or the dealt ones */
+    int *warehouses;
+} Terminal;
+
+static PyTypeObject TerminalType;
+
+static int term_draw_kind(Terminal *t) {
+    if (t->next_card == DECK_SIZE) { /* a new pass: shuffle (Fisher-Yates) */
+        for (int i = DECK_SIZE - 1; i > 0; i--) {
+            int j = (int)uniform(&t->rng, 0, i);
+            uint8_t c = t->cards[i];
+            t->cards[i] = t->cards[j];
+            t->cards[j] = c;
+        }
+        t->next_card = 0;
+    }
+    return t->cards[t->next_card++];
+}
+
+static int term_warehouse(Terminal *t) {
+    return t->nwh == 1 ? t->warehouses[0] : t->warehouses[uniform(&t->rng, 0, t->nwh - 1)];
+}
+
+/* A uniform pick among the other warehouses; w_id itself when W = 1 [2.4.1.5, 2.5.1.2] */
+static int64_t other_warehouse(Terminal *t, int64_t w_id) {
+    if (t->w_max == 1) return w_id;
+    int64_t w = uniform(&t->rng, 1, t->w_max - 1);
+    return w >= w_id ? w + 1 : w;
+}
+
+/* The arguments of the kind's PL/pgSQL function; Payment's H_AMOUNT is in cents. */
+static int term_inputs(Terminal *t, int kind, int64_t w_id, int64_t *a) {
+    rng_t *r = &t->rng;
+    switch (kind) {
+    case NEW_ORDER: /* (w_id, w_max, d_id, c_id, ol_cnt, rbk, c_ol_i_id) [2.4.1] */
+        a[0] = w_id;
+        a[1] = t->w_max;
+        a[2] = uniform(r, 1, DISTRICTS);
+        a[3] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
+        a[4] = uniform(r, 5, 15);
+        a[5] = uniform(r, 1, 100); /* 1: the last line is the unused item [2.4.1.4] */
+        a[6] = t->c_ol_i_id;
+        return 7;
+    case PAYMENT: /* (w_id, d_id, c_w_id, c_d_id, c_id, c_last_num, h_amount) [2.5.1] */
+        a[0] = w_id;
+        a[1] = uniform(r, 1, DISTRICTS);
+        if (uniform(r, 1, 100) <= 85) { /* the home warehouse's customer */
+            a[2] = w_id;
+            a[3] = a[1];
+        } else {
+            a[2] = other_warehouse(t, w_id);
+            a[3] = uniform(r, 1, DISTRICTS);
+        }
+        if (uniform(r, 1, 100) <= 60) { /* by last name */
+            a[4] = 0;
+            a[5] = nurand(r, A_C_LAST, 0, 999, t->c_last);
+        } else {
+            a[4] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
+            a[5] = -1;
+        }
+        a[6] = uniform(r, 100, 500000); /* 1.00 .. 5000.00 */
+        return 7;
+    case ORDER_STATUS: /* (w_id, d_id, c_id, c_last_num) [2.6.1] */
+        a[0] = w_id;
+        a[1] = uniform(r, 1, DISTRICTS);
+        if (uniform(r, 1, 100) <= 60) {
+            a[2] = 0;
+            a[3] = nurand(r, A_C_LAST, 0, 999, t->c_last);
+        } else {
+            a[2] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
+            a[3] = -1;
+        }
+        return 4;
+    case DELIVERY: /* (w_id, o_carrier_id) [2.7.1] */
+        a[0] = w_id;
+        a[1] = uniform(r, 1, 10);
+        return 2;
+    default: /* STOCK_LEVEL: (w_id, d_id, threshold): the terminal's district [2.8.1] */
+        a[0] = w_id;
+        a[1] = t->stock_d_id;
+        a[2] = uniform(r, 10, 20);
+        return 3;
+    }
+}
+
+/* -ln(r) * mean with r uniform on (0, 1], truncated at 10x the mean [5.2.5.4] */
+static double term_think(Terminal *t, int kind) {
+    double mean = THINK_MEAN_S[kind], v = -log(1.0 - rng_unit(&t->rng)) * mean;
+    return v < THINK_CAP * mean ? v : THINK_CAP * mean;
+}
+
+static int fmt_cents(char *buf, size_t n, int64_t cents) {
+    const char *sign = cents < 0 ? "-" : "";
+    int64_t v = cents < 0 ? -cents : cents;
+    return snprintf(buf, n, "%s%lld.%02lld", sign, (long long)(v / 100), (long long)(v % 100));
+}
+
+static int Terminal_init(Terminal *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"seed", "w_max", "stock_d_id", "c_id", "c_ol_i_id", "c_last",
+                             "warehouses", NULL};
+    unsigned long long seed;
+    PyObject *whs;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KiiiiiO", kwlist, &seed, &self->w_max,
+                                     &self->stock_d_id, &self->c_id, &self->c_ol_i_id,
+                                     &self->c_last, &whs))
+        return -1;
+    PyObject *seq = PySequence_Fast(whs, "warehouses must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || self->w_max < 1) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "a terminal needs at least one warehouse");
+        return -1;
+    }
+    PyMem_Free(self->warehouses);
+    self->warehouses = PyMem_Malloc(sizeof(int) * n);
+    if (!self->warehouses) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long w = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (w == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (w < 1 || w > self->w_max) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "warehouse %ld is outside 1..%d", w, self->w_max);
+            return -1;
+        }
+        self->warehouses[i] = (int)w;
+    }
+    Py_DECREF(seq);
+    self->nwh = (int)n;
+    rng_seed(&self->rng, seed);
+    int k = 0;
+    for (int kind = 0; kind < NKINDS; kind++)
+        for (int i = 0; i < WEIGHTS[kind]; i++) self->cards[k++] = (uint8_t)kind;
+    self->next_card = DECK_SIZE; /* shuffled on the first draw */
+    return 0;
+}
+
+static void Terminal_dealloc(Terminal *self) {
+    PyMem_Free(self->warehouses);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int check_kind(int kind) {
+    if (kind < 0 || kind >= NKINDS) {
+        PyErr_Format(PyExc_ValueError, "no transaction type %d", kind);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Terminal_next_kind(Terminal *self, PyObject *unused) {
+    return PyLong_FromLong(term_draw_kind(self));
+}
+
+static PyObject *Terminal_warehouse(Terminal *self, PyObject *unused) {
+    return PyLong_FromLong(term_warehouse(self));
+}
+
+static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
+    int kind;
+    long long w_id;
+    if (!PyArg_ParseTuple(args, "iL", &kind, &w_id) || check_kind(kind)) return NULL;
+    int64_t a[MAX_ARGS];
+    int n = term_inputs(self, kind, w_id, a);
+    PyObject *tup = PyTuple_New(n);
+    if (!tup) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *v;
+        if (kind == PAYMENT && i == 6) {
+            char buf[32];
+            fmt_cents(buf, sizeof buf, a[i]);
+            v = PyUnicode_FromString(buf);
+        } else {
+            v = PyLong_FromLongLong(a[i]);
+        }
+        if (!v) {
+            Py_DECREF(tup);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tup, i, v);
+    }
+    return tup;
+}
+
+/* (ol_i_id, ol_supply_w_id, ol_quantity) per line, for client-side New-Order [2.4.1.5] */
+static PyObject *Terminal_order_lines(Terminal *self, PyObject *args) {
+    long long w_id;
+    int ol_cnt, rbk;
+    if (!PyArg_ParseTuple(args, "Lii", &w_id, &ol_cnt, &rbk)) return NULL;
+    PyObject *list = PyList_New(ol_cnt > 0 ? ol_cnt : 0);
+    if (!list) return NULL;
+    for (int n = 1; n <= ol_cnt; n++) {
+        int64_t i_id = (rbk == 1 && n == ol_cnt)
+                           ? NOT_AN_ITEM
+                           : nurand(&self->rng, A_OL_I_ID, 1, ITEMS, self->c_ol_i_id);
+        int64_t supply = uniform(&self->rng, 1, 100) == 1 ? other_warehouse(self, w_id) : w_id;
+        int64_t qty = uniform(&self->rng, 1, 10);
+        PyObject *line = Py_BuildValue("(LLL)", (long long)i_id, (long long)supply,
+                                       (long long)qty);
+        if (!line) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, n - 1, line);
+    }
+    return list;
+}
+
+static PyObject *Terminal_think_time(Terminal *self, PyObject *arg) {
+    int kind = (int)PyLong_AsLong(arg);
+    if (PyErr_Occurred() || check_kind(kind)) return NULL;
+    return PyFloat_FromDouble(term_think(self, kind));
+}
+
+static PyObject *Terminal_random(Terminal *self, PyObject *unused) {
+    return PyFloat_FromDouble(rng_unit(&self->rng));
+}
+
+static PyMethodDef Terminal_methods[] = {
+    {"next_kind", (PyCFunction)Terminal_next_kind, METH_NOARGS,
+     "The next card of the deck: a transaction type 0..4."},
+    {"warehouse", (PyCFunction)Terminal_warehouse, METH_NOARGS,
+     "The warehouse of the next transaction: the home one, or one of the dealt ones."},
+    {"inputs", (PyCFunction)Terminal_inputs, METH_VARARGS,
+     "inputs(kind, w_id): the arguments of the type's PL/pgSQL function."},
+    {"order_lines", (PyCFunction)Terminal_order_lines, METH_VARARGS,
+     "order_lines(w_id, ol_cnt, rbk): (ol_i_id, ol_supply_w_id, ol_quantity) per line."},
+    {"think_time", (PyCFunction)Terminal_think_time, METH_O,
+     "think_time(kind): a think time in seconds."},
+    {"random", (PyCFunction)Terminal_random, METH_NOARGS, "A uniform draw on [0, 1)."},
+    {NULL}};
+
+static PyTypeObject TerminalType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.Terminal",
+    .tp_doc = PyDoc_STR("Terminal(seed, w_max, stock_d_id, c_id, c_ol_i_id, c_last, "
+                        "warehouses): one virtual user's deck and inputs."),
+    .tp_basicsize = sizeof(Terminal),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Terminal_init,
+    .tp_dealloc = (destructor)Terminal_dealloc,
+    .tp_methods = Terminal_methods,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* libpq, as loaded by psycopg                                                                */
+
+typedef void PGconn;
+typedef void PGresult;
+enum { CONNECTION_OK = 0 };
+enum { PGRES_COMMAND_OK = 1, PGRES_TUPLES_OK = 2 };
+#define PG_DIAG_SQLSTATE 'C'
+#define PG_DIAG_MESSAGE_PRIMARY 'M'
+
+static struct {
+    int loaded;
+    int (*sendQueryPrepared)(PGconn *, const char *, int, const char *const *, const int *,
+                             const int *, int);
+    int (*sendQuery)(PGconn *, const char *);
+    int (*flush)(PGconn *);
+    int (*consumeInput)(PGconn *);
+    int (*isBusy)(PGconn *);
+    PGresult *(*getResult)(PGconn *);
+    int (*resultStatus)(const PGresult *);
+    int (*ntuples)(const PGresult *);
+    int (*getisnull)(const PGresult *, int, int);
+    char *(*getvalue)(const PGresult *, int, int);
+    char *(*resultErrorField)(const PGresult *, int);
+    void (*clear)(PGresult *);
+    int (*status)(const PGconn *);
+    char *(*errorMessage)(const PGconn *);
+    int (*socket)(const PGconn *);
+} pq;
+
+static int load_libpq(const char *path) {
+    if (pq.loaded) return 0;
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) {
+        PyErr_Format(PyExc_RuntimeError, "libpq at %s is not loaded: %s", path, dlerror());
+        return -1;
+    }
+#define SYM(field, name)                                                                     \
+    if (!(*(void **)&pq.field = dlsym(h, name))) {                                           \
+        PyErr_Format(PyExc_RuntimeError, "libpq at %s has no %s", path, name);               \
+        return -1;                                                                           \
+    }
+    SYM(sendQueryPrepared, "PQsendQueryPrepared")
+    SYM(sendQuery, "PQsendQuery")
+    SYM(flush, "PQflush")
+    SYM(consumeInput, "PQconsumeInput")
+    SYM(isBusy, "PQisBusy")
+    SYM(getResult, "PQgetResult")
+    SYM(resultStatus, "PQresultStatus")
+    SYM(ntuples, "PQntuples")
+    SYM(getisnull, "PQgetisnull")
+    SYM(getvalue, "PQgetvalue")
+    SYM(resultErrorField, "PQresultErrorField")
+    SYM(clear, "PQclear")
+    SYM(status, "PQstatus")
+    SYM(errorMessage, "PQerrorMessage")
+    SYM(socket, "PQsocket")
+#undef SYM
+    pq.loaded = 1; /* the handle stays open: psycopg holds the library anyway */
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ProcLoop                                                                                   */
+
+static inline int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* Python's time.monotonic_ns() */
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+enum { EV_BOUNDARY = 0, EV_FINISHED = 1, EV_SAMPLES = 2, EV_FAILED = 3, EV_STOPPED = 4 };
+enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE };        /* a user's state */
+enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wait/crossing */
+#define MAX_STATES 16
+
+typedef struct {
+    PGconn *conn;
+    int fd;
+    Terminal *term;
+    int state, kind, nargs, retries, errors;
+    int after_sleep, after_cross;
+    int64_t start, next, wake, published, last_end;
+    int pending;
+    PGresult *held; /* the query's result, until libpq has seen the end of its answer */
+    char text[MAX_ARGS][24];
+    const char *values[MAX_ARGS];
+} User;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *terms;  /* the Terminal objects, kept alive */
+    PyObject *conns;  /* the psycopg connection objects, kept alive */
+    User *users;
+    int n, epfd, stopfd;
+    int waits, flush_stats, max_retries, max_errors;
+    int64_t ramp_end, stop_at, published_after, idle_published_after;
+    char names[NKINDS][64];
+    char *flush_sql;
+    char retryable[MAX_STATES][6], fatal[MAX_STATES][6];
+    int nretryable, nfatal;
+    int started, running, sleeping, failed, boundary_told;
+    char error[512];
+    /* the recorder: the same rules as runner/vuser.py's Recorder */
+    int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],
+        total_us[NKINDS];
+    int64_t completed, new_orders, skipped; /* completed and new_orders: every phase */
+    int64_t *samples[NKINDS];
+    Py_ssize_t nsamples[NKINDS], bulk;
+    int crossed[2];
+    int64_t *cross_ns[2];
+    int ncross_ns[2];
+} ProcLoop;
+
+static void fail(ProcLoop *L, const char *fmt, const char *what, const char *detail) {
+    if (L->failed) return;
+    L->failed = 1;
+    snprintf(L->error, sizeof L->error, fmt, what, detail);
+}
+
+/* The first line of libpq's message, without trailing blanks: errors are one line. */
+static void first_line(char *s) {
+    char *nl = strchr(s, '\n');
+    if (nl) *nl = 0;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\r')) s[--n] = 0;
+}
+
+static void fail_lost(ProcLoop *L, User *u, const char *what) {
+    char msg[384];
+    snprintf(msg, sizeof msg, "%s", pq.errorMessage(u->conn));
+    first_line(msg);
+    fail(L, "%s: lost the database connection (%s)", what, msg);
+}
+
+static int in_states(char (*list)[6], int n, const char *state) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i], state) == 0) return 1;
+    return 0;
+}
+
+static void rec_done(ProcLoop *L, int kind, int64_t start, int64_t end, int rolled_back,
+                     int retries) {
+    __atomic_fetch_add(&L->completed, 1, __ATOMIC_RELAXED);
+    if (kind == NEW_ORDER && !rolled_back) __atomic_fetch_add(&L->new_orders, 1, __ATOMIC_RELAXED);
+    if (start >= L->ramp_end && end <= L->stop_at) {
+        int64_t us = (end - start) / 1000;
+        if (rolled_back)
+            L->rolled_back[kind]++;
+        else
+            L->committed[kind]++;
+        L->retries[kind] += retries;
+        L->total_us[kind] += us;
+        L->samples[kind][L->nsamples[kind]++] = us;
+    }
+}
+
+static void rec_failed(ProcLoop *L, int kind, int64_t start, int64_t end, int retries) {
+    if (start >= L->ramp_end && end <= L->stop_at) {
+        L->errors[kind]++;
+        L->retries[kind] += retries;
+    }
+}
+
+/* The backend publishes its transaction counts when a transaction ends at least a second
+ * after its last publication (else after 10 s idle): see vuser.StatsPublication. */
+static void note_end(ProcLoop *L, User *u, int64_t end) {
+    if (end - u->published >= L->published_after) {
+        u->published = end;
+        u->pending = 0;
+    } else {
+        u->pending = 1;
+    }
+    u->last_end = end;
+}
+
+static void cycle(ProcLoop *L, User *u);
+static void submit(ProcLoop *L, User *u);
+
+static void sleep_for(ProcLoop *L, User *u, double seconds, int then) {
+    u->wake = now_ns() + (int64_t)(seconds * 1e9);
+    u->after_sleep = then;
+    u->state = S_SLEEP;
+    L->sleeping++;
+}
+
+static void send_flush(ProcLoop *L, User *u) {
+    if (!pq.sendQuery(u->conn, L->flush_sql)) {
+        fail_lost(L, u, "statistics flush");
+        return;
+    }
+    while (pq.flush(u->conn) == 1) sched_yield(); /* a full socket buffer: rare */
+    u->state = S_FLUSH;
+}
+
+static void crossed(ProcLoop *L, User *u, int64_t flushed_ns) {
+    int last = u->next >= L->stop_at;
+    if (flushed_ns >= 0) L->cross_ns[last][L->ncross_ns[last]++] = flushed_ns;
+    L->crossed[last]++;
+    if (last) {
+        u->state = S_DONE;
+        return;
+    }
+    u->next = L->stop_at;
+    if (u->after_cross == THEN_SUBMIT) {
+        submit(L, u);
+    } else { /* back to the wait it was in */
+        u->state = S_SLEEP;
+        L->sleeping++;
+    }
+}
+
+/* Cross the next boundary, first asking the backend to publish its counts if some may be
+ * pending and it will not publish them by itself soon. */
+static void cross(ProcLoop *L, User *u, int then) {
+    u->after_cross = then;
+    if (L->flush_stats && u->pending && now_ns() - u->last_end < L->idle_published_after) {
+        send_flush(L, u);
+        return;
+    }
+    crossed(L, u, -1);
+}
+
+static void send_txn(ProcLoop *L, User *u) {
+    if (!pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL, NULL, 0)) {
+        fail_lost(L, u, NAMES[u->kind]);
+        return;
+    }
+    while (pq.flush(u->conn) == 1) sched_yield();
+    u->state = S_TXN;
+}
+
+static void submit(ProcLoop *L, User *u) {
+    int64_t t = now_ns();
+    if (t >= u->next) {
+        cross(L, u, THEN_SUBMIT);
+        return;
+    }
+    u->start = t;
+    send_txn(L, u);
+}
+
+/* Draw the next card and its inputs; wait the keying time if asked. */
+static void cycle(ProcLoop *L, User *u) {
+    Terminal *t = u->term;
+    int kind = term_draw_kind(t);
+    int64_t a[MAX_ARGS];
+    int n = term_inputs(t, kind, term_warehouse(t), a);
+    for (int i = 0; i < n; i++) {
+        if (kind == PAYMENT && i == 6)
+            fmt_cents(u->text[i], sizeof u->text[i], a[i]);
+        else
+            snprintf(u->text[i], sizeof u->text[i], "%lld", (long long)a[i]);
+    }
+    u->kind = kind;
+    u->nargs = n;
+    u->retries = 0;
+    if (L->waits)
+        sleep_for(L, u, KEYING_S[kind], THEN_SUBMIT);
+    else
+        submit(L, u);
+}
+
+/* A waiting user's timer: cross a boundary on the way, or wake. */
+static void tick(ProcLoop *L, User *u, int64_t t) {
+    if (t >= u->next) {
+        u->state = S_READY;
+        L->sleeping--;
+        cross(L, u, THEN_SLEEP);
+        return;
+    }
+    if (u->wake <= t) {
+        u->state = S_READY;
+        L->sleeping--;
+        if (u->after_sleep == THEN_SUBMIT)
+            submit(L, u);
+        else
+            cycle(L, u);
+    }
+}
+
+static void error_text(ProcLoop *L, User *u, PGresult *res, const char *state, const char *pre) {
+    char msg[384];
+    const char *primary = res ? pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    snprintf(msg, sizeof msg, "%s%s (SQLSTATE %s)", pre, primary ? primary : "",
+             state ? state : "?");
+    fail(L, "%s: %s", NAMES[u->kind], msg);
+}
+
+static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
+    int64_t end = now_ns();
+    note_end(L, u, end);
+    int status = res ? pq.resultStatus(res) : -1;
+    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+        u->errors = 0;
+        int has = status == PGRES_TUPLES_OK && pq.ntuples(res) > 0 && !pq.getisnull(res, 0, 0);
+        long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
+        if (u->kind == DELIVERY && has) L->skipped += 10 - result;
+        rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && result < 0, u->retries);
+    } else {
+        const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        if (state && in_states(L->retryable, L->nretryable, state) && u->retries < L->max_retries) {
+            u->retries++;
+            send_txn(L, u);
+            return;
+        }
+        if (!res) {
+            fail_lost(L, u, NAMES[u->kind]);
+            return;
+        }
+        if (!state || strncmp(state, "08", 2) == 0 || in_states(L->fatal, L->nfatal, state)) {
+            error_text(L, u, res, state, "");
+            return;
+        }
+        rec_failed(L, u->kind, u->start, end, u->retries);
+        if (++u->errors >= L->max_errors) {
+            error_text(L, u, res, state, "keeps failing: ");
+            return;
+        }
+    }
+    if (L->waits)
+        sleep_for(L, u, term_think(u->term, u->kind), THEN_CYCLE);
+    else
+        cycle(L, u);
+}
+
+static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
+    int status = res ? pq.resultStatus(res) : -1;
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+        const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        if (!res || !state || strncmp(state, "08", 2) == 0 ||
+            in_states(L->fatal, L->nfatal, state)) {
+            if (!res) {
+                fail_lost(L, u, "statistics flush");
+            } else {
+                char msg[384];
+                const char *primary = pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+                snprintf(msg, sizeof msg, "%s (SQLSTATE %s)", primary ? primary : "",
+                         state ? state : "?");
+                fail(L, "%s: %s", "statistics flush", msg);
+            }
+            return;
+        }
+    }
+    int64_t t = now_ns();
+    u->published = u->last_end = t;
+    u->pending = 0;
+    crossed(L, u, t);
+}
+
+static void readable(ProcLoop *L, User *u) {
+    PGconn *c = u->conn;
+    if (!pq.consumeInput(c)) {
+        fail_lost(L, u, u->state == S_FLUSH ? "statistics flush" : NAMES[u->kind]);
+        return;
+    }
+    if (u->state != S_TXN && u->state != S_FLUSH) { /* a notice, or the server going away */
+        if (pq.status(c) != CONNECTION_OK) fail_lost(L, u, NAMES[u->kind]);
+        return;
+    }
+    for (;;) { /* take the result, then wait for the end of the answer without blocking */
+        if (pq.isBusy(c)) return;
+        PGresult *r = pq.getResult(c);
+        if (!r) break;
+        if (!u->held)
+            u->held = r;
+        else
+            pq.clear(r);
+    }
+    PGresult *res = u->held;
+    u->held = NULL;
+    int state = u->state;
+    u->state = S_READY;
+    if (state == S_FLUSH)
+        finished_flush(L, u, res);
+    else
+        finished_txn(L, u, res);
+    if (res) pq.clear(res);
+}
+
+static int samples_full(ProcLoop *L) {
+    for (int k = 0; k < NKINDS; k++)
+        if (L->nsamples[k] >= L->bulk) return 1;
+    return 0;
+}
+
+/* The loop itself, without the GIL: returns one of the EV_ codes. */
+static int loop_run(ProcLoop *L) {
+    struct epoll_event events[64];
+    if (!L->started) {
+        L->started = 1;
+        for (int i = 0; i < L->n && !L->failed; i++) cycle(L, &L->users[i]);
+    }
+    for (;;) {
+        if (L->failed) return EV_FAILED;
+        if (L->crossed[0] == L->n && !L->boundary_told) {
+            L->boundary_told = 1;
+            return EV_BOUNDARY;
+        }
+        if (L->crossed[1] == L->n) return EV_FINISHED;
+        if (samples_full(L)) return EV_SAMPLES;
+        int timeout = -1;
+        if (L->sleeping) {
+            int64_t t = now_ns(), due = INT64_MAX;
+            for (int i = 0; i < L->n; i++) {
+                User *u = &L->users[i];
+                if (u->state != S_SLEEP) continue;
+                int64_t d = u->wake < u->next ? u->wake : u->next;
+                if (d < due) due = d;
+            }
+            int64_t ms = due <= t ? 0 : (due - t + 999999) / 1000000;
+            timeout = ms > 1000 ? 1000 : (int)ms;
+        }
+        int got = epoll_wait(L->epfd, events, 64, timeout);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            fail(L, "%s: %s", "event loop", strerror(errno));
+            return EV_FAILED;
+        }
+        for (int i = 0; i < got && !L->failed; i++) {
+            if (events[i].data.u32 == (uint32_t)L->n) {
+                uint64_t v;
+                if (read(L->stopfd, &v, sizeof v) < 0 && errno != EAGAIN) { /* drained anyway */ }
+                return EV_STOPPED;
+            }
+            readable(L, &L->users[events[i].data.u32]);
+        }
+        if (L->sleeping && !L->failed) {
+            int64_t t = now_ns();
+            for (int i = 0; i < L->n && !L->failed; i++)
+                if (L->users[i].state == S_SLEEP) tick(L, &L->users[i], t);
+        }
+    }
+}
+
+static int copy_states(PyObject *seq, char (*out)[6], int *n, const char *what) {
+    PyObject *fast = PySequence_Fast(seq, "SQLSTATE lists must be sequences");
+    if (!fast) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    if (len > MAX_STATES) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "too many %s SQLSTATEs", what);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+        if (!s || strlen(s) != 5) {
+            Py_DECREF(fast);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "bad SQLSTATE in %s", what);
+            return -1;
+        }
+        memcpy(out[i], s, 6);
+    }
+    *n = (int)len;
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"libpq", "connections", "pointers", "terminals", "names",
+                             "flush_sql", "ramp_end_ns", "measure_end_ns", "waits",
+                             "flush_stats", "published_after_ns", "idle_published_after_ns",
+                             "max_retries", "max_consecutive_errors", "retryable", "fatal",
+                             "bulk", NULL};
+    const char *libpq, *flush_sql;
+    PyObject *conns, *ptrs, *terms, *names, *retryable, *fatal;
+    long long ramp_end, stop_at, pub, idle;
+    int waits, flush_stats, max_retries, max_errors;
+    Py_ssize_t bulk;
+    if (self->users) {
+        PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLLiiOOn", kwlist, &libpq, &conns,
+                                     &ptrs, &terms, &names, &flush_sql, &ramp_end, &stop_at,
+                                     &waits, &flush_stats, &pub, &idle, &max_retries,
+                                     &max_errors, &retryable, &fatal, &bulk))
+        return -1;
+    if (load_libpq(libpq) < 0) return -1;
+    if (copy_states(retryable, self->retryable, &self->nretryable, "retryable") < 0 ||
+        copy_states(fatal, self->fatal, &self->nfatal, "fatal") < 0)
+        return -1;
+    PyObject *tl = PySequence_List(terms), *pl = PySequence_List(ptrs);
+    PyObject *nl = PySequence_Fast(names, "names must be a sequence");
+    if (!tl || !pl || !nl) goto bad;
+    Py_ssize_t n = PyList_GET_SIZE(tl);
+    if (n < 1 || PyList_GET_SIZE(pl) != n || PySequence_Fast_GET_SIZE(nl) != NKINDS || bulk < 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "need one pointer per terminal, at least one, and five names");
+        goto bad;
+    }
+    for (int k = 0; k < NKINDS; k++) {
+        const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(nl, k));
+        if (!s) goto bad;
+        snprintf(self->names[k], sizeof self->names[k], "%s", s);
+    }
+    self->n = (int)n;
+    self->users = PyMem_Calloc(n, sizeof(User));
+    self->flush_sql = PyMem_Malloc(strlen(flush_sql) + 1);
+    self->bulk = bulk;
+    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * (bulk + 1));
+    self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
+    self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
+    if (!self->users || !self->flush_sql || !self->cross_ns[0] || !self->cross_ns[1]) {
+        PyErr_NoMemory();
+        goto bad;
+    }
+    for (int k = 0; k < NKINDS; k++)
+        if (!self->samples[k]) {
+            PyErr_NoMemory();
+            goto bad;
+        }
+    strcpy(self->flush_sql, flush_sql);
+    self->epfd = epoll_create1(EPOLL_CLOEXEC);
+    self->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->epfd < 0 || self->stopfd < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto bad;
+    }
+    int64_t t = now_ns();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        User *u = &self->users[i];
+        PyObject *term = PyList_GET_ITEM(tl, i);
+        if (!PyObject_TypeCheck(term, &TerminalType)) {
+            PyErr_SetString(PyExc_TypeError, "terminals must be Terminal objects");
+            goto bad;
+        }
+        u->term = (Terminal *)term;
+        u->conn = PyLong_AsVoidPtr(PyList_GET_ITEM(pl, i));
+        if (!u->conn) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null connection");
+            goto bad;
+        }
+        u->fd = pq.socket(u->conn);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        if (u->fd < 0 || epoll_ctl(self->epfd, EPOLL_CTL_ADD, u->fd, &ev) < 0) {
+            PyErr_Format(PyExc_OSError, "connection %zd has no usable socket", i);
+            goto bad;
+        }
+        for (int a = 0; a < MAX_ARGS; a++) u->values[a] = u->text[a];
+        u->state = S_READY;
+        u->next = ramp_end;
+        u->published = u->last_end = t;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)n};
+    if (epoll_ctl(self->epfd, EPOLL_CTL_ADD, self->stopfd, &ev) < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto bad;
+    }
+    self->terms = tl;
+    Py_INCREF(conns);
+    self->conns = conns;
+    Py_DECREF(pl);
+    Py_DECREF(nl);
+    self->ramp_end = ramp_end;
+    self->stop_at = stop_at;
+    self->waits = waits;
+    self->flush_stats = flush_stats;
+    self->published_after = pub;
+    self->idle_published_after = idle;
+    self->max_retries = max_retries;
+    self->max_errors = max_errors;
+    return 0;
+bad:
+    Py_XDECREF(tl);
+    Py_XDECREF(pl);
+    Py_XDECREF(nl);
+    return -1;
+}
+
+static void ProcLoop_dealloc(ProcLoop *self) {
+    if (self->epfd > 0) close(self->epfd);
+    if (self->stopfd > 0) close(self->stopfd);
+    for (int i = 0; self->users && i < self->n; i++)
+        if (self->users[i].held) pq.clear(self->users[i].held);
+    PyMem_Free(self->users);
+    PyMem_Free(self->flush_sql);
+    for (int k = 0; k < NKINDS; k++) PyMem_Free(self->samples[k]);
+    PyMem_Free(self->cross_ns[0]);
+    PyMem_Free(self->cross_ns[1]);
+    Py_XDECREF(self->terms);
+    Py_XDECREF(self->conns);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *ProcLoop_run(ProcLoop *self, PyObject *unused) {
+    if (!self->users) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is not initialised");
+        return NULL;
+    }
+    if (__atomic_exchange_n(&self->running, 1, __ATOMIC_ACQ_REL)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running already");
+        return NULL;
+    }
+    int ev;
+    Py_BEGIN_ALLOW_THREADS
+    ev = loop_run(self);
+    Py_END_ALLOW_THREADS
+    __atomic_store_n(&self->running, 0, __ATOMIC_RELEASE);
+    return PyLong_FromLong(ev);
+}
+
+static PyObject *ProcLoop_stop(ProcLoop *self, PyObject *unused) {
+    uint64_t one = 1;
+    if (self->stopfd > 0 && write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ints(const int64_t *v, Py_ssize_t n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *ProcLoop_take_samples(ProcLoop *self, PyObject *unused) {
+    if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(NKINDS);
+    if (!out) return NULL;
+    for (int k = 0; k < NKINDS; k++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)self->samples[k],
+                                                self->nsamples[k] * (Py_ssize_t)sizeof(int64_t));
+        if (!b) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, k, b);
+        self->nsamples[k] = 0;
+    }
+    return out;
+}
+
+static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
+    if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
+        return NULL;
+    }
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:N,s:N}", "committed",
+                         ints(self->committed, NKINDS), "rolled_back",
+                         ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
+                         "retries", ints(self->retries, NKINDS), "total_us",
+                         ints(self->total_us, NKINDS), "skipped", (long long)self->skipped,
+                         "cross_ns_ramp", ints(self->cross_ns[0], self->ncross_ns[0]),
+                         "cross_ns_end", ints(self->cross_ns[1], self->ncross_ns[1]));
+}
+
+static PyObject *ProcLoop_get_completed(ProcLoop *self, void *c) {
+    return PyLong_FromLongLong(__atomic_load_n(&self->completed, __ATOMIC_RELAXED));
+}
+
+static PyObject *ProcLoop_get_new_orders(ProcLoop *self, void *c) {
+    return PyLong_FromLongLong(__atomic_load_n(&self->new_orders, __ATOMIC_RELAXED));
+}
+
+static PyObject *ProcLoop_get_error(ProcLoop *self, void *c) {
+    if (!self->failed) Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(self->error, strlen(self->error), "replace");
+}
+
+static PyObject *ProcLoop_get_crossed(ProcLoop *self, void *c) {
+    return Py_BuildValue("(ii)", self->crossed[0], self->crossed[1]);
+}
+
+static PyMethodDef ProcLoop_methods[] = {
+    {"run", (PyCFunction)ProcLoop_run, METH_NOARGS,
+     "Drive the users without the GIL until the next event (BOUNDARY, FINISHED, SAMPLES, "
+     "FAILED or STOPPED); call it from one thread at a time."},
+    {"stop", (PyCFunction)ProcLoop_stop, METH_NOARGS,
+     "Make run() return STOPPED soon; safe from any thread."},
+    {"take_samples", (PyCFunction)ProcLoop_take_samples, METH_NOARGS,
+     "The response times (us, native int64) held per type, and empty the buffers."},
+    {"counts", (PyCFunction)ProcLoop_counts, METH_NOARGS,
+     "The counts of the measured window and the flush times at each boundary."},
+    {NULL}};
+
+static PyGetSetDef ProcLoop_getset[] = {
+    {"completed", (getter)ProcLoop_get_completed, NULL, "Transactions completed, every phase.",
+     NULL},
+    {"new_orders", (getter)ProcLoop_get_new_orders, NULL,
+     "New-Orders committed, every phase.", NULL},
+    {"error", (getter)ProcLoop_get_error, NULL, "Why the loop failed, or None.", NULL},
+    {"crossed", (getter)ProcLoop_get_crossed, NULL, "Users past each boundary.", NULL},
+    {NULL}};
+
+static PyTypeObject ProcLoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.ProcLoop",
+    .tp_doc = PyDoc_STR("The procedures-mode users of one worker, driven from C."),
+    .tp_basicsize = sizeof(ProcLoop),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)ProcLoop_init,
+    .tp_dealloc = (destructor)ProcLoop_dealloc,
+    .tp_methods = ProcLoop_methods,
+    .tp_getset = ProcLoop_getset,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* The module                                                                                 */
+
+static PyObject *doubles(const double *v, int n) {
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) PyTuple_SET_ITEM(t, i, PyFloat_FromDouble(v[i]));
+    return t;
+}
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "oltplab._native",
+                                    "The virtual users' hot path in C.", -1, NULL};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    if (PyType_Ready(&TerminalType) < 0 || PyType_Ready(&ProcLoopType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    PyObject *w = PyTuple_New(NKINDS), *names = PyTuple_New(NKINDS);
+    for (int k = 0; k < NKINDS; k++) {
+        PyTuple_SET_ITEM(w, k, PyLong_FromLong(WEIGHTS[k]));
+        PyTuple_SET_ITEM(names, k, PyUnicode_FromString(NAMES[k]));
+    }
+    Py_INCREF(&TerminalType);
+    Py_INCREF(&ProcLoopType);
+    if (PyModule_AddObject(m, "Terminal", (PyObject *)&TerminalType) < 0 ||
+        PyModule_AddObject(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
+        PyModule_AddObject(m, "WEIGHTS", w) < 0 || PyModule_AddObject(m, "NAMES", names) < 0 ||
+        PyModule_AddObject(m, "KEYING_S", doubles(KEYING_S, NKINDS)) < 0 ||
+        PyModule_AddObject(m, "THINK_MEAN_S", doubles(THINK_MEAN_S, NKINDS)) < 0 ||
+        PyModule_AddObject(m, "THINK_CAP", PyFloat_FromDouble(THINK_CAP)) < 0 ||
+        PyModule_AddIntConstant(m, "DECK_SIZE", DECK_SIZE) < 0 ||
+        PyModule_AddIntConstant(m, "NOT_AN_ITEM", NOT_AN_ITEM) < 0 ||
+        PyModule_AddIntConstant(m, "BOUNDARY", EV_BOUNDARY) < 0 ||
+        PyModule_AddIntConstant(m, "FINISHED", EV_FINISHED) < 0 ||
+        PyModule_AddIntConstant(m, "SAMPLES", EV_SAMPLES) < 0 ||
+        PyModule_AddIntConstant(m, "FAILED", EV_FAILED) < 0 ||
+        PyModule_AddIntConstant(m, "STOPPED", EV_STOPPED) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
