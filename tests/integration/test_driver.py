@@ -295,3 +295,41 @@ def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg
     assert sum(c.errors for c in counts) == 1
     assert sum(c.retries for c in counts) == 2
     assert boundaries == [(0, 1)]  # the ramp-up was crossed at once; the end never was
+
+
+def test_procedures_loop_hands_over_response_times_in_bulk(scratch_w1):
+    """Response times leave the C loop whenever a type's buffer fills (here every 16), and
+    every transaction counted in the window is in its type's histogram exactly once."""
+    import random
+
+    from oltplab.runner import pquser
+    from oltplab.runner.messages import UserPlan
+    from oltplab.runner.vuser import Recorder
+    from oltplab.workloads.tpcc.inputs import draw_constants
+    from oltplab.workloads.tpcc.schema import schema_info
+
+    constants = draw_constants(random.Random(3), schema_info(scratch_w1).c_last_load)
+
+    async def go():
+        conns = [pquser.connect(scratch_w1, "oltplab-test", True) for _ in range(2)]
+        users = pquser.ProcUsers(conns, [UserPlan(i, 1, i + 1, (1,), 40 + i) for i in range(2)],
+                                 1, constants, waits=False, bulk=16)
+        now = time.monotonic_ns()
+        boundaries = []
+        rec = Recorder(now + 500_000_000, now + 2_500_000_000, users=2,
+                       on_boundary=lambda b, n: boundaries.append((b, n)))
+        try:
+            await users.run(rec)
+        finally:
+            await users.aclose()
+        return rec, boundaries
+
+    rec, boundaries = asyncio.run(go())
+    assert boundaries == [(0, 2), (1, 2)]
+    histograms = [decode(text) for text in rec.encoded()]
+    counts = rec.counts()
+    assert sum(c.committed for c in counts) > 200
+    for c, h in zip(counts, histograms):
+        assert h.get_total_count() == c.committed + c.rolled_back
+        assert c.errors == 0
+    assert rec.completed > sum(c.committed + c.rolled_back for c in counts)  # ramp-up too

@@ -21,11 +21,12 @@ from psycopg import pq
 from .. import _native
 from ..workloads.tpcc.inputs import RunConstants, terminal
 from ..workloads.tpcc.transactions import MODULES
-from .vuser import (BULK_SAMPLES, FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
+from .vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
                     MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, PUBLISHED_AFTER_NS, Recorder,
                     UserFailed)
 
 RETRYABLE_STATES = ("40001", "40P01")  # serialization failure, deadlock: run it again
+LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _NAMES = tuple(m.NAME for m in MODULES)
 
@@ -78,8 +79,9 @@ class ProcUsers:
     """The procedures-mode users of one worker: their connections and their C loop."""
 
     def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
-                 waits: bool, flush_stats: bool = True):
+                 waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES):
         self.conns = conns
+        self.bulk = bulk
         self.terminals = [terminal(up, w_max, constants) for up in plans]
         self.waits = waits
         self.flush_stats = flush_stats
@@ -104,7 +106,7 @@ class ProcUsers:
             published_after_ns=PUBLISHED_AFTER_NS,
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,
-            fatal=FATAL_STATES, bulk=BULK_SAMPLES)
+            fatal=FATAL_STATES, bulk=self.bulk)
         loop = asyncio.get_running_loop()
         told = False
         try:
