@@ -648,12 +648,19 @@ static void tick(ProcLoop *L, User *u, int64_t t) {
     }
 }
 
-static void error_text(ProcLoop *L, User *u, PGresult *res, const char *state, const char *pre) {
+/* The connection or the database is gone: no SQLSTATE, class 08, or one of the fatal list. */
+static int is_fatal(ProcLoop *L, const char *state) {
+    return !state || strncmp(state, "08", 2) == 0 || in_states(L->fatal, L->nfatal, state);
+}
+
+/* Fail with the server's message: "what: [pre]message (SQLSTATE xxxxx)". */
+static void error_text(ProcLoop *L, const char *what, PGresult *res, const char *state,
+                       const char *pre) {
     char msg[384];
-    const char *primary = res ? pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    const char *primary = pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
     snprintf(msg, sizeof msg, "%s%s (SQLSTATE %s)", pre, primary ? primary : "",
              state ? state : "?");
-    fail(L, "%s: %s", NAMES[u->kind], msg);
+    fail(L, "%s: %s", what, msg);
 }
 
 static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
@@ -677,13 +684,13 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
             fail_lost(L, u, NAMES[u->kind]);
             return;
         }
-        if (!state || strncmp(state, "08", 2) == 0 || in_states(L->fatal, L->nfatal, state)) {
-            error_text(L, u, res, state, "");
+        if (is_fatal(L, state)) {
+            error_text(L, NAMES[u->kind], res, state, "");
             return;
         }
         rec_failed(L, u->kind, u->start, end, u->retries);
         if (++u->errors >= L->max_errors) {
-            error_text(L, u, res, state, "keeps failing: ");
+            error_text(L, NAMES[u->kind], res, state, "keeps failing: ");
             return;
         }
     }
@@ -697,17 +704,12 @@ static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
     int status = res ? pq.resultStatus(res) : -1;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
         const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-        if (!res || !state || strncmp(state, "08", 2) == 0 ||
-            in_states(L->fatal, L->nfatal, state)) {
-            if (!res) {
-                fail_lost(L, u, "statistics flush");
-            } else {
-                char msg[384];
-                const char *primary = pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-                snprintf(msg, sizeof msg, "%s (SQLSTATE %s)", primary ? primary : "",
-                         state ? state : "?");
-                fail(L, "%s: %s", "statistics flush", msg);
-            }
+        if (!res) {
+            fail_lost(L, u, "statistics flush");
+            return;
+        }
+        if (is_fatal(L, state)) {
+            error_text(L, "statistics flush", res, state, "");
             return;
         }
     }
@@ -1015,13 +1017,15 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
         return NULL;
     }
-    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:N,s:N}", "committed",
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N}", "committed",
                          ints(self->committed, NKINDS), "rolled_back",
                          ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
                          "retries", ints(self->retries, NKINDS), "total_us",
                          ints(self->total_us, NKINDS), "skipped", (long long)self->skipped,
-                         "cross_ns_ramp", ints(self->cross_ns[0], self->ncross_ns[0]),
-                         "cross_ns_end", ints(self->cross_ns[1], self->ncross_ns[1]));
+                         "completed", (long long)self->completed, "new_orders",
+                         (long long)self->new_orders,
+                         "cross_ns", Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
+                                                   ints(self->cross_ns[1], self->ncross_ns[1])));
 }
 
 static PyObject *ProcLoop_get_completed(ProcLoop *self, void *c) {

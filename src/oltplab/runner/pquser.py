@@ -22,10 +22,9 @@ from .. import _native
 from ..workloads.tpcc.inputs import RunConstants, terminal
 from ..workloads.tpcc.transactions import MODULES
 from .vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
-                    MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, PUBLISHED_AFTER_NS, Recorder,
-                    UserFailed)
+                    MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, PUBLISHED_AFTER_NS, RETRYABLE_STATES,
+                    Recorder, UserFailed)
 
-RETRYABLE_STATES = ("40001", "40P01")  # serialization failure, deadlock: run it again
 LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _NAMES = tuple(m.NAME for m in MODULES)
@@ -108,7 +107,6 @@ class ProcUsers:
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,
             fatal=FATAL_STATES, bulk=self.bulk)
         loop = asyncio.get_running_loop()
-        told = False
         try:
             while True:
                 job = loop.run_in_executor(None, lp.run)
@@ -120,22 +118,16 @@ class ProcUsers:
                     raise
                 if event == _native.SAMPLES:
                     self._drain(rec)
-                elif event == _native.BOUNDARY:
-                    told = True
-                    if rec.on_boundary is not None:
-                        rec.on_boundary(0, len(self.conns))
-                elif event == _native.FINISHED:
-                    break
                 elif event == _native.FAILED:
                     raise UserFailed(lp.error or "the virtual users failed")
-                else:  # STOPPED
-                    break
+                elif event == _native.STOPPED:
+                    return
+                elif rec.on_boundary is not None:  # BOUNDARY (ramp-up), then FINISHED
+                    rec.on_boundary(0 if event == _native.BOUNDARY else 1, len(self.conns))
+                if event == _native.FINISHED:
+                    return
         finally:
             self._absorb(rec)
-        if not told and rec.on_boundary is not None:
-            rec.on_boundary(0, len(self.conns))
-        if rec.on_boundary is not None:
-            rec.on_boundary(1, len(self.conns))
 
     def _drain(self, rec: Recorder) -> None:
         for kind, raw in enumerate(self.loop.take_samples()):
@@ -147,10 +139,7 @@ class ProcUsers:
         if self.loop is None:
             return
         self._drain(rec)
-        c = self.loop.counts()
-        rec.add_counts(c["committed"], c["rolled_back"], c["errors"], c["retries"],
-                       c["total_us"], c["skipped"], self.loop.completed, self.loop.new_orders,
-                       (c["cross_ns_ramp"], c["cross_ns_end"]))
+        rec.add_counts(self.loop.counts())
 
     async def aclose(self) -> None:
         if not self._closed:

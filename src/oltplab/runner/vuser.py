@@ -37,6 +37,7 @@ from ..workloads.tpcc.inputs import RunConstants, terminal
 from ..workloads.tpcc.transactions import MODULES, prepare
 
 RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
+RETRYABLE_STATES = ("40001", "40P01")  # the same two, as SQLSTATEs (procedures mode)
 MAX_RETRIES = 100  # per transaction
 BULK_SAMPLES = 1 << 20  # response times held per type before they enter the histogram
 MAX_CONSECUTIVE_ERRORS = 100  # then the user gives up: something is broken, not contended
@@ -128,20 +129,19 @@ class Recorder:
         if len(samples) >= BULK_SAMPLES:
             self._drain(kind)
 
-    def add_counts(self, committed, rolled_back, errors, retries, total_us, skipped: int,
-                   completed: int, new_orders: int, cross_ns) -> None:
-        """Counts kept elsewhere (the C loop of procedures mode) under the same rules."""
+    def add_counts(self, c: dict) -> None:
+        """Counts kept elsewhere under the same rules: ``_native.ProcLoop.counts()``."""
         for k in mix.TYPES:
-            self.committed[k] += committed[k]
-            self.rolled_back[k] += rolled_back[k]
-            self.errors[k] += errors[k]
-            self.retries[k] += retries[k]
-            self.total_us[k] += total_us[k]
-        self.skipped += skipped
-        self.completed += completed
-        self.new_orders += new_orders
+            self.committed[k] += c["committed"][k]
+            self.rolled_back[k] += c["rolled_back"][k]
+            self.errors[k] += c["errors"][k]
+            self.retries[k] += c["retries"][k]
+            self.total_us[k] += c["total_us"][k]
+        self.skipped += c["skipped"]
+        self.completed += c["completed"]
+        self.new_orders += c["new_orders"]
         for boundary in (0, 1):
-            self.cross_ns[boundary].extend(cross_ns[boundary])
+            self.cross_ns[boundary].extend(c["cross_ns"][boundary])
 
     def failed(self, kind: int, start: int, end: int, retries: int) -> None:
         if start >= self.ramp_end and end <= self.measure_end:
