@@ -1,9 +1,12 @@
 """The C part of oltplab (the rest is declared in pyproject.toml)."""
 
+from glob import glob
+
 from setuptools import Extension, setup
 
 setup(ext_modules=[
-    Extension("oltplab._native", ["src/oltplab/_native.c"],
+    Extension("oltplab._native", sorted(glob("src/oltplab/native/*.c")),
+              depends=glob("src/oltplab/native/*.h"),
               extra_compile_args=["-O2", "-std=gnu11", "-Wall", "-Wno-missing-braces"],
               libraries=["dl", "m"]),
 ])
