@@ -12,7 +12,10 @@
 
 Since PostgreSQL 15 a busy backend publishes its counts at most once a second (an idle one
 up to 10 s later), so per-second values jitter around the true rate while averages over a
-step are right. The sampler's own query is one transaction per sample, counted in commits.
+step are right. The sampler's own query is one transaction per sample, counted in commits and
+in the instance-wide TPM. The sampler connects to the maintenance database (``postgres``) when
+it can, so that its transactions never count in the workload database's row (the driver's
+``workload_tpm``); it falls back to the DSN's own database, and ``describe()`` says which.
 
 The connection belongs to the sampler's thread, which runs its own asyncio loop. A lost
 connection is retried every ``retry_s`` seconds; the samples in between are null.
@@ -25,6 +28,8 @@ import time
 
 from ...errors import DatabaseError
 from . import NAN, Source
+
+MAINTENANCE_DB = "postgres"
 
 COLUMNS = ("db.commits_s", "db.rollbacks_s", "db.blks_read_s", "db.blks_hit_s",
            "db.wal_bytes_s", "db.checkpoints_s")
@@ -103,6 +108,8 @@ class DatabaseSource(Source):
         self._prev: tuple | None = None
         self._prev_t = 0
         self._retry_at = 0
+        self._database: str | None = None  # where the sampler's transactions count
+        self._workload_db: str | None = None
 
     def open(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -111,17 +118,42 @@ class DatabaseSource(Source):
         except DatabaseError as e:  # read() retries
             self.errors.append(str(e))
 
-    def _connect(self) -> None:
+    def _open_conn(self, database: str | None):
         import asyncpg
 
+        return self._loop.run_until_complete(asyncpg.connect(
+            self.dsn, database=database, timeout=self.connect_timeout,
+            server_settings={"application_name": "oltplab-sampler"}))
+
+    def _elsewhere(self, conn):
+        """A connection to the maintenance database instead of ``conn``'s, when the server
+        lets us (then ``conn`` is closed), else ``conn``."""
+        if self._workload_db == MAINTENANCE_DB:
+            return conn
         try:
-            conn = self._loop.run_until_complete(asyncpg.connect(
-                self.dsn, timeout=self.connect_timeout,
-                server_settings={"application_name": "oltplab-sampler"}))
+            other = self._open_conn(MAINTENANCE_DB)
+        except Exception:  # no such database, or no right to connect: stay
+            return conn
+        conn.terminate()
+        return other
+
+    def _connect(self) -> None:
+        try:
+            conn = self._open_conn(None)
+            try:
+                if self._workload_db is None:
+                    self._workload_db = self._loop.run_until_complete(conn.fetchval(
+                        "SELECT current_database()", timeout=self.query_timeout))
+            except Exception:
+                conn.terminate()
+                raise
+            conn = self._elsewhere(conn)
         except Exception as e:
             self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
             raise DatabaseError(f"sampler cannot connect to the database: {e}") from None
         try:
+            self._database = self._loop.run_until_complete(conn.fetchval(
+                "SELECT current_database()", timeout=self.query_timeout))
             self._version = int(self._loop.run_until_complete(conn.fetchval(
                 "SELECT current_setting('server_version_num')", timeout=self.query_timeout)))
         except Exception as e:
@@ -166,7 +198,10 @@ class DatabaseSource(Source):
 
     def describe(self) -> dict:
         return {"server_version_num": self._version,
-                "checkpoints_from": checkpoints_from(self._version) if self._version else None}
+                "checkpoints_from": checkpoints_from(self._version) if self._version else None,
+                "connected_to": self._database,
+                "counts_in_workload_database": (self._database == self._workload_db
+                                                if self._database else None)}
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
