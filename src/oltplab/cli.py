@@ -262,7 +262,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
             if sampler is not None:
                 sampler.start()
             outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step,
-                               on_mark=sampler.mark if sampler else None)
+                               on_mark=sampler.mark if sampler else None,
+                               sampler_db=sampler.database if sampler else None)
             status, error = outcome.status, outcome.error
             record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}

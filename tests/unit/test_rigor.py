@@ -60,6 +60,8 @@ def test_tpm_disagreement_warns_above_one_percent_with_the_figures():
     [w] = warnings(client_tpm=6070, server_tpm=6000)
     assert "6,070" in w and "6,000" in w and "1.17%" in w and "bound 1.00%" in w
     assert warnings(client_tpm=6000, server_tpm=None) == []
+    [w] = warnings(client_tpm=5900, server_tpm=6000, autovacuum_runs=14)
+    assert w.endswith("(bound 1.00%); 14 autovacuum runs in the window count on the server")
 
 
 def test_noise_range_is_three_binomial_standard_errors_at_the_target():

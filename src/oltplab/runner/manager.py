@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from multiprocessing.connection import Connection
@@ -116,8 +117,13 @@ def is_local(dsn: str) -> bool:
                for h in hosts)
 
 
-def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None) -> RunOutcome:
+def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
+             sampler_db=None) -> RunOutcome:
     """Run every step of ``spec.users`` against the loaded database at ``dsn``.
+
+    ``sampler_db`` is the telemetry sampler's database source (telemetry/sources/database.py):
+    its samples that count in the workload database's row are subtracted from
+    ``workload_tpm``, and the snapshots take its lock.
 
     ``on_mark(name, t_ns, **attrs)`` hears the step boundaries on the monotonic clock, for a
     telemetry timeline: ``step_start`` (workers spawned), ``ramp_end`` and ``measure_end``
@@ -128,7 +134,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None) 
     info = schema_info(dsn)
     rng = random.Random(spec.seed)
     constants = draw_constants(rng, info.c_last_load)
-    monitor = _Monitor(dsn)
+    monitor = _Monitor(dsn, sampler_db)
     steps: list[dict] = []
     status, error, most_workers = "completed", None, 0
     try:
@@ -167,8 +173,9 @@ class _StepFailed(Exception):
 class _Monitor:
     """The manager's own connection: checks before the run and the server snapshots."""
 
-    def __init__(self, dsn: str):
+    def __init__(self, dsn: str, sampler_db=None):
         self.dsn = dsn
+        self.sampler_db = sampler_db
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda loop, context: None)  # the library never prints
         self.conn = None
@@ -216,11 +223,12 @@ class _Monitor:
         transactions, so that exactly MONITOR_XACTS of them fall between two snapshots."""
         try:
             conn = self._connection()
-            if self.flush_stats:
-                self._run(conn.execute(FLUSH_SQL, timeout=SNAPSHOT_TIMEOUT_S),
-                          SNAPSHOT_TIMEOUT_S + 1)
-            return self._run(counters.snapshot(conn, timeout=SNAPSHOT_TIMEOUT_S),
-                             SNAPSHOT_TIMEOUT_S + 1)
+            with self.sampler_db.lock if self.sampler_db is not None else nullcontext():
+                if self.flush_stats:
+                    self._run(conn.execute(FLUSH_SQL, timeout=SNAPSHOT_TIMEOUT_S),
+                              SNAPSHOT_TIMEOUT_S + 1)
+                return self._run(counters.snapshot(conn, timeout=SNAPSHOT_TIMEOUT_S),
+                                 SNAPSHOT_TIMEOUT_S + 1)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError) as e:
             self.reset()
             raise _StepFailed(f"server snapshot failed: {type(e).__name__}: {e}") from None
@@ -528,6 +536,11 @@ class _Step:
             server["xacts_delta"] -= own
             server["workload_xacts_delta"] -= own
             server["own_xacts_excluded"] = own
+            sampler = self.monitor.sampler_db
+            if sampler is not None:  # HammerDB's TPM keeps the sampler, as any monitoring
+                sampled = sampler.transactions_between(self.s0.t_ns, self.s1.t_ns)
+                server["workload_xacts_delta"] -= sampled
+                server["sampler_xacts_excluded"] = sampled
             seconds = (self.s1.t_ns - self.s0.t_ns) / 1e9
             tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"], seconds)
             workload_tpm = rate(server["workload_xacts_delta"], seconds)
@@ -538,7 +551,8 @@ class _Step:
         cpu_s = sum(f.cpu_s for f in self.finals.values())
         completed = sum(f.completed for f in self.finals.values())
         rigor_fields = self._rigor(counts, inputs, client_tpm,
-                                   workload_tpm if workload_tpm is not None else tpm, end_ns)
+                                   workload_tpm if workload_tpm is not None else tpm, end_ns,
+                                   server)
         return {
             "users": self.users,
             "rampup_s": self.spec.rampup,
@@ -563,7 +577,7 @@ class _Step:
         }
 
     def _rigor(self, counts: dict, inputs: dict, client_tpm: int, server_tpm: int | None,
-               end_ns: int) -> dict:
+               end_ns: int, server: dict | None) -> dict:
         """The step's input shares, completions per 10 s and warnings (metrics/rigor.py)."""
         new_order = counts["new_order"]
         series = [self.points[k] for k in sorted(self.points)]
@@ -577,7 +591,8 @@ class _Step:
             retries=sum(c.retries for c in counts.values()), inputs=inputs,
             committed_new_orders=new_order.committed,
             rolled_back_new_orders=new_order.rolled_back, warehouses=self.warehouses,
-            cv=cv, intervals=len(per_10s))
+            cv=cv, intervals=len(per_10s),
+            autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0))
         return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
                 "input_counts": inputs,
                 "throughput": {"interval_s": rigor.INTERVAL_S, "completed": per_10s,

@@ -15,8 +15,8 @@ at least a second after its previous publication (else after 10 s idle). When a 
 reaches ramp_end, and again at measure_end, it therefore asks its backend to publish now
 (``pg_stat_force_next_flush()``, between two transactions, waking from a keying or think time
 if need be) unless, by the same rule seen from the client, nothing can be pending. The manager
-snapshots the server's counters once every user has crossed, which makes the server-side TPM
-of the window exact (see engines/postgres/counters.py). Users that wait between transactions
+snapshots the server's counters once every user has crossed, so that the server-side counts
+cover the window (see engines/postgres/counters.py for what else they hold). Users that wait between transactions
 seldom need the flush, so a thousand of them do not all query the server at the same instant.
 The user stops at measure_end; a transaction in flight then finishes but does not count.
 """

@@ -4,9 +4,11 @@
   other databases and monitoring count too (HammerDB's TPM);
 - workload transactions: ``xact_commit + xact_rollback`` of the workload's database row alone
   (``current_database()`` of the snapshot's connection);
-- new orders: ``sum(d_next_o_id)`` over DISTRICT, which only committed New-Orders advance.
+- new orders: ``sum(d_next_o_id)`` over DISTRICT, which only committed New-Orders advance;
+- autovacuum runs: ``sum(autovacuum_count + autoanalyze_count)`` over the workload's tables,
+  whose transactions count in both transaction figures (a few per table and run).
 
-All three are read in one statement. The district sum is transactional and exact at that
+All four are read in one statement. The district sum is transactional and exact at that
 instant. The transaction counts are not: since PostgreSQL 15 a backend publishes them to
 shared memory when a transaction ends at least a second after its previous publication, or
 after 10 s idle, and only together with pending table statistics. A plain snapshot would miss
@@ -36,7 +38,8 @@ SNAPSHOT_SQL = """
 SELECT (SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database)::bigint,
        (SELECT sum(d_next_o_id) FROM district)::bigint,
        (SELECT xact_commit + xact_rollback FROM pg_stat_database
-         WHERE datname = current_database())::bigint"""
+         WHERE datname = current_database())::bigint,
+       (SELECT sum(autovacuum_count + autoanalyze_count) FROM pg_stat_user_tables)::bigint"""
 
 
 @dataclass(frozen=True)
@@ -45,17 +48,20 @@ class ServerCounters:
     xacts: int
     d_next_o_id: int
     workload_xacts: int = 0  # the workload database's row alone
+    autovacuum_runs: int = 0
 
 
 async def snapshot(conn, timeout: float | None = 10.0) -> ServerCounters:
     """The counters in one round trip on an asyncpg connection to the TPC-C database."""
     row = await conn.fetchrow(SNAPSHOT_SQL, timeout=timeout)
     return ServerCounters(t_ns=time.monotonic_ns(), xacts=int(row[0] or 0),
-                          d_next_o_id=int(row[1] or 0), workload_xacts=int(row[2] or 0))
+                          d_next_o_id=int(row[1] or 0), workload_xacts=int(row[2] or 0),
+                          autovacuum_runs=int(row[3] or 0))
 
 
 def delta(start: ServerCounters, end: ServerCounters) -> dict:
-    """{xacts_delta, workload_xacts_delta, d_next_o_id_delta} between two snapshots."""
+    """The counters' changes between two snapshots."""
     return {"xacts_delta": end.xacts - start.xacts,
             "workload_xacts_delta": end.workload_xacts - start.workload_xacts,
-            "d_next_o_id_delta": end.d_next_o_id - start.d_next_o_id}
+            "d_next_o_id_delta": end.d_next_o_id - start.d_next_o_id,
+            "autovacuum_runs_delta": end.autovacuum_runs - start.autovacuum_runs}

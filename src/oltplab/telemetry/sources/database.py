@@ -16,6 +16,10 @@ step are right. The sampler's own query is one transaction per sample, counted i
 in the instance-wide TPM. The sampler connects to the maintenance database (``postgres``) when
 it can, so that its transactions never count in the workload database's row (the driver's
 ``workload_tpm``); it falls back to the DSN's own database, and ``describe()`` says which.
+There, on PostgreSQL 15 and later, each sample also runs ``pg_stat_force_next_flush()`` so that
+its transaction is published before its answer arrives, and ``transactions_between`` tells the
+driver how many fell between two of its snapshots: both take ``lock``, so a sample lies wholly
+before or after a snapshot.
 
 The connection belongs to the sampler's thread, which runs its own asyncio loop. A lost
 connection is retried every ``retry_s`` seconds; the samples in between are null.
@@ -24,6 +28,7 @@ connection is retried every ``retry_s`` seconds; the samples in between are null
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 from ...errors import DatabaseError
@@ -62,6 +67,9 @@ CHECKPOINTS_FROM = {180000: "pg_stat_checkpointer.num_done",
                     0: "pg_stat_bgwriter.checkpoints_timed + checkpoints_req"}
 
 
+FLUSH_FROM = ", (SELECT pg_stat_force_next_flush()) AS flush"  # joins one row: same sums
+
+
 def query_for(version_num: int) -> str:
     """The counters statement for a server of ``server_version_num``."""
     if version_num >= 180000:
@@ -92,9 +100,12 @@ class DatabaseSource(Source):
     name = "database"
 
     def __init__(self, dsn: str, connect_timeout: float = 5.0, query_timeout: float = 2.0,
-                 retry_s: float = 5.0):
+                 retry_s: float = 5.0, maintenance_db: str | None = MAINTENANCE_DB):
         super().__init__()
         self.dsn = dsn
+        self.maintenance_db = maintenance_db
+        self.lock = threading.Lock()  # a sample, or a snapshot of the driver's
+        self._sent: list[int] = []  # when each sample counted in the workload's row was sent
         self.connect_timeout = connect_timeout
         self.query_timeout = query_timeout
         self.retry_s = retry_s
@@ -128,10 +139,10 @@ class DatabaseSource(Source):
     def _elsewhere(self, conn):
         """A connection to the maintenance database instead of ``conn``'s, when the server
         lets us (then ``conn`` is closed), else ``conn``."""
-        if self._workload_db == MAINTENANCE_DB:
+        if self.maintenance_db is None or self._workload_db == self.maintenance_db:
             return conn
         try:
-            other = self._open_conn(MAINTENANCE_DB)
+            other = self._open_conn(self.maintenance_db)
         except Exception:  # no such database, or no right to connect: stay
             return conn
         conn.terminate()
@@ -161,6 +172,8 @@ class DatabaseSource(Source):
             self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
             raise DatabaseError(f"sampler cannot query the database: {e}") from None
         self._sql = query_for(self._version)
+        if self._database == self._workload_db and self._version >= 150000:
+            self._sql += FLUSH_FROM
         try:
             self._stmt = self._loop.run_until_complete(conn.prepare(self._sql))
         except Exception as e:
@@ -184,17 +197,28 @@ class DatabaseSource(Source):
             if t_ns < self._retry_at:
                 return [NAN] * len(COLUMNS)
             self._connect()
-        try:
-            row = self._loop.run_until_complete(self._stmt.fetchrow(timeout=self.query_timeout))
-        except Exception as e:
-            self._drop()
-            raise DatabaseError(f"sampler query failed: {e}") from None
+        with self.lock:
+            sent = time.monotonic_ns()
+            try:
+                row = self._loop.run_until_complete(
+                    self._stmt.fetchrow(timeout=self.query_timeout))
+            except Exception as e:
+                self._drop()
+                raise DatabaseError(f"sampler query failed: {e}") from None
+            if self._database == self._workload_db:
+                self._sent.append(sent)
         cur = tuple(row)
         prev, prev_t = self._prev, self._prev_t
         self._prev, self._prev_t = cur, t_ns
         if prev is None:
             return [NAN] * len(COLUMNS)
         return db_rates(prev, cur, (t_ns - prev_t) / 1e9)
+
+    def transactions_between(self, t0_ns: int, t1_ns: int) -> int:
+        """The samples counted in the workload database's row that were sent between two
+        instants taken under ``lock`` (0 when the sampler is connected elsewhere)."""
+        with self.lock:
+            return sum(t0_ns < t < t1_ns for t in self._sent)
 
     def describe(self) -> dict:
         return {"server_version_num": self._version,
