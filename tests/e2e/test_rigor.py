@@ -33,6 +33,11 @@ def test_the_sampler_counts_in_tpm_but_not_in_workload_tpm(quiet_w1, tmp_path, m
     # 20 samples a second on the maintenance database: in the instance's count only
     assert step["tpm"] - step["workload_tpm"] > 500, step
     assert abs(step["workload_tpm"] - step["client_tpm"]) <= 0.005 * step["client_tpm"], step
+    # to the transaction: the server also counts each retried or failed attempt and what
+    # each user had in flight at measure_end
+    tx = step["transactions"].values()
+    extra = step["server"]["workload_xacts_delta"] - sum(t["count"] for t in tx)
+    assert 0 <= extra <= 2 + sum(t["retries"] + t["errors"] for t in tx), step["server"]
     timeline = json.loads((tmp_path / run["id"] / "timeline.json").read_text())
     assert timeline["database"]["connected_to"] == "postgres"
     assert timeline["database"]["counts_in_workload_database"] is False

@@ -24,5 +24,8 @@ def test_workload_tpm_subtracts_a_sampler_that_counts_in_the_workload_database(q
     assert server["sampler_xacts_excluded"] >= 80, server  # 20 a second for 8 s, less a busy CPU
     assert server["autovacuum_runs_delta"] == 0
     assert abs(step["workload_tpm"] - step["client_tpm"]) <= 0.005 * step["client_tpm"], step
+    tx = step["transactions"].values()
+    extra = server["workload_xacts_delta"] - sum(t["count"] for t in tx)
+    assert 0 <= extra <= 2 + sum(t["retries"] + t["errors"] for t in tx), server
     # HammerDB's instance-wide TPM keeps the sampler
     assert step["tpm"] - step["workload_tpm"] >= server["sampler_xacts_excluded"] * 60 / 9

@@ -541,9 +541,13 @@ class _Step:
                 sampled = sampler.transactions_between(self.s0.t_ns, self.s1.t_ns)
                 server["workload_xacts_delta"] -= sampled
                 server["sampler_xacts_excluded"] = sampled
-            seconds = (self.s1.t_ns - self.s0.t_ns) / 1e9
-            tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"], seconds)
-            workload_tpm = rate(server["workload_xacts_delta"], seconds)
+            # The counts hold what the users finished between their flushes at the window's
+            # boundaries, whatever the manager's delay in snapshotting: per minute of the
+            # window, the client's time base.
+            server["snapshot_s"] = round((self.s1.t_ns - self.s0.t_ns) / 1e9, 3)
+            tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"],
+                                     measured_s)
+            workload_tpm = rate(server["workload_xacts_delta"], measured_s)
         client_tpm, client_nopm = client_rates(counts, measured_s)
         transactions = {name: transaction_entry(counts[name], hists[name]) for name in mix.NAMES}
         transactions["delivery"]["skipped_districts"] = \
