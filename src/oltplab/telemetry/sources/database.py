@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from array import array
 
 from ...errors import DatabaseError
 from . import NAN, Source
@@ -105,7 +106,7 @@ class DatabaseSource(Source):
         self.dsn = dsn
         self.maintenance_db = maintenance_db
         self.lock = threading.Lock()  # a sample, or a snapshot of the driver's
-        self._sent: list[int] = []  # when each sample counted in the workload's row was sent
+        self._sent = array("q")  # when each sample counted in the workload's row was sent
         self.connect_timeout = connect_timeout
         self.query_timeout = query_timeout
         self.retry_s = retry_s
