@@ -86,3 +86,26 @@ def scratch_w1(pg, loaded_w1) -> str:
     """A private copy of the W=1 database that a test may change."""
     template = loaded_w1.split("?")[0].rsplit("/", 1)[1]
     return pg.create_db("s1", template=template)
+
+
+@pytest.fixture
+def quiet_w1(scratch_w1) -> str:
+    """A private W=1 copy whose tables autovacuum leaves alone: autovacuum's transactions
+    count in the workload database's row like any session's, and a test that compares server
+    and client counts over a few seconds keeps them out."""
+    import asyncio
+
+    import asyncpg
+
+    async def go():
+        conn = await asyncpg.connect(scratch_w1)
+        try:
+            for (table,) in await conn.fetch(
+                    "SELECT relname FROM pg_class WHERE relkind = 'r'"
+                    " AND relnamespace = 'public'::regnamespace"):
+                await conn.execute(f'ALTER TABLE "{table}" SET (autovacuum_enabled = off)')
+        finally:
+            await conn.close()
+
+    asyncio.run(go())
+    return scratch_w1

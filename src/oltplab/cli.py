@@ -216,7 +216,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
     from .results.store import RunRecord
     from .runner.manager import run_tpcc
     from .telemetry.host import host_metadata
-    from .ui import LiveLine, err, steps_table
+    from .ui import LiveLine, err, fmt_int
     from .workloads.tpcc.schema import require_warehouses, schema_info
 
     with database(spec, need_connections=max(rspec.users) + 21) as target:
@@ -247,10 +247,13 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
 
         def on_tick(t) -> None:
             line.show(f"step {t.step + 1}/{len(rspec.users)}  users {t.users}  {t.phase:<10} "
-                      f"{t.elapsed_s:6.0f} s  TPM {t.tpm:>9,.0f}  NOPM {t.nopm:>9,.0f}")
+                      f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
+                      f"client NOPM {t.nopm:>9,.0f}")
 
         def on_step(step: dict) -> None:
-            line.done(f"step users={step['users']}: TPM {step['tpm']:,.0f}  NOPM {step['nopm']:,.0f}"
+            line.done(f"step users={step['users']}: TPM (instance) {fmt_int(step['tpm'])}  "
+                      f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
+                      f"NOPM {fmt_int(step['nopm'])}"
                       f"{'  (partial)' if step.get('partial') else ''}")
             record.add_step(step)
 
@@ -259,7 +262,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
             if sampler is not None:
                 sampler.start()
             outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step,
-                               on_mark=sampler.mark if sampler else None)
+                               on_mark=sampler.mark if sampler else None,
+                               sampler_db=sampler.database if sampler else None)
             status, error = outcome.status, outcome.error
             record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
@@ -278,11 +282,19 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
             save_timeline(sampler, record)
             _copy_log(target, record.path, log_offset)
             record.finish(status, error)
-    out_table = steps_table(record.data)
-    from .ui import out
-    out.print(out_table)
+    _print_steps(record.data)
     err.print(f"saved {record.path}")
     return record.data
+
+
+def _print_steps(run: dict) -> None:
+    """The step table, the input shares, then the warnings (which never change the exit code)."""
+    from .ui import inputs_table, out, steps_table, warning_lines
+    out.print(steps_table(run))
+    if run.get("steps"):
+        out.print(inputs_table(run))
+    for line in warning_lines(run):
+        click.echo(line)
 
 
 def _sync_steps(record, steps: list[dict]) -> None:
@@ -441,7 +453,6 @@ def results_list(results_dir, as_json):
 def results_show(run, results_dir, as_json):
     """One run (RUN is a folder name, a unique prefix, a label or 'latest')."""
     from .results.store import load_run
-    from .ui import out, steps_table
     data = load_run(results_dir, run)
     if as_json:
         data = {k: v for k, v in data.items() if not k.startswith("_")}
@@ -449,10 +460,11 @@ def results_show(run, results_dir, as_json):
         return
     if data.get("kind") == "fio":
         from .storage.cli import steps_table as fio_table
+        from .ui import out
         out.print(fio_table(data))
         click.echo(f"folder: {data.get('_path')}")
         return
-    out.print(steps_table(data))
+    _print_steps(data)
     db = data.get("database", {})
     click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
     if data.get("constants"):

@@ -58,10 +58,17 @@ def fmt_ms(x: Any) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def fmt_pct(x: Any) -> str:
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
 def steps_table(run: dict[str, Any]) -> Table:
+    """TPM (instance): HammerDB's, every database of the server; TPM (workload): the
+    workload's database alone, the sampler excluded."""
     t = Table(title=f"{run.get('id', '')}  [{run.get('status')}]", title_justify="left")
-    for col in ("users", "TPM", "NOPM", "client TPM", "client NOPM", "NOPM/user",
-                "NO p95 ms", "NO p99 ms", "PY p99 ms", "retries", "errors"):
+    for col in ("users", "TPM (instance)", "TPM (workload)", "NOPM", "client TPM",
+                "client NOPM", "NOPM/user", "NO p95 ms", "NO p99 ms", "PY p99 ms", "retries",
+                "errors"):
         t.add_column(col, justify="right")
     for s in run.get("steps", []):
         tx = s.get("transactions", {})
@@ -73,12 +80,41 @@ def steps_table(run: dict[str, Any]) -> Table:
         per_user = (s.get("nopm") or 0) / users if users else None
         t.add_row(
             f"{users}{'*' if s.get('partial') else ''}",
-            fmt_int(s.get("tpm")), fmt_int(s.get("nopm")),
+            fmt_int(s.get("tpm")), fmt_int(s.get("workload_tpm")), fmt_int(s.get("nopm")),
             fmt_int(s.get("client_tpm")), fmt_int(s.get("client_nopm")), fmt_int(per_user),
             fmt_ms(no.get("p95")), fmt_ms(no.get("p99")), fmt_ms(py.get("p99")),
             str(retries), str(errors),
         )
     return t
+
+
+INPUT_COLUMNS = (("remote order lines", "remote_order_lines"),
+                 ("remote payments", "remote_payments"),
+                 ("payments by name", "payments_by_last_name"),
+                 ("order-status by name", "order_status_by_last_name"),
+                 ("rolled-back New-Orders", "rolled_back_new_orders"),
+                 ("skipped deliveries", "skipped_deliveries"))
+
+
+def inputs_table(run: dict[str, Any]) -> Table:
+    """The input shares of clause 5.5 per step, and the throughput's variation per 10 s."""
+    t = Table(title="inputs (clause 5.5) and stability", title_justify="left")
+    for col in ("users", *(c for c, _ in INPUT_COLUMNS), "lines/order", "CV per 10 s"):
+        t.add_column(col, justify="right")
+    for s in run.get("steps", []):
+        shares = s.get("inputs") or {}
+        lines = shares.get("order_lines_per_order")
+        cv = (s.get("throughput") or {}).get("cv")
+        t.add_row(f"{s.get('users')}{'*' if s.get('partial') else ''}",
+                  *(fmt_pct(shares.get(k)) for _, k in INPUT_COLUMNS),
+                  "-" if lines is None else f"{lines:.2f}", fmt_pct(cv))
+    return t
+
+
+def warning_lines(run: dict[str, Any]) -> list[str]:
+    """One line per warning of every step (none when nothing is wrong)."""
+    return [f"warning: users {s.get('users')}: {w}"
+            for s in run.get("steps", []) for w in s.get("warnings") or []]
 
 
 def runs_table(runs: list[dict[str, Any]]) -> Table:

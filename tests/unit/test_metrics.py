@@ -69,10 +69,13 @@ def test_rates_per_minute():
 
 
 def test_server_rates_known_answer():
-    start = ServerCounters(t_ns=0, xacts=10_000, d_next_o_id=30_010)
-    end = ServerCounters(t_ns=120 * 10**9, xacts=34_000, d_next_o_id=40_510)
+    start = ServerCounters(t_ns=0, xacts=10_000, d_next_o_id=30_010, workload_xacts=9_000,
+                           autovacuum_runs=4)
+    end = ServerCounters(t_ns=120 * 10**9, xacts=34_000, d_next_o_id=40_510,
+                         workload_xacts=32_880, autovacuum_runs=7)
     d = delta(start, end)
-    assert d == {"xacts_delta": 24_000, "d_next_o_id_delta": 10_500}
+    assert d == {"xacts_delta": 24_000, "workload_xacts_delta": 23_880,
+                 "d_next_o_id_delta": 10_500, "autovacuum_runs_delta": 3}
     assert server_rates(d["xacts_delta"], d["d_next_o_id_delta"], 120.0) == (12_000, 5_250)
 
 

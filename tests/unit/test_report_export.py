@@ -8,8 +8,8 @@ import pytest
 
 from oltplab.report.export import export_csv
 
-from .test_report_fixtures import (NOPM, USERS, fio_record, timeline_dict, tpcc_record,
-                                   write_run)
+from .test_report_fixtures import (NOPM, USERS, WARNING, fio_record, timeline_dict,
+                                   tpcc_record, write_run)
 
 
 def read(path):
@@ -21,13 +21,20 @@ def test_tpcc_tables_and_samples(tmp_path):
     record = write_run(tmp_path / "run", tpcc_record("pg18"), timeline_dict())
     paths = export_csv(record, tmp_path / "csv")
     assert [p.name for p in paths] == [
-        "run.csv", "steps.csv", "transactions.csv", "host_per_step.csv",
+        "run.csv", "steps.csv", "inputs.csv", "warnings.csv", "transactions.csv",
+        "host_per_step.csv",
         "devices_per_step.csv", "configuration.csv", "host.csv", "database.csv",
         "database_settings.csv", "telemetry.csv", "timeline.csv"]
     steps = read(tmp_path / "csv" / "steps.csv")
-    assert steps[0][:3] == ["users", "TPM", "NOPM"]
-    assert [int(r[2]) for r in steps[1:]] == [NOPM[u] for u in USERS]
+    assert steps[0][:4] == ["users", "TPM (instance)", "TPM (workload)", "NOPM"]
+    assert [int(r[3]) for r in steps[1:]] == [NOPM[u] for u in USERS]
     assert steps[1][-1] == "False"
+    inputs = read(tmp_path / "csv" / "inputs.csv")
+    assert inputs[0][:3] == ["users", "remote order lines", "remote payments"]
+    assert [float(v) for v in inputs[1][1:7]] == [0.0101, 0.149, 0.6, 0.61, 0.0099, 0.0]
+    assert inputs[1][8] == "" and inputs[-1][-1] == "1"  # no CV; one warning at 8 users
+    assert read(tmp_path / "csv" / "warnings.csv") == [["users", "warning"],
+                                                       [str(USERS[-1]), WARNING]]
     tx = read(tmp_path / "csv" / "transactions.csv")
     assert len(tx) == 1 + 5 * len(USERS)
     host = read(tmp_path / "csv" / "host_per_step.csv")

@@ -28,8 +28,9 @@ def test_record_lifecycle(tmp_path):
     assert load_run(tmp_path, "lab")["id"] == rec.path.name
     assert load_run(tmp_path, rec.path.name[:8])["id"] == rec.path.name
     rows = (rec.path / "steps.csv").read_text().splitlines()
-    assert len(rows) == 3 and rows[0].startswith("users,tpm,nopm")
-    assert rows[2].split(",")[:3] == ["2", "4370.0", "1900"]
+    assert len(rows) == 3 and rows[0].startswith("users,tpm,workload_tpm,nopm")
+    assert rows[0].endswith(",skipped_deliveries,order_lines_per_order,warnings")
+    assert rows[2].split(",")[:4] == ["2", "4370.0", "", "1900"]
 
 
 def test_run_dirs_are_unique(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..metrics.rigor import SHARE_KEYS
 
 SCHEMA_VERSION = 1
 TRANSACTION_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -61,21 +62,27 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
 
 
 def steps_csv(steps: list[dict[str, Any]]) -> str:
-    """One row per step: users, server and client TPM/NOPM, per type counts and latencies (ms)."""
-    header = ["users", "tpm", "nopm", "client_tpm", "client_nopm", "measured_s", "partial"]
+    """One row per step: users, server and client TPM/NOPM, per type counts and latencies (ms),
+    the input shares of clause 5.5 and the number of warnings."""
+    header = ["users", "tpm", "workload_tpm", "nopm", "client_tpm", "client_nopm", "measured_s",
+              "partial"]
     for t in TRANSACTION_TYPES:
         header += [f"{t}_count", f"{t}_rolled_back", f"{t}_errors", f"{t}_retries"]
         header += [f"{t}_{k}_ms" for k in LATENCY_KEYS]
+    header += list(SHARE_KEYS) + ["warnings"]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     for s in steps:
-        row = [s.get("users"), s.get("tpm"), s.get("nopm"), s.get("client_tpm"),
-               s.get("client_nopm"), s.get("measured_s"), int(bool(s.get("partial")))]
+        row = [s.get("users"), s.get("tpm"), s.get("workload_tpm"), s.get("nopm"),
+               s.get("client_tpm"), s.get("client_nopm"), s.get("measured_s"),
+               int(bool(s.get("partial")))]
         for t in TRANSACTION_TYPES:
             x = s.get("transactions", {}).get(t, {})
             row += [x.get("count"), x.get("rolled_back"), x.get("errors"), x.get("retries")]
             row += [x.get(k) for k in LATENCY_KEYS]
+        row += [(s.get("inputs") or {}).get(k) for k in SHARE_KEYS]
+        row.append(len(s.get("warnings") or ()))
         w.writerow(row)
     return out.getvalue()
 

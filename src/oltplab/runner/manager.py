@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from multiprocessing.connection import Connection
@@ -38,11 +39,13 @@ import asyncpg
 from ..config import RunSpec
 from ..engines.postgres import counters
 from ..errors import DatabaseError, SchemaError
+from ..metrics import rigor
 from ..metrics.histogram import encode, merge, new_histogram
-from ..metrics.summary import TypeCounts, client_rates, server_rates, transaction_entry
+from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
 from ..workloads.tpcc import mix
 from ..workloads.tpcc.inputs import RunConstants, assign_terminals, draw_constants
 from . import worker
+from .vuser import FLUSH_SQL
 from .messages import (Connected, Failed, Final, Flushed, Progress, Start, Stop, UserPlan,
                        WorkerPlan)
 
@@ -52,6 +55,9 @@ SPAWN_TIMEOUT_S = 30.0
 FINAL_TIMEOUT_S = worker.GRACE_S + 10.0  # after measure_end
 STOP_TIMEOUT_S = 3.0
 SNAPSHOT_TIMEOUT_S = 10.0
+# the monitor's own transactions between the snapshots when it flushes before each one: the
+# ramp_end snapshot's, published by the flush before the measure_end snapshot, and that flush
+MONITOR_XACTS = 2
 BOUNDARY_WAIT_S = 2.0  # longest wait for the users' statistics flushes before a snapshot
 TICK_S = 1.0
 RATE_WINDOW = 5  # ticks over which live rates are computed
@@ -111,8 +117,13 @@ def is_local(dsn: str) -> bool:
                for h in hosts)
 
 
-def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None) -> RunOutcome:
+def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
+             sampler_db=None) -> RunOutcome:
     """Run every step of ``spec.users`` against the loaded database at ``dsn``.
+
+    ``sampler_db`` is the telemetry sampler's database source (telemetry/sources/database.py):
+    its samples that count in the workload database's row are subtracted from
+    ``workload_tpm``, and the snapshots take its lock.
 
     ``on_mark(name, t_ns, **attrs)`` hears the step boundaries on the monotonic clock, for a
     telemetry timeline: ``step_start`` (workers spawned), ``ramp_end`` and ``measure_end``
@@ -123,7 +134,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None) 
     info = schema_info(dsn)
     rng = random.Random(spec.seed)
     constants = draw_constants(rng, info.c_last_load)
-    monitor = _Monitor(dsn)
+    monitor = _Monitor(dsn, sampler_db)
     steps: list[dict] = []
     status, error, most_workers = "completed", None, 0
     try:
@@ -162,8 +173,9 @@ class _StepFailed(Exception):
 class _Monitor:
     """The manager's own connection: checks before the run and the server snapshots."""
 
-    def __init__(self, dsn: str):
+    def __init__(self, dsn: str, sampler_db=None):
         self.dsn = dsn
+        self.sampler_db = sampler_db
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda loop, context: None)  # the library never prints
         self.conn = None
@@ -207,9 +219,16 @@ class _Monitor:
                                 f" {need}; raise max_connections")
 
     def snapshot(self) -> counters.ServerCounters:
+        """The server's counters; first, when it can, the monitor publishes its own pending
+        transactions, so that exactly MONITOR_XACTS of them fall between two snapshots."""
         try:
-            return self._run(counters.snapshot(self._connection(), timeout=SNAPSHOT_TIMEOUT_S),
-                             SNAPSHOT_TIMEOUT_S + 1)
+            conn = self._connection()
+            with self.sampler_db.lock if self.sampler_db is not None else nullcontext():
+                if self.flush_stats:
+                    self._run(conn.execute(FLUSH_SQL, timeout=SNAPSHOT_TIMEOUT_S),
+                              SNAPSHOT_TIMEOUT_S + 1)
+                return self._run(counters.snapshot(conn, timeout=SNAPSHOT_TIMEOUT_S),
+                                 SNAPSHOT_TIMEOUT_S + 1)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError) as e:
             self.reset()
             raise _StepFailed(f"server snapshot failed: {type(e).__name__}: {e}") from None
@@ -245,6 +264,7 @@ class _Step:
                  constants: RunConstants, seed: int, monitor: _Monitor, on_tick, on_mark=None):
         self.index = index
         self.steps = len(spec.users)
+        self.warehouses = warehouses
         self.spec = spec
         self.users = users
         self.monitor = monitor
@@ -270,6 +290,7 @@ class _Step:
         self.connected: set[int] = set()
         self.flushed: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self.progress: dict[int, tuple[int, int]] = {}
+        self.points: dict[int, list[tuple[int, int]]] = {}  # per worker: (t_ns, completed)
         self.rates = collections.deque(maxlen=RATE_WINDOW + 1)
         self.t0 = self.ramp_end = self.measure_end = None
         self.s0 = self.s1 = None
@@ -339,6 +360,7 @@ class _Step:
     def _handle(self, msg) -> None:
         if isinstance(msg, Progress):
             self.progress[msg.worker] = (msg.completed, msg.new_orders)
+            self.points.setdefault(msg.worker, []).append((msg.t_ns, msg.completed))
         elif isinstance(msg, Final):
             self.finals[msg.worker] = msg
         elif isinstance(msg, Flushed):
@@ -496,28 +518,45 @@ class _Step:
         measured_s = max(0.0, (end_ns - self.ramp_end) / 1e9)
         counts = {name: TypeCounts() for name in mix.NAMES}
         hists = {name: new_histogram() for name in mix.NAMES}
-        skipped = 0
+        inputs = rigor.zero_inputs()
         for f in self.finals.values():
-            skipped += f.skipped_districts
+            if f.inputs is not None:
+                rigor.add_inputs(inputs, f.inputs)
             for name, c, h in zip(mix.NAMES, f.counts, f.histograms):
                 counts[name] = counts[name] + c
                 hists[name] = merge([hists[name], h])
-        tpm = nopm = None
+        tpm = nopm = workload_tpm = None
         server = None
         if self.s0 is not None and self.s1 is not None:
             server = counters.delta(self.s0, self.s1)
-            # the users' own statistics flushes that fell between the snapshots are not TPM
+            # the users' and the monitor's own transactions between the snapshots are not TPM
             own = sum(t > self.s0_sent for f in self.finals.values() for t in f.crossings[0])
             own += sum(t <= self.s1_sent for f in self.finals.values() for t in f.crossings[1])
+            own += MONITOR_XACTS if self.flush_stats else 0
             server["xacts_delta"] -= own
+            server["workload_xacts_delta"] -= own
             server["own_xacts_excluded"] = own
-            seconds = (self.s1.t_ns - self.s0.t_ns) / 1e9
-            tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"], seconds)
+            sampler = self.monitor.sampler_db
+            if sampler is not None:  # HammerDB's TPM keeps the sampler, as any monitoring
+                sampled = sampler.transactions_between(self.s0.t_ns, self.s1.t_ns)
+                server["workload_xacts_delta"] -= sampled
+                server["sampler_xacts_excluded"] = sampled
+            # The counts hold what the users finished between their flushes at the window's
+            # boundaries, whatever the manager's delay in snapshotting: per minute of the
+            # window, the client's time base.
+            server["snapshot_s"] = round((self.s1.t_ns - self.s0.t_ns) / 1e9, 3)
+            tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"],
+                                     measured_s)
+            workload_tpm = rate(server["workload_xacts_delta"], measured_s)
         client_tpm, client_nopm = client_rates(counts, measured_s)
         transactions = {name: transaction_entry(counts[name], hists[name]) for name in mix.NAMES}
-        transactions["delivery"]["skipped_districts"] = skipped
+        transactions["delivery"]["skipped_districts"] = \
+            inputs["skipped_deliveries"] if inputs["deliveries"] else None
         cpu_s = sum(f.cpu_s for f in self.finals.values())
         completed = sum(f.completed for f in self.finals.values())
+        rigor_fields = self._rigor(counts, inputs, client_tpm,
+                                   workload_tpm if workload_tpm is not None else tpm, end_ns,
+                                   server)
         return {
             "users": self.users,
             "rampup_s": self.spec.rampup,
@@ -527,6 +566,7 @@ class _Step:
             "ramp_end_at": _wall(self.ramp_end),
             "ended_at": _wall(end_ns),
             "tpm": tpm,
+            "workload_tpm": workload_tpm,
             "nopm": nopm,
             "client_tpm": client_tpm,
             "client_nopm": client_nopm,
@@ -536,5 +576,29 @@ class _Step:
             "driver": {"workers": self.nworkers, "cpu_s": round(cpu_s, 3),
                        "cpu_us_per_transaction":
                            round(cpu_s * 1e6 / completed, 1) if completed else None},
+            **rigor_fields,
             "partial": partial,
         }
+
+    def _rigor(self, counts: dict, inputs: dict, client_tpm: int, server_tpm: int | None,
+               end_ns: int, server: dict | None) -> dict:
+        """The step's input shares, completions per 10 s and warnings (metrics/rigor.py)."""
+        new_order = counts["new_order"]
+        series = [self.points[k] for k in sorted(self.points)]
+        per_10s = rigor.per_interval(series, self.ramp_end, end_ns) if series else []
+        cv = rigor.variation(per_10s)
+        shares = rigor.input_shares(inputs, new_order.committed, new_order.rolled_back)
+        warnings = rigor.step_warnings(
+            client_tpm=client_tpm, server_tpm=server_tpm,
+            completed=sum(c.count for c in counts.values()),
+            errors=sum(c.errors for c in counts.values()),
+            retries=sum(c.retries for c in counts.values()), inputs=inputs,
+            committed_new_orders=new_order.committed,
+            rolled_back_new_orders=new_order.rolled_back, warehouses=self.warehouses,
+            cv=cv, intervals=len(per_10s),
+            autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0))
+        return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
+                "input_counts": inputs,
+                "throughput": {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
+                               "cv": None if cv is None else round(cv, 4)},
+                "warnings": warnings}

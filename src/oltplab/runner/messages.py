@@ -70,7 +70,8 @@ class Flushed:
 
 @dataclass(frozen=True)
 class Progress:
-    """Cumulative completions since Start, ramp-up included (for live rates only)."""
+    """Cumulative completions since Start, ramp-up included, at ``t_ns`` (sent on a
+    one-second grid through ramp_end: live rates, and the step's completions per 10 s)."""
 
     worker: int
     t_ns: int
@@ -85,12 +86,12 @@ class Final:
     worker: int
     counts: tuple[TypeCounts, ...]
     histograms: tuple[str, ...]
-    skipped_districts: int
     completed: int
     new_orders: int
     partial: bool
     crossings: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # users' flush end times
     cpu_s: float = 0.0  # the worker's CPU time (user + system) from Start to Final
+    inputs: dict | None = None  # what the window's transactions drew (Recorder.inputs)
 
 
 @dataclass(frozen=True)

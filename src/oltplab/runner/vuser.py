@@ -15,8 +15,8 @@ at least a second after its previous publication (else after 10 s idle). When a 
 reaches ramp_end, and again at measure_end, it therefore asks its backend to publish now
 (``pg_stat_force_next_flush()``, between two transactions, waking from a keying or think time
 if need be) unless, by the same rule seen from the client, nothing can be pending. The manager
-snapshots the server's counters once every user has crossed, which makes the server-side TPM
-of the window exact (see engines/postgres/counters.py). Users that wait between transactions
+snapshots the server's counters once every user has crossed, so that the server-side counts
+cover the window (see engines/postgres/counters.py for what else they hold). Users that wait between transactions
 seldom need the flush, so a thousand of them do not all query the server at the same instant.
 The user stops at measure_end; a transaction in flight then finishes but does not count.
 """
@@ -31,6 +31,7 @@ from collections import Counter
 import asyncpg
 
 from ..metrics.histogram import HIGHEST_US, encode, new_histogram
+from ..metrics.rigor import add_inputs, zero_inputs
 from ..metrics.summary import TypeCounts
 from ..workloads.tpcc import mix
 from ..workloads.tpcc.inputs import RunConstants, terminal
@@ -77,11 +78,13 @@ class Recorder:
     """Counts and histograms of one worker's measured window, shared by its users.
 
     A transaction counts when it started at or after ``ramp_end`` and finished by
-    ``measure_end``: its response time lies wholly in the window.
+    ``measure_end``: its response time lies wholly in the window. ``inputs`` counts what the
+    counted transactions drew (metrics.rigor.INPUT_KEYS: order lines and remote ones, remote
+    and by-name payments, by-name order-status, deliveries and their skipped districts).
     """
 
     __slots__ = ("ramp_end", "measure_end", "committed", "rolled_back", "errors", "retries",
-                 "total_us", "hists", "_samples", "completed", "new_orders", "skipped",
+                 "total_us", "hists", "_samples", "completed", "new_orders", "inputs",
                  "users", "crossed", "cross_ns", "on_boundary")
 
     def __init__(self, ramp_end_ns: int, measure_end_ns: int, users: int = 0, on_boundary=None):
@@ -103,9 +106,10 @@ class Recorder:
         self._samples = [array("q") for _ in range(n)]
         self.completed = 0  # every phase, for live rates
         self.new_orders = 0
-        self.skipped = 0
+        self.inputs = zero_inputs()
 
-    def done(self, kind: int, start: int, end: int, rolled_back: bool, retries: int) -> None:
+    def done(self, kind: int, start: int, end: int, rolled_back: bool, retries: int) -> bool:
+        """Count a completed transaction; True when it lies in the window."""
         self.completed += 1
         if kind == 0 and not rolled_back:
             self.new_orders += 1
@@ -121,6 +125,8 @@ class Recorder:
             samples.append(us)
             if len(samples) >= BULK_SAMPLES:
                 self._drain(kind)
+            return True
+        return False
 
     def add_samples(self, kind: int, us: array) -> None:
         """Response times (us) recorded elsewhere under the same window rule."""
@@ -137,7 +143,8 @@ class Recorder:
             self.errors[k] += c["errors"][k]
             self.retries[k] += c["retries"][k]
             self.total_us[k] += c["total_us"][k]
-        self.skipped += c["skipped"]
+        if "inputs" in c:
+            add_inputs(self.inputs, c["inputs"])
         self.completed += c["completed"]
         self.new_orders += c["new_orders"]
         for boundary in (0, 1):
@@ -295,9 +302,9 @@ class VirtualUser(StatsPublication):
                 rec.failed(kind, start, end, retries)
             else:
                 consecutive_errors = 0
-                if kind == mix.DELIVERY and result is not None:
-                    rec.skipped += 10 - result
-                done(kind, start, end, kind == 0 and result is not None and result < 0, retries)
+                if done(kind, start, end, kind == 0 and result is not None and result < 0,
+                        retries) and sql:
+                    tally(rec.inputs, kind, args, result)
             if waits and not await self._sleep(term.think_time(kind), rec):
                 return
 
@@ -334,6 +341,27 @@ class VirtualUser(StatsPublication):
             if wake <= t:
                 return True
             await asyncio.sleep((min(wake, self._next) - t) / 1e9)
+
+
+def tally(inputs: dict, kind: int, args: tuple, result) -> None:
+    """Count the inputs a completed sql-mode transaction drew (``args`` as ``_sql_args``
+    builds them: the type's argument tuple, and New-Order's order lines) [5.5]."""
+    a = args[0]
+    if kind == mix.NEW_ORDER:
+        lines = args[1]
+        inputs["new_orders"] += 1
+        inputs["order_lines"] += len(lines)
+        inputs["remote_order_lines"] += sum(supply != a[0] for _i, supply, _q in lines)
+    elif kind == mix.PAYMENT:
+        inputs["payments"] += 1
+        inputs["remote_payments"] += a[2] != a[0]
+        inputs["payments_by_last_name"] += a[5] >= 0
+    elif kind == mix.ORDER_STATUS:
+        inputs["order_statuses"] += 1
+        inputs["order_status_by_last_name"] += a[3] >= 0
+    elif kind == mix.DELIVERY:
+        inputs["deliveries"] += 1
+        inputs["skipped_deliveries"] += 10 - result
 
 
 def _sql_call(conn, module, ps):

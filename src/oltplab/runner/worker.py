@@ -139,10 +139,14 @@ async def _close(users: list) -> None:
     await asyncio.gather(*closing, return_exceptions=True)
 
 
-async def _progress(pipe, worker: int, sources: list) -> None:
-    """``sources``: what counts transactions (the Recorder, and the C loop in procedures mode)."""
+async def _progress(pipe, worker: int, sources: list, grid_ns: int) -> None:
+    """``sources``: what counts transactions (the Recorder, and the C loop in procedures mode).
+    Sent on the grid ``grid_ns + k * PROGRESS_INTERVAL_S``, so that the manager's counts per
+    10 s of the window interpolate between points taken at (or next to) their boundaries."""
+    step = int(PROGRESS_INTERVAL_S * 1e9)
     while True:
-        await asyncio.sleep(PROGRESS_INTERVAL_S)
+        now = time.monotonic_ns()
+        await asyncio.sleep((step - (now - grid_ns) % step) / 1e9)
         _send(pipe, Progress(worker, time.monotonic_ns(), sum(s.completed for s in sources),
                              sum(s.new_orders for s in sources)))
 
@@ -187,10 +191,12 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
         _send(pipe, Flushed(plan.worker, boundary, count))
 
     cpu0 = time.process_time()
+    # nothing has completed yet: the first point, at ramp_end at the latest
+    _send(pipe, Progress(plan.worker, min(time.monotonic_ns(), start.ramp_end_ns), 0, 0))
     rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(plan.users), crossed)
     tasks = {asyncio.ensure_future(u.run(rec)) for u in users}
     sources = [rec] + [u for u in users if isinstance(u, pquser.ProcUsers)]
-    progress = asyncio.ensure_future(_progress(pipe, plan.worker, sources))
+    progress = asyncio.ensure_future(_progress(pipe, plan.worker, sources, start.ramp_end_ns))
     told = asyncio.ensure_future(inbox.get())
     pending = set(tasks)
     partial = manager_gone = False
@@ -225,9 +231,11 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
     if failure is not None:
         _send(pipe, Failed(plan.worker, failure))
         return
-    _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.skipped, rec.completed,
-                      rec.new_orders, partial, (tuple(rec.cross_ns[0]), tuple(rec.cross_ns[1])),
-                      time.process_time() - cpu0))
+    # the users have stopped and the C loop's counts are in the recorder: the last point
+    _send(pipe, Progress(plan.worker, time.monotonic_ns(), rec.completed, rec.new_orders))
+    _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.completed, rec.new_orders,
+                      partial, (tuple(rec.cross_ns[0]), tuple(rec.cross_ns[1])),
+                      time.process_time() - cpu0, dict(rec.inputs)))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from ..errors import OltplabError, UsageError
 from .sources import NAN, Source
 from .sources.cpu import CpuSource
-from .sources.database import DatabaseSource
+from .sources.database import MAINTENANCE_DB, DatabaseSource
 from .sources.disks import DiskSource
 from .sources.memory import MemorySource
 from .sources.network import NetworkSource
@@ -125,7 +125,9 @@ class Sampler:
 
     ``paths`` maps roles to paths ({"datadir": p, "waldir": q}); the devices behind them are
     found and always sampled. ``devices`` is "auto" or a list of device names; ``interfaces``
-    likewise. ``db_dsn`` adds the database's counters. ``power`` is a spec string (see
+    likewise. ``db_dsn`` adds the database's counters, read from ``db_maintenance`` (the
+    server's maintenance database; None: the DSN's own) when the server lets the sampler
+    connect there; ``database`` is that source. ``power`` is a spec string (see
     sources/power.py), a plugin, or a list of them. Bad names raise UsageError here, before
     anything starts.
     """
@@ -133,7 +135,8 @@ class Sampler:
     def __init__(self, interval: float = 1.0, *, paths: dict | None = None, devices="auto",
                  interfaces="auto", db_dsn: str | None = None, power="auto",
                  proc_root: str = "/proc", sys_root: str = "/sys",
-                 extra_sources: list[Source] | None = None):
+                 extra_sources: list[Source] | None = None,
+                 db_maintenance: str | None = MAINTENANCE_DB):
         try:
             interval = float(interval)
         except (TypeError, ValueError):
@@ -146,8 +149,8 @@ class Sampler:
         self._interval_ns = int(round(interval * 1e9))
         self._disks = DiskSource(devices, paths, proc_root, sys_root)
         self._power = PowerSource(power, interval)
-        self._db = (DatabaseSource(db_dsn, query_timeout=min(2.0, max(0.5, interval)))
-                    if db_dsn else None)
+        self._db = (DatabaseSource(db_dsn, query_timeout=min(2.0, max(0.5, interval)),
+                                   maintenance_db=db_maintenance) if db_dsn else None)
         self._sources: list[Source] = [CpuSource(proc_root), self._disks,
                                        MemorySource(proc_root),
                                        NetworkSource(interfaces, proc_root)]
@@ -208,6 +211,10 @@ class Sampler:
             self._thread.join(timeout=10.0)
         self._timeline = self._build()
         return self._timeline
+
+    @property
+    def database(self) -> DatabaseSource | None:
+        return self._db
 
     @property
     def started(self) -> bool:

@@ -12,7 +12,14 @@
 
 Since PostgreSQL 15 a busy backend publishes its counts at most once a second (an idle one
 up to 10 s later), so per-second values jitter around the true rate while averages over a
-step are right. The sampler's own query is one transaction per sample, counted in commits.
+step are right. The sampler's own query is one transaction per sample, counted in commits and
+in the instance-wide TPM. The sampler connects to the maintenance database (``postgres``) when
+it can, so that its transactions never count in the workload database's row (the driver's
+``workload_tpm``); it falls back to the DSN's own database, and ``describe()`` says which.
+There, on PostgreSQL 15 and later, each sample also runs ``pg_stat_force_next_flush()`` so that
+its transaction is published before its answer arrives, and ``transactions_between`` tells the
+driver how many fell between two of its snapshots: both take ``lock``, so a sample lies wholly
+before or after a snapshot.
 
 The connection belongs to the sampler's thread, which runs its own asyncio loop. A lost
 connection is retried every ``retry_s`` seconds; the samples in between are null.
@@ -21,10 +28,14 @@ connection is retried every ``retry_s`` seconds; the samples in between are null
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from array import array
 
 from ...errors import DatabaseError
 from . import NAN, Source
+
+MAINTENANCE_DB = "postgres"
 
 COLUMNS = ("db.commits_s", "db.rollbacks_s", "db.blks_read_s", "db.blks_hit_s",
            "db.wal_bytes_s", "db.checkpoints_s")
@@ -57,6 +68,9 @@ CHECKPOINTS_FROM = {180000: "pg_stat_checkpointer.num_done",
                     0: "pg_stat_bgwriter.checkpoints_timed + checkpoints_req"}
 
 
+FLUSH_FROM = ", (SELECT pg_stat_force_next_flush()) AS flush"  # joins one row: same sums
+
+
 def query_for(version_num: int) -> str:
     """The counters statement for a server of ``server_version_num``."""
     if version_num >= 180000:
@@ -87,9 +101,12 @@ class DatabaseSource(Source):
     name = "database"
 
     def __init__(self, dsn: str, connect_timeout: float = 5.0, query_timeout: float = 2.0,
-                 retry_s: float = 5.0):
+                 retry_s: float = 5.0, maintenance_db: str | None = MAINTENANCE_DB):
         super().__init__()
         self.dsn = dsn
+        self.maintenance_db = maintenance_db
+        self.lock = threading.Lock()  # a sample, or a snapshot of the driver's
+        self._sent = array("q")  # when each sample counted in the workload's row was sent
         self.connect_timeout = connect_timeout
         self.query_timeout = query_timeout
         self.retry_s = retry_s
@@ -103,6 +120,8 @@ class DatabaseSource(Source):
         self._prev: tuple | None = None
         self._prev_t = 0
         self._retry_at = 0
+        self._database: str | None = None  # where the sampler's transactions count
+        self._workload_db: str | None = None
 
     def open(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -111,17 +130,42 @@ class DatabaseSource(Source):
         except DatabaseError as e:  # read() retries
             self.errors.append(str(e))
 
-    def _connect(self) -> None:
+    def _open_conn(self, database: str | None):
         import asyncpg
 
+        return self._loop.run_until_complete(asyncpg.connect(
+            self.dsn, database=database, timeout=self.connect_timeout,
+            server_settings={"application_name": "oltplab-sampler"}))
+
+    def _elsewhere(self, conn):
+        """A connection to the maintenance database instead of ``conn``'s, when the server
+        lets us (then ``conn`` is closed), else ``conn``."""
+        if self.maintenance_db is None or self._workload_db == self.maintenance_db:
+            return conn
         try:
-            conn = self._loop.run_until_complete(asyncpg.connect(
-                self.dsn, timeout=self.connect_timeout,
-                server_settings={"application_name": "oltplab-sampler"}))
+            other = self._open_conn(self.maintenance_db)
+        except Exception:  # no such database, or no right to connect: stay
+            return conn
+        conn.terminate()
+        return other
+
+    def _connect(self) -> None:
+        try:
+            conn = self._open_conn(None)
+            try:
+                if self._workload_db is None:
+                    self._workload_db = self._loop.run_until_complete(conn.fetchval(
+                        "SELECT current_database()", timeout=self.query_timeout))
+            except Exception:
+                conn.terminate()
+                raise
+            conn = self._elsewhere(conn)
         except Exception as e:
             self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
             raise DatabaseError(f"sampler cannot connect to the database: {e}") from None
         try:
+            self._database = self._loop.run_until_complete(conn.fetchval(
+                "SELECT current_database()", timeout=self.query_timeout))
             self._version = int(self._loop.run_until_complete(conn.fetchval(
                 "SELECT current_setting('server_version_num')", timeout=self.query_timeout)))
         except Exception as e:
@@ -129,6 +173,8 @@ class DatabaseSource(Source):
             self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
             raise DatabaseError(f"sampler cannot query the database: {e}") from None
         self._sql = query_for(self._version)
+        if self._database == self._workload_db and self._version >= 150000:
+            self._sql += FLUSH_FROM
         try:
             self._stmt = self._loop.run_until_complete(conn.prepare(self._sql))
         except Exception as e:
@@ -152,11 +198,16 @@ class DatabaseSource(Source):
             if t_ns < self._retry_at:
                 return [NAN] * len(COLUMNS)
             self._connect()
-        try:
-            row = self._loop.run_until_complete(self._stmt.fetchrow(timeout=self.query_timeout))
-        except Exception as e:
-            self._drop()
-            raise DatabaseError(f"sampler query failed: {e}") from None
+        with self.lock:
+            sent = time.monotonic_ns()
+            try:
+                row = self._loop.run_until_complete(
+                    self._stmt.fetchrow(timeout=self.query_timeout))
+            except Exception as e:
+                self._drop()
+                raise DatabaseError(f"sampler query failed: {e}") from None
+            if self._database == self._workload_db:
+                self._sent.append(sent)
         cur = tuple(row)
         prev, prev_t = self._prev, self._prev_t
         self._prev, self._prev_t = cur, t_ns
@@ -164,9 +215,18 @@ class DatabaseSource(Source):
             return [NAN] * len(COLUMNS)
         return db_rates(prev, cur, (t_ns - prev_t) / 1e9)
 
+    def transactions_between(self, t0_ns: int, t1_ns: int) -> int:
+        """The samples counted in the workload database's row that were sent between two
+        instants taken under ``lock`` (0 when the sampler is connected elsewhere)."""
+        with self.lock:
+            return sum(t0_ns < t < t1_ns for t in self._sent)
+
     def describe(self) -> dict:
         return {"server_version_num": self._version,
-                "checkpoints_from": checkpoints_from(self._version) if self._version else None}
+                "checkpoints_from": checkpoints_from(self._version) if self._version else None,
+                "connected_to": self._database,
+                "counts_in_workload_database": (self._database == self._workload_db
+                                                if self._database else None)}
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
