@@ -8,18 +8,19 @@ still win over ours, as PostgreSQL reads that file after ``postgresql.conf``.
 
 PostgreSQL refuses to run as root; when oltplab runs as root the server runs as an unprivileged
 system user (``oltplab``, created when missing), or as the owner of an existing cluster.
+
+Access (see access.py): a unix socket in a directory only the server's OS user can enter, and TCP
+only with ``--listen``, where every connection needs the generated password (scram-sha-256).
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
 import pwd
 import re
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import tempfile
@@ -32,9 +33,9 @@ from urllib.parse import quote
 
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
+from . import access
 
 SYSTEM_USER = "oltplab"
-SOCKET_DIR = "/tmp"
 SETTINGS_FILE = "oltplab.conf"
 SUPERUSER = "postgres"
 NEEDED_BINARIES = ("initdb", "pg_ctl", "postgres")
@@ -246,19 +247,6 @@ def _is_postgres(pid: int) -> bool:
     return os.path.basename(argv0.decode(errors="replace")).startswith("postgres")
 
 
-def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
-    """True when something listens on host:port (a TIME_WAIT leftover does not count)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            if e.errno in (errno.EADDRINUSE, errno.EACCES):
-                return True
-            raise
-    return False
-
-
 def _run_sync(make_coro):
     """Run a coroutine from synchronous code, also when the caller already runs an event loop."""
     try:
@@ -411,13 +399,15 @@ class PostgresInstance:
     def is_running(self) -> bool:
         return self._pid() is not None
 
-    def _running_endpoint(self) -> tuple[int, str | None] | None:
-        """(port, socket dir) of the running server, from postmaster.pid."""
+    def _running_endpoint(self) -> tuple[int, str | None, str] | None:
+        """(port, socket dir, first listen address or '') of the running server, from
+        postmaster.pid."""
         lines = self._pid_file()
         if not lines or self._pid() is None or len(lines) < 4 or not lines[3].strip().isdigit():
             return None
         sock = lines[4].strip() if len(lines) > 4 and lines[4].strip() else None
-        return int(lines[3]), sock
+        listen = lines[5].strip() if len(lines) > 5 else ""
+        return int(lines[3]), sock, listen
 
     def wal_location(self) -> Path:
         pg_wal = self.datadir / "pg_wal"
@@ -511,7 +501,7 @@ class PostgresInstance:
         self._prepare_user(user)
         self._own(self.datadir, user)
         args = [self._bin("initdb"), "-D", str(self.datadir), "-U", SUPERUSER,
-                "--auth=trust", "--encoding=UTF8", "--locale=C"]
+                "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C"]
         if self.waldir is not None:
             self._own(self.waldir, user)
             args += ["--waldir", str(self.waldir)]
@@ -531,8 +521,8 @@ class PostgresInstance:
 
     def settings(self, need_connections: int = 100) -> dict[str, str]:
         """Everything written to oltplab.conf: endpoint, derived settings, then -c overrides."""
-        base = {"listen_addresses": "127.0.0.1", "port": str(self.spec.port),
-                "unix_socket_directories": SOCKET_DIR}
+        base = {"listen_addresses": self.spec.listen, "port": str(self.spec.port),
+                "unix_socket_directories": str(access.socket_dir(self.datadir))}
         derived = derive_settings(self.spec.db_memory, need_connections, self.spec.settings)
         for name in list(base):
             if name in derived:
@@ -543,22 +533,53 @@ class PostgresInstance:
         lines = ["# Written by oltplab at each start; edits are overwritten.",
                  "# Change these with --db-memory and -c name=value instead.",
                  *(_conf_line(k, v) for k, v in settings.items()), ""]
-        target = self.datadir / SETTINGS_FILE
-        tmp = target.with_name(f".{SETTINGS_FILE}.tmp")
-        tmp.write_text("\n".join(lines))
+        self._write_owned(self.datadir / SETTINGS_FILE, "\n".join(lines), user)
+
+    def _write_owned(self, target: Path, text: str, user: _User) -> None:
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text)
         self._own(tmp, user)
         os.replace(tmp, target)
 
+    def _prepare_access(self, settings: dict[str, str], user: _User) -> str:
+        """The private socket directory, pg_hba.conf and the password file; the password."""
+        for d in settings["unix_socket_directories"].split(","):
+            if d.strip():
+                access.make_private_dir(Path(d.strip()), user.uid, user.gid)
+        self._write_owned(self.datadir / "pg_hba.conf", access.HBA_TEXT, user)
+        return access.ensure_password(self.password_file, user.uid, user.gid)
+
+    def _set_password(self, password: str) -> None:
+        """Give the superuser the password (as a SCRAM verifier) through the private socket."""
+        import asyncpg
+
+        verifier = access.scram_verifier(password)
+
+        async def go():
+            conn = await asyncpg.connect(self.dsn("postgres"), timeout=10)
+            try:
+                await conn.execute(f"ALTER ROLE {SUPERUSER} PASSWORD '{verifier}'")
+            finally:
+                await conn.close()
+
+        try:
+            _run_sync(go)
+        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
+            raise DatabaseError(f"cannot set the password of {SUPERUSER!r} in {self.datadir}: "
+                                f"{e}") from e
+
     # ----- start / stop
 
-    def _check_port(self) -> None:
+    def _check_port(self, settings: dict[str, str]) -> None:
         port = self.spec.port
         if not 1 <= port <= 65535:
             raise UsageError(f"--port {port} is not a TCP port (1-65535)")
-        if port_in_use(port):
-            raise UsageError(f"--port {port} is already in use on 127.0.0.1 by another program; "
+        host = access.tcp_in_use(port, settings["listen_addresses"])
+        if host:
+            raise UsageError(f"--port {port} is already in use on {host} by another program; "
                              "choose another --port")
-        lock = Path(SOCKET_DIR) / f".s.PGSQL.{port}.lock"
+        sock = settings["unix_socket_directories"].split(",")[0].strip() or "/tmp"
+        lock = Path(sock) / f".s.PGSQL.{port}.lock"
         try:
             first = lock.read_text().splitlines()[0].strip()
         except (OSError, IndexError):
@@ -600,11 +621,12 @@ class PostgresInstance:
             return
         settings = self.settings(need_connections)  # bad --db-memory fails before anything
         self._check_inputs()
-        self._check_port()
+        self._check_port(settings)
         self._check_memory()
         self.init()
         user = self._server_user()
         self._prepare_user(user)
+        password = self._prepare_access(settings, user)
         self._write_settings(settings, user)
         self.log_path.parent.mkdir(exist_ok=True)
         self._own(self.log_path.parent, user)
@@ -618,6 +640,11 @@ class PostgresInstance:
                 self.stop("immediate")
             raise DatabaseError(f"PostgreSQL in {self.datadir} failed to start: {why} "
                                 f"(log: {self.log_path})")
+        try:
+            self._set_password(password)
+        except DatabaseError:
+            self.stop("immediate")
+            raise
 
     def _check_memory(self) -> None:
         import psutil
@@ -669,20 +696,43 @@ class PostgresInstance:
 
     # ----- endpoints and status
 
-    def dsn(self, dbname: str | None = None) -> str:
-        """A libpq URI (asyncpg and psql) for ``dbname`` (default spec.dbname), through the unix
-        socket when there is one; the running server's port and socket win over the spec's."""
-        db = quote(dbname or self.spec.dbname, safe="")
+    @property
+    def password_file(self) -> Path:
+        return access.password_file(self.datadir)
+
+    def _endpoint(self) -> tuple[int, str | None, str]:
+        """(port, socket dir, listen addresses): the running server's, else the spec's."""
         running = self._running_endpoint()
         if running:
-            port, sock = running
-        else:
-            port = self.spec.port
-            dirs = self.settings().get("unix_socket_directories", SOCKET_DIR)
-            sock = dirs.split(",")[0].strip() or None
+            return running
+        settings = self.settings()
+        dirs = settings.get("unix_socket_directories", "")
+        return self.spec.port, dirs.split(",")[0].strip() or None, settings["listen_addresses"]
+
+    def dsn(self, dbname: str | None = None) -> str:
+        """A libpq URI (asyncpg and psql) for ``dbname`` (default spec.dbname) through the private
+        unix socket; the running server's port and socket win over the spec's. Without a socket,
+        the TCP DSN (``tcp_dsn``)."""
+        db = quote(dbname or self.spec.dbname, safe="")
+        port, sock, _ = self._endpoint()
         if sock:
             return f"postgresql://{SUPERUSER}@/{db}?host={quote(sock, safe='/')}&port={port}"
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{port}/{db}"
+        tcp = self.tcp_dsn(dbname)
+        if tcp is None:
+            raise DatabaseError(f"the server in {self.datadir} has neither a unix socket nor TCP")
+        return tcp
+
+    def tcp_dsn(self, dbname: str | None = None) -> str | None:
+        """A libpq URI over TCP when the server listens (--listen), else None. It names the
+        password file (``passfile=``): the password itself is never part of a DSN."""
+        db = quote(dbname or self.spec.dbname, safe="")
+        port, _, listen = self._endpoint()
+        host = access.client_host(listen)
+        if host is None:
+            return None
+        host = f"[{host}]" if ":" in host else host
+        return (f"postgresql://{SUPERUSER}@{host}:{port}/{db}"
+                f"?passfile={quote(str(self.password_file), safe='/')}")
 
     def status(self) -> dict:
         pid = self._pid() if self.datadir.is_dir() else None
@@ -702,7 +752,10 @@ class PostgresInstance:
                       (str(self.waldir) if self.waldir else None),
             "initialized": self.initialized(),
             "version": version,
+            "socket_dir": running[1] if running else self._endpoint()[1],
+            "listen": running[2] if running else self.spec.listen,
             "dsn": self.dsn(),
+            "tcp_dsn": self.tcp_dsn(),
             "log": str(self.log_path),
         }
 
