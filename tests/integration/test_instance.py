@@ -10,6 +10,7 @@ import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -40,6 +41,11 @@ def _sql(dsn: str, query: str):
             await conn.close()
 
     return asyncio.run(go())
+
+
+def st_uid(spec: DbSpec) -> int:
+    """The OS user the cluster in spec.datadir belongs to."""
+    return spec.datadir.stat().st_uid
 
 
 def _spec(tmp_path: Path, **kw) -> DbSpec:
@@ -83,13 +89,17 @@ def test_start_stop_with_waldir_as_unprivileged_user(tmp_path, instances):
         assert psutil.Process(st["pid"]).uids().real == uid
         assert (spec.datadir).stat().st_uid == uid and (tmp_path / "wal").stat().st_uid == uid
 
-    # the unix-socket DSN serves asyncpg and psql; TCP on 127.0.0.1 works too
-    assert inst.dsn("postgres") == f"postgresql://postgres@/postgres?host=/tmp&port={spec.port}"
+    # the private unix-socket DSN serves asyncpg and psql; there is no TCP without --listen
+    sock = Path(f"{spec.datadir}.sock")
+    assert inst.dsn("postgres") == f"postgresql://postgres@/postgres?host={sock}&port={spec.port}"
+    assert st["socket_dir"] == str(sock) and st["listen"] == "" and st["tcp_dsn"] is None
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o700 and sock.stat().st_uid == st_uid(spec)
     assert _sql(inst.dsn("postgres"), "SELECT 1") == 1
     psql = subprocess.run([str(inst.bin_dir / "psql"), inst.dsn("postgres"), "-Atc",
                            "SHOW max_connections"], capture_output=True, text=True, timeout=30)
     assert psql.stdout.strip() == "170", psql.stderr
-    assert _sql(f"postgresql://postgres@127.0.0.1:{spec.port}/postgres", "SELECT 2") == 2
+    with pytest.raises(OSError):
+        _sql(f"postgresql://postgres@127.0.0.1:{spec.port}/postgres", "SELECT 2")
 
     assert inst.ensure_database("tpcc") is True
     assert inst.ensure_database("tpcc") is False
@@ -164,15 +174,19 @@ def test_bad_datadirs(tmp_path):
             PostgresInstance(_spec(tmp_path, datadir=locked)).start()
 
 
-def test_port_in_use_by_another_program(tmp_path):
+def test_port_in_use_by_another_program_matters_only_with_listen(tmp_path, instances):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        inst = PostgresInstance(_spec(tmp_path, port=port))
-        with pytest.raises(UsageError, match=f"--port {port} is already in use"):
+        inst = PostgresInstance(_spec(tmp_path, port=port, listen="127.0.0.1"))
+        with pytest.raises(UsageError, match=f"--port {port} is already in use on 127.0.0.1"):
             inst.start()
-    assert not inst.initialized()  # nothing was done before the check
+        assert not inst.initialized()  # nothing was done before the check
+        socket_only = instances(_spec(tmp_path, port=port))  # the port only names the socket
+        socket_only.start()
+        assert _sql(socket_only.dsn("postgres"), "SELECT 1") == 1
+        socket_only.stop()
 
 
 def test_pg_bin_without_binaries(tmp_path):
