@@ -4,6 +4,7 @@ TCP clients with the generated password when --listen asks for TCP."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import shutil
 import socket
@@ -43,12 +44,12 @@ def _connect(dsn: str, password: str | None = None):
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(server_tmp):
     """Start a managed server for a spec; stopped even when the test fails."""
     made: list[PostgresInstance] = []
 
     def start(**kw) -> PostgresInstance:
-        kw.setdefault("datadir", tmp_path / "data")
+        kw.setdefault("datadir", server_tmp / "data")
         spec = DbSpec(port=_free_port(), db_memory=64 * MiB, **kw)
         made.append(PostgresInstance(spec))
         made[-1].start()
@@ -120,8 +121,21 @@ def test_tcp_needs_the_generated_password(server):
         again.stop()
 
 
-def test_long_datadir_puts_the_socket_under_tmp(tmp_path, server):
-    datadir = tmp_path / ("d" * 90) / "data"
+def test_scram_verifier_is_the_one_postgresql_computes(pg):
+    role = f"scram_{os.getpid()}"
+    pg.sql(f"CREATE ROLE {role} PASSWORD 'pencil'")  # password_encryption: scram-sha-256
+    try:
+        [row] = pg.sql(f"SELECT rolpassword FROM pg_authid WHERE rolname = '{role}'")
+    finally:
+        pg.sql(f"DROP ROLE {role}")
+    theirs = row[0]
+    iterations, salt = theirs.split("$")[1].split(":")
+    assert access.scram_verifier("pencil", base64.b64decode(salt), int(iterations)) == theirs
+    assert access.scram_verifier("pencil") != access.scram_verifier("pencil")  # a fresh salt
+
+
+def test_long_datadir_puts_the_socket_under_tmp(server_tmp, server):
+    datadir = server_tmp / ("d" * 90) / "data"
     expected = access.socket_dir(datadir)
     assert expected.parent == Path("/tmp") and expected.name.startswith("oltplab-")
     try:

@@ -78,7 +78,11 @@ def test_too_little_memory_is_a_usage_error():
 
 
 def test_derivation_is_pure():
-    assert derive_settings(2 * GiB, 64) == derive_settings(2 * GiB, 64)
+    overrides = {"Work_Mem": "8MB"}
+    first = derive_settings(2 * GiB, 64, overrides)
+    assert overrides == {"Work_Mem": "8MB"}  # the input is left alone
+    first["shared_buffers"] = "1kB"  # a result shares nothing with the next one
+    assert derive_settings(2 * GiB, 64, overrides) == {**first, "shared_buffers": "2GB"}
 
 
 def test_failed_start_reports_the_cause_before_the_fatal_line():

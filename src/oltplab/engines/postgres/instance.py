@@ -44,6 +44,8 @@ START_TIMEOUT_S = 120
 STOP_TIMEOUT_S = 30.0
 
 _KiB, _MiB, _GiB = 1024, 1024**2, 1024**3
+# The first of these in initdb's output is the cause; "removing contents" errors come after it.
+_INITDB_CAUSE = re.compile(r"((?:initdb: error|FATAL|PANIC):\s+.*)")
 
 # Settings recorded with every run even when they are at their defaults: they decide
 # durability and the cost of each commit, so two runs must never be compared without them.
@@ -508,7 +510,8 @@ class PostgresInstance:
         code, out = self._run(user, args, timeout=600)
         if code != 0:
             lines = [ln for ln in out.strip().splitlines() if ln.strip()]
-            why = next((ln for ln in lines if ln.startswith("initdb: error")), lines[-1] if lines else "")
+            causes = [m.group(1) for m in map(_INITDB_CAUSE.search, lines) if m]
+            why = causes[0] if causes else (lines[-1] if lines else f"exit {code}")
             raise DatabaseError(f"initdb of {self.datadir} failed: {why}")
         conf = self.datadir / "postgresql.conf"
         with conf.open("a") as f:
