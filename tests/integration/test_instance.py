@@ -19,7 +19,8 @@ import psutil
 import pytest
 
 from oltplab.config import DbSpec
-from oltplab.engines.postgres.instance import SYSTEM_USER, PostgresInstance
+from oltplab.engines.postgres.instance import PostgresInstance
+from oltplab.engines.postgres.osuser import SYSTEM_USER
 from oltplab.engines.postgres.session import database
 from oltplab.errors import DatabaseError, UsageError
 

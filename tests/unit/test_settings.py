@@ -2,7 +2,8 @@
 
 import pytest
 
-from oltplab.engines.postgres.instance import _meaningful_log_line, derive_settings, pg_size
+from oltplab.engines.postgres.instance import _meaningful_log_line
+from oltplab.engines.postgres.settings import derive_settings, pg_size
 from oltplab.errors import UsageError
 
 MiB, GiB = 1024**2, 1024**3
