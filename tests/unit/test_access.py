@@ -58,3 +58,16 @@ def test_password_file_is_0600_and_kept(tmp_path):
     assert path.read_text() == f"*:*:*:postgres:{password}\n"
     assert access.ensure_password(path, uid, gid) == password
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.pgpass"]
+
+
+def test_a_password_file_others_may_read_is_refused(tmp_path):
+    path = tmp_path / "data.pgpass"
+    path.write_text("*:*:*:postgres:known-to-others\n")
+    path.chmod(0o644)
+    st = path.stat()
+    with pytest.raises(UsageError, match="not a file of mode 0600"):
+        access.ensure_password(path, st.st_uid, st.st_gid)
+    path.unlink()
+    path.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UsageError, match="not a file of mode 0600"):
+        access.ensure_password(path, st.st_uid, st.st_gid)

@@ -23,6 +23,7 @@ import os
 import secrets
 import socket
 import stat
+import tempfile
 from pathlib import Path
 
 from ...errors import UsageError
@@ -79,23 +80,27 @@ def make_private_dir(path: Path, uid: int, gid: int) -> None:
 
 
 def ensure_password(path: Path, uid: int, gid: int) -> str:
-    """The password in the libpq password file ``path``; generated (mode 0600) when missing."""
+    """The password in the libpq password file ``path``; generated (mode 0600, owned by
+    ``uid``) when missing. A file that someone else owns or may read is refused."""
     try:
-        text = path.read_text()
+        st = os.lstat(path)
     except FileNotFoundError:
-        text = ""
+        st = None
     except OSError as e:
         raise UsageError(f"cannot read the password file {path}: {e.strerror or e}") from e
-    for line in text.splitlines():
-        fields = line.split(":")
-        if len(fields) == 5 and fields[3] == "postgres" and fields[4]:
-            return fields[4]
+    if st is not None:
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid not in (uid, os.geteuid())
+                or st.st_mode & 0o077):
+            raise UsageError(f"the password file {path} is not a file of mode 0600 owned by the "
+                             "server's user; remove it")
+        for line in path.read_text().splitlines():
+            fields = line.split(":")
+            if len(fields) == 5 and fields[3] == "postgres" and fields[4]:
+                return fields[4]
     password = secrets.token_urlsafe(32)  # letters, digits, '-' and '_': nothing to escape
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
         with os.fdopen(fd, "w") as f:
-            os.fchmod(f.fileno(), 0o600)
             f.write(f"*:*:*:postgres:{password}\n")
             f.flush()
             os.fsync(f.fileno())
