@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import socket
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -48,8 +53,28 @@ class Server:
         return self.dsn(name)
 
 
+@contextmanager
+def _server_dir() -> Iterator[Path]:
+    """A new directory for a managed server's files, outside pytest's base directory: pytest
+    makes /tmp/pytest-of-<user> mode 0700 again whenever a session starts, which locks the
+    server's unprivileged OS user out of a server that starts at that moment when sessions
+    run side by side. The path is short too, so the socket goes beside the data directory."""
+    root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def server_tmp() -> Iterator[Path]:
+    """A fresh directory for the managed servers of one test (see _server_dir)."""
+    with _server_dir() as root:
+        yield root
+
+
 @pytest.fixture(scope="session")
-def pg(tmp_path_factory):
+def pg():
     """A running PostgreSQL for the whole session."""
     external = os.environ.get("OLTPLAB_TEST_DSN")
     if external:
@@ -58,16 +83,16 @@ def pg(tmp_path_factory):
     from oltplab.config import DbSpec
     from oltplab.engines.postgres.instance import PostgresInstance
 
-    root = tmp_path_factory.mktemp("pg")
-    spec = DbSpec(datadir=root / "data", port=free_port(), db_memory=256 * 1024**2,
-                  settings=(("max_connections", "300"),))
-    inst = PostgresInstance(spec)
-    inst.init()
-    inst.start()
-    try:
-        yield Server(inst.dsn("postgres"))
-    finally:
-        inst.stop()
+    with _server_dir() as root:
+        spec = DbSpec(datadir=root / "data", port=free_port(), db_memory=256 * 1024**2,
+                      settings=(("max_connections", "300"),))
+        inst = PostgresInstance(spec)
+        inst.init()
+        inst.start()
+        try:
+            yield Server(inst.dsn("postgres"))
+        finally:
+            inst.stop()
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,10 @@ def db_options(f: Callable) -> Callable:
         click.option("--waldir", type=click.Path(path_type=Path), default=None,
                      help="Put the WAL on another path (initdb --waldir)."),
         click.option("--port", type=click.IntRange(1, 65535), default=5432, show_default=True,
-                     help="TCP port of the managed server."),
+                     help="Port of the managed server (names its unix socket; TCP with --listen)."),
+        click.option("--listen", default="", metavar="ADDRESSES",
+                     help="Also accept TCP on these addresses (listen_addresses, e.g. 127.0.0.1 "
+                          "or '*'); TCP clients need the password in <datadir>.pgpass."),
         click.option("--db-memory", "db_memory", default="1GiB", show_default=True, callback=_size,
                      help="shared_buffers and derived settings: the DRAM knob."),
         click.option("--pg-bin", type=click.Path(path_type=Path), default=None,
@@ -53,11 +56,13 @@ def db_options(f: Callable) -> Callable:
 
 
 def make_db_spec(kw: dict[str, Any]) -> DbSpec:
+    if kw.get("dsn") and kw.get("listen"):
+        raise UsageError("--listen configures a managed server; it does not go with --dsn")
     return DbSpec(
         datadir=kw.pop("datadir"), waldir=kw.pop("waldir"), port=kw.pop("port"),
         db_memory=kw.pop("db_memory"), pg_bin=kw.pop("pg_bin"),
         settings=tuple(parse_setting(s) for s in kw.pop("settings")),
-        dsn=kw.pop("dsn"), dbname=kw.pop("dbname"),
+        dsn=kw.pop("dsn"), dbname=kw.pop("dbname"), listen=kw.pop("listen"),
     )
 
 
@@ -90,6 +95,9 @@ def db_start(**kw):
     inst.start()
     inst.ensure_database(spec.dbname)
     click.echo(f"PostgreSQL running: datadir {spec.datadir}, port {spec.port}, dsn {inst.dsn(spec.dbname)}")
+    tcp = inst.tcp_dsn(spec.dbname)
+    if tcp:
+        click.echo(f"TCP (password in {inst.password_file}): {tcp}")
 
 
 @db.command("stop")

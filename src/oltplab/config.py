@@ -79,7 +79,8 @@ def format_size(n: int) -> str:
 class DbSpec:
     """Where and how the database runs.
 
-    With ``dsn`` set, oltplab targets an existing server and manages nothing.
+    With ``dsn`` set, oltplab targets an existing server and manages nothing. A managed server
+    listens on a private unix socket; ``listen`` adds TCP, where a password is required.
     """
 
     datadir: Path = Path("oltplab-data/postgres")
@@ -90,6 +91,12 @@ class DbSpec:
     settings: tuple[tuple[str, str], ...] = ()  # -c overrides, in order
     dsn: str | None = None
     dbname: str = "tpcc"
+    listen: str = ""  # listen_addresses of the managed server; '' = unix socket only
+
+    def __post_init__(self):
+        if not re.fullmatch(r"[A-Za-z0-9.:*%\-]*(\s*,\s*[A-Za-z0-9.:*%\-]+)*", self.listen):
+            raise UsageError(f"--listen: {self.listen!r} is not a list of addresses "
+                             "(examples: 127.0.0.1, '*', 10.0.0.5,::1)")
 
     @property
     def managed(self) -> bool:

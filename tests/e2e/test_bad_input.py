@@ -31,6 +31,8 @@ def _one_line_error(p, rc: int, needle: str) -> None:
     (["db", "start", "-c", "nonsense"], "name=value"),
     (["db", "start", "--port", "70000"], "--port"),
     (["db", "start", "--dsn", "postgresql://x@127.0.0.1:1/x"], "--dsn"),
+    (["db", "start", "--listen", "127.0.0.1'; x"], "--listen"),
+    (["tpcc", "run", "--listen", "*", "--dsn", "postgresql://x@127.0.0.1:1/x"], "--listen"),
 ])
 def test_usage_errors_exit_2(cli, tmp_path, args, needle):
     _one_line_error(cli(*args, cwd=tmp_path), 2, needle)
@@ -55,7 +57,8 @@ def test_port_in_use(cli, tmp_path):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        p = cli("db", "start", "--datadir", str(tmp_path / "pg"), "--port", str(port), cwd=tmp_path)
+        p = cli("db", "start", "--datadir", str(tmp_path / "pg"), "--port", str(port),
+                "--listen", "127.0.0.1", cwd=tmp_path)
     assert p.returncode in (1, 2)
     _one_line_error(p, p.returncode, str(port))
 

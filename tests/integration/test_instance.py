@@ -10,6 +10,7 @@ import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -18,7 +19,8 @@ import psutil
 import pytest
 
 from oltplab.config import DbSpec
-from oltplab.engines.postgres.instance import SYSTEM_USER, PostgresInstance
+from oltplab.engines.postgres.instance import PostgresInstance
+from oltplab.engines.postgres.osuser import SYSTEM_USER
 from oltplab.engines.postgres.session import database
 from oltplab.errors import DatabaseError, UsageError
 
@@ -42,8 +44,13 @@ def _sql(dsn: str, query: str):
     return asyncio.run(go())
 
 
-def _spec(tmp_path: Path, **kw) -> DbSpec:
-    kw.setdefault("datadir", tmp_path / "data")
+def st_uid(spec: DbSpec) -> int:
+    """The OS user the cluster in spec.datadir belongs to."""
+    return spec.datadir.stat().st_uid
+
+
+def _spec(server_tmp: Path, **kw) -> DbSpec:
+    kw.setdefault("datadir", server_tmp / "data")
     kw.setdefault("port", _free_port())
     kw.setdefault("db_memory", 128 * MiB)
     return DbSpec(**kw)
@@ -63,8 +70,8 @@ def instances():
         inst.stop("immediate")
 
 
-def test_start_stop_with_waldir_as_unprivileged_user(tmp_path, instances):
-    spec = _spec(tmp_path, waldir=tmp_path / "wal")
+def test_start_stop_with_waldir_as_unprivileged_user(server_tmp, instances):
+    spec = _spec(server_tmp, waldir=server_tmp / "wal")
     inst = instances(spec)
     assert not inst.initialized() and not inst.is_running()
     inst.stop()  # a no-op when not running
@@ -72,24 +79,28 @@ def test_start_stop_with_waldir_as_unprivileged_user(tmp_path, instances):
     assert inst.initialized() and inst.is_running()
 
     pg_wal = spec.datadir / "pg_wal"
-    assert pg_wal.is_symlink() and pg_wal.resolve() == (tmp_path / "wal").resolve()
-    assert (tmp_path / "wal" / "archive_status").is_dir()
+    assert pg_wal.is_symlink() and pg_wal.resolve() == (server_tmp / "wal").resolve()
+    assert (server_tmp / "wal" / "archive_status").is_dir()
 
     st = inst.status()
     assert st["running"] and st["port"] == spec.port and st["version"].startswith("18")
-    assert st["waldir"] == str((tmp_path / "wal").resolve())
+    assert st["waldir"] == str((server_tmp / "wal").resolve())
     if os.geteuid() == 0:
         uid = pwd.getpwnam(SYSTEM_USER).pw_uid
         assert psutil.Process(st["pid"]).uids().real == uid
-        assert (spec.datadir).stat().st_uid == uid and (tmp_path / "wal").stat().st_uid == uid
+        assert (spec.datadir).stat().st_uid == uid and (server_tmp / "wal").stat().st_uid == uid
 
-    # the unix-socket DSN serves asyncpg and psql; TCP on 127.0.0.1 works too
-    assert inst.dsn("postgres") == f"postgresql://postgres@/postgres?host=/tmp&port={spec.port}"
+    # the private unix-socket DSN serves asyncpg and psql; there is no TCP without --listen
+    sock = Path(f"{spec.datadir}.sock")
+    assert inst.dsn("postgres") == f"postgresql://postgres@/postgres?host={sock}&port={spec.port}"
+    assert st["socket_dir"] == str(sock) and st["listen"] == "" and st["tcp_dsn"] is None
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o700 and sock.stat().st_uid == st_uid(spec)
     assert _sql(inst.dsn("postgres"), "SELECT 1") == 1
     psql = subprocess.run([str(inst.bin_dir / "psql"), inst.dsn("postgres"), "-Atc",
                            "SHOW max_connections"], capture_output=True, text=True, timeout=30)
     assert psql.stdout.strip() == "170", psql.stderr
-    assert _sql(f"postgresql://postgres@127.0.0.1:{spec.port}/postgres", "SELECT 2") == 2
+    with pytest.raises(OSError):
+        _sql(f"postgresql://postgres@127.0.0.1:{spec.port}/postgres", "SELECT 2")
 
     assert inst.ensure_database("tpcc") is True
     assert inst.ensure_database("tpcc") is False
@@ -111,8 +122,8 @@ def test_start_stop_with_waldir_as_unprivileged_user(tmp_path, instances):
         inst.settings_for_record()
 
 
-def test_restart_with_other_db_memory_and_overrides(tmp_path, instances):
-    spec = _spec(tmp_path)
+def test_restart_with_other_db_memory_and_overrides(server_tmp, instances):
+    spec = _spec(server_tmp)
     first = instances(spec)
     first.start()
     assert _sql(first.dsn("postgres"), "SHOW shared_buffers") == "128MB"
@@ -133,60 +144,64 @@ def test_restart_with_other_db_memory_and_overrides(tmp_path, instances):
     second.stop()
 
 
-def test_bad_datadirs(tmp_path):
-    afile = tmp_path / "afile"
+def test_bad_datadirs(server_tmp):
+    afile = server_tmp / "afile"
     afile.write_text("x")
     with pytest.raises(UsageError, match="is a file"):
-        PostgresInstance(_spec(tmp_path, datadir=afile)).start()
+        PostgresInstance(_spec(server_tmp, datadir=afile)).start()
     with pytest.raises(UsageError, match="cannot create"):
-        PostgresInstance(_spec(tmp_path, datadir=afile / "sub")).start()
+        PostgresInstance(_spec(server_tmp, datadir=afile / "sub")).start()
 
-    junk = tmp_path / "junk"
+    junk = server_tmp / "junk"
     junk.mkdir()
     (junk / "notes.txt").write_text("mine")
     with pytest.raises(UsageError, match="not empty and holds no PostgreSQL"):
-        PostgresInstance(_spec(tmp_path, datadir=junk)).start()
+        PostgresInstance(_spec(server_tmp, datadir=junk)).start()
     with pytest.raises(UsageError, match="--waldir .* not empty"):
-        PostgresInstance(_spec(tmp_path, waldir=junk)).start()
+        PostgresInstance(_spec(server_tmp, waldir=junk)).start()
 
-    locked = tmp_path / "locked"
+    locked = server_tmp / "locked"
     locked.mkdir()
     if shutil.which("chattr") and subprocess.run(["chattr", "+i", str(locked)],
                                                  capture_output=True).returncode == 0:
         try:
             with pytest.raises(UsageError, match="not writable"):
-                PostgresInstance(_spec(tmp_path, datadir=locked)).start()
+                PostgresInstance(_spec(server_tmp, datadir=locked)).start()
         finally:
             subprocess.run(["chattr", "-i", str(locked)], check=True)
     elif os.geteuid() != 0:
         locked.chmod(0o500)
         with pytest.raises(UsageError, match="not writable"):
-            PostgresInstance(_spec(tmp_path, datadir=locked)).start()
+            PostgresInstance(_spec(server_tmp, datadir=locked)).start()
 
 
-def test_port_in_use_by_another_program(tmp_path):
+def test_port_in_use_by_another_program_matters_only_with_listen(server_tmp, instances):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        inst = PostgresInstance(_spec(tmp_path, port=port))
-        with pytest.raises(UsageError, match=f"--port {port} is already in use"):
+        inst = PostgresInstance(_spec(server_tmp, port=port, listen="127.0.0.1"))
+        with pytest.raises(UsageError, match=f"--port {port} is already in use on 127.0.0.1"):
             inst.start()
-    assert not inst.initialized()  # nothing was done before the check
+        assert not inst.initialized()  # nothing was done before the check
+        socket_only = instances(_spec(server_tmp, port=port))  # the port only names the socket
+        socket_only.start()
+        assert _sql(socket_only.dsn("postgres"), "SELECT 1") == 1
+        socket_only.stop()
 
 
-def test_pg_bin_without_binaries(tmp_path):
-    empty = tmp_path / "bin"
+def test_pg_bin_without_binaries(server_tmp):
+    empty = server_tmp / "bin"
     empty.mkdir()
     (empty / "psql").write_text("")
     with pytest.raises(UsageError, match="lacks initdb, pg_ctl, postgres"):
-        PostgresInstance(_spec(tmp_path, pg_bin=empty)).start()
+        PostgresInstance(_spec(server_tmp, pg_bin=empty)).start()
     with pytest.raises(UsageError, match="is not a directory"):
-        PostgresInstance(_spec(tmp_path, pg_bin=tmp_path / "nope")).init()
+        PostgresInstance(_spec(server_tmp, pg_bin=server_tmp / "nope")).init()
 
 
-def test_server_that_fails_to_start_names_the_cause(tmp_path, instances):
-    spec = _spec(tmp_path, settings=(("no_such_setting", "1"),))
+def test_server_that_fails_to_start_names_the_cause(server_tmp, instances):
+    spec = _spec(server_tmp, settings=(("no_such_setting", "1"),))
     bad = instances(spec)
     with pytest.raises(DatabaseError, match='failed to start: unrecognized configuration '
                                             'parameter "no_such_setting"') as err:
@@ -199,8 +214,8 @@ def test_server_that_fails_to_start_names_the_cause(tmp_path, instances):
     good.stop()
 
 
-def test_database_stops_what_it_started_even_on_errors(tmp_path):
-    spec = _spec(tmp_path, dbname="bench")
+def test_database_stops_what_it_started_even_on_errors(server_tmp):
+    spec = _spec(server_tmp, dbname="bench")
     inst = PostgresInstance(spec)
     with pytest.raises(RuntimeError, match="boom"):
         with database(spec, need_connections=10) as target:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from oltplab.engines.postgres.instance import _meaningful_log_line, derive_settings, pg_size
+from oltplab.engines.postgres.instance import _meaningful_log_line
+from oltplab.engines.postgres.settings import derive_settings, pg_size
 from oltplab.errors import UsageError
 
 MiB, GiB = 1024**2, 1024**3
@@ -78,7 +79,11 @@ def test_too_little_memory_is_a_usage_error():
 
 
 def test_derivation_is_pure():
-    assert derive_settings(2 * GiB, 64) == derive_settings(2 * GiB, 64)
+    overrides = {"Work_Mem": "8MB"}
+    first = derive_settings(2 * GiB, 64, overrides)
+    assert overrides == {"Work_Mem": "8MB"}  # the input is left alone
+    first["shared_buffers"] = "1kB"  # a result shares nothing with the next one
+    assert derive_settings(2 * GiB, 64, overrides) == {**first, "shared_buffers": "2GB"}
 
 
 def test_failed_start_reports_the_cause_before_the_fatal_line():

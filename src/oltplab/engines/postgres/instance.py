@@ -6,257 +6,44 @@ data directory, which ``postgresql.conf`` includes last, so each start applies t
 ``--db-memory`` and ``-c`` overrides. Settings made with ALTER SYSTEM (``postgresql.auto.conf``)
 still win over ours, as PostgreSQL reads that file after ``postgresql.conf``.
 
-PostgreSQL refuses to run as root; when oltplab runs as root the server runs as an unprivileged
-system user (``oltplab``, created when missing), or as the owner of an existing cluster.
+Run as root, the server runs as an unprivileged OS user (see osuser.py); its settings are
+derived in settings.py.
+
+Access (see access.py): a unix socket in a directory only the server's OS user can enter, and TCP
+only with ``--listen``, where every connection needs the generated password (scram-sha-256).
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
-import pwd
 import re
-import shutil
 import signal
-import socket
-import stat
 import subprocess
 import tempfile
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
+from . import access
+from .osuser import (User, check_dir, current_user, ensure_system_user,
+                     grant_traverse, is_postgres, pid_alive, user_of_uid)
+from .settings import conf_line, derive_settings, read_settings
 
-SYSTEM_USER = "oltplab"
-SOCKET_DIR = "/tmp"
 SETTINGS_FILE = "oltplab.conf"
 SUPERUSER = "postgres"
 NEEDED_BINARIES = ("initdb", "pg_ctl", "postgres")
-MIN_DB_MEMORY = 16 * 1024**2
 START_TIMEOUT_S = 120
 STOP_TIMEOUT_S = 30.0
 
-_KiB, _MiB, _GiB = 1024, 1024**2, 1024**3
+_MiB = 1024**2
 
-# Settings recorded with every run even when they are at their defaults: they decide
-# durability and the cost of each commit, so two runs must never be compared without them.
-ALWAYS_RECORDED = (
-    "block_size", "data_checksums", "fsync", "full_page_writes", "io_method",
-    "max_connections", "server_version", "shared_buffers", "synchronous_commit",
-    "wal_level", "wal_segment_size", "wal_sync_method",
-)
-
-
-# --------------------------------------------------------------------------- settings
-
-
-def pg_size(nbytes: int) -> str:
-    """Bytes as a PostgreSQL memory value: the largest unit that divides exactly, else kB."""
-    for unit, div in (("TB", 1024**4), ("GB", _GiB), ("MB", _MiB)):
-        if nbytes >= div and nbytes % div == 0:
-            return f"{nbytes // div}{unit}"
-    return f"{max(1, nbytes // _KiB)}kB"
-
-
-def _clamp(value: int, low: int, high: int) -> int:
-    return max(low, min(high, value))
-
-
-def derive_settings(db_memory: int, need_connections: int = 100,
-                    overrides: tuple[tuple[str, str], ...] | dict = ()) -> dict[str, str]:
-    """Server settings for OLTP from the memory given to the database; pure.
-
-    ``db_memory`` becomes shared_buffers, the database's own cache: the "DRAM" knob that makes a
-    test in-memory or IO-bound (the kernel's page cache still caches data files; add
-    ``-c debug_io_direct=data`` to bypass it). Derived from it:
-
-    - effective_cache_size = 3 x shared_buffers (planner hint: shared_buffers plus page cache);
-    - maintenance_work_mem = shared_buffers / 16, within 64MB..2GB (index builds after a load);
-    - wal_buffers = shared_buffers / 32, within 1MB..64MB (room for many concurrent commits);
-    - max_wal_size = 4 x shared_buffers, within 4GB..64GB, so that checkpoints are paced by
-      checkpoint_timeout rather than forced by WAL volume (no checkpoint storms).
-
-    checkpoint_timeout = 15min keeps checkpoints within the 30 minutes TPC-C allows between
-    them [S 5.5.2.2]. Durability is honest: fsync, full_page_writes and synchronous_commit on.
-    max_connections leaves 20 connections above ``need_connections`` for monitors and
-    administration. ``overrides`` (-c name=value) are applied last, in order; names are matched
-    case-insensitively as PostgreSQL does.
-    """
-    if db_memory < MIN_DB_MEMORY:
-        raise UsageError(f"--db-memory: {db_memory} bytes is too small; give at least 16MiB")
-    if need_connections < 1:
-        raise UsageError(f"need_connections must be at least 1, not {need_connections}")
-    page = 8 * _KiB
-    shared = db_memory // page * page
-    settings = {
-        "shared_buffers": pg_size(shared),
-        "effective_cache_size": pg_size(3 * shared),
-        "maintenance_work_mem": pg_size(_clamp(shared // 16 // _MiB * _MiB, 64 * _MiB, 2 * _GiB)),
-        "wal_buffers": pg_size(_clamp(shared // 32 // page * page, _MiB, 64 * _MiB)),
-        "work_mem": "4MB",
-        "max_connections": str(max(100, need_connections + 20)),
-        "max_wal_size": pg_size(_clamp(4 * shared // _GiB * _GiB, 4 * _GiB, 64 * _GiB)),
-        "min_wal_size": "1GB",
-        "checkpoint_timeout": "15min",
-        "checkpoint_completion_target": "0.9",
-        "random_page_cost": "1.1",
-        "synchronous_commit": "on",
-        "fsync": "on",
-        "full_page_writes": "on",
-        "jit": "off",
-        "track_io_timing": "on",
-        "log_checkpoints": "on",
-    }
-    items = overrides.items() if isinstance(overrides, dict) else overrides
-    for name, value in items:
-        settings.pop(name.lower(), None)
-        settings[name.lower()] = str(value)
-    return settings
-
-
-def _conf_line(name: str, value: str) -> str:
-    return f"{name} = '{value.replace(chr(39), chr(39) * 2)}'"
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-@dataclass(frozen=True)
-class _User:
-    name: str
-    uid: int
-    gid: int
-    home: str
-
-    def popen_kwargs(self) -> dict:
-        if os.geteuid() != 0 or self.uid == 0:
-            return {}
-        return {"user": self.uid, "group": self.gid, "extra_groups": []}
-
-
-def _current_user() -> _User:
-    uid = os.geteuid()
-    try:
-        pw = pwd.getpwuid(uid)
-        return _User(pw.pw_name, uid, pw.pw_gid, pw.pw_dir)
-    except KeyError:
-        return _User(str(uid), uid, os.getegid(), "/")
-
-
-def _ensure_system_user(name: str = SYSTEM_USER) -> _User:
-    """The unprivileged system user that runs the server when we are root."""
-    try:
-        pw = pwd.getpwnam(name)
-    except KeyError:
-        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-        shell = "/usr/sbin/nologin" if Path("/usr/sbin/nologin").exists() else "/bin/false"
-        cmd = [useradd, "--system", "--user-group", "--no-create-home",
-               "--home-dir", "/nonexistent", "--shell", shell, name]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        except OSError as e:
-            raise DatabaseError(f"cannot create system user {name!r} to run PostgreSQL: {e}") from e
-        try:
-            pw = pwd.getpwnam(name)
-        except KeyError:
-            why = (res.stderr or res.stdout).strip().splitlines()
-            raise DatabaseError(f"cannot create system user {name!r} to run PostgreSQL: "
-                                f"{why[-1] if why else 'useradd failed'}") from None
-    return _User(pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir)
-
-
-def _user_of_uid(uid: int) -> _User | None:
-    try:
-        pw = pwd.getpwuid(uid)
-    except KeyError:
-        return None
-    return _User(pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir)
-
-
-def _grant_traverse(path: Path, user: _User) -> None:
-    """Add o+x to the directories on the way to ``path`` that ``user`` cannot traverse."""
-    if os.geteuid() != 0 or user.uid == 0:
-        return
-    path = Path(os.path.abspath(path))
-    for d in [*reversed(path.parents), path]:
-        try:
-            st = d.stat()
-        except OSError:
-            return
-        if not stat.S_ISDIR(st.st_mode):
-            return
-        if st.st_uid == user.uid:
-            ok = st.st_mode & stat.S_IXUSR
-        elif st.st_gid == user.gid:
-            ok = st.st_mode & stat.S_IXGRP
-        else:
-            ok = st.st_mode & stat.S_IXOTH
-        if not ok:
-            try:
-                os.chmod(d, stat.S_IMODE(st.st_mode) | stat.S_IXOTH)
-            except OSError as e:
-                raise UsageError(f"cannot let user {user.name!r} reach {path}: "
-                                 f"chmod o+x {d} failed ({e.strerror})") from e
-
-
-def _check_dir(path: Path, flag: str) -> None:
-    """The directory exists (created if needed), is a directory, and we can write to it."""
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {path} is a file, not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"{flag} {path}: cannot create it ({e.strerror or e})") from e
-    probe = path / f".oltplab-write-test-{os.getpid()}"
-    try:
-        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise UsageError(f"{flag} {path} is not writable ({e.strerror or e})") from e
-
-
-def _pid_alive(pid: int) -> bool:
-    """True for a live process; zombies (not yet reaped by their parent) count as dead."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return state not in (b"Z", b"X")
-
-
-def _is_postgres(pid: int) -> bool:
-    try:
-        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
-    except OSError:
-        return _pid_alive(pid)
-    return os.path.basename(argv0.decode(errors="replace")).startswith("postgres")
-
-
-def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
-    """True when something listens on host:port (a TIME_WAIT leftover does not count)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            if e.errno in (errno.EADDRINUSE, errno.EACCES):
-                return True
-            raise
-    return False
+# The first of these in initdb's output is the cause; "removing contents" errors come after it.
+_INITDB_CAUSE = re.compile(r"((?:initdb: error|FATAL|PANIC):\s+.*)")
 
 
 def _run_sync(make_coro):
@@ -305,20 +92,6 @@ def default_bin_dir() -> Path | None:
 
 
 # --------------------------------------------------------------------------- settings record
-
-
-async def read_settings(conn) -> dict:
-    """Effective non-default settings and the server version, from an open asyncpg connection."""
-    rows = await conn.fetch(
-        "SELECT name, current_setting(name) AS value FROM pg_settings "
-        "WHERE (source NOT IN ('default', 'client', 'session', 'interactive') "
-        "       AND NOT (source = 'override' AND name LIKE 'transaction\\_%')) "
-        "   OR name = ANY($1::text[]) ORDER BY name",
-        list(ALWAYS_RECORDED))
-    version = await conn.fetchval("SELECT version()")
-    num = await conn.fetchval("SELECT current_setting('server_version_num')::int")
-    return {"server_version": version, "server_version_num": num,
-            "settings": {r["name"]: r["value"] for r in rows}}
 
 
 def effective_settings(dsn: str, timeout: float = 10.0) -> dict:
@@ -406,18 +179,20 @@ class PostgresInstance:
         if not lines or not lines[0].strip().isdigit():
             return None
         pid = int(lines[0])
-        return pid if _pid_alive(pid) and _is_postgres(pid) else None
+        return pid if pid_alive(pid) and is_postgres(pid) else None
 
     def is_running(self) -> bool:
         return self._pid() is not None
 
-    def _running_endpoint(self) -> tuple[int, str | None] | None:
-        """(port, socket dir) of the running server, from postmaster.pid."""
+    def _running_endpoint(self) -> tuple[int, str | None, str] | None:
+        """(port, socket dir, first listen address or '') of the running server, from
+        postmaster.pid."""
         lines = self._pid_file()
         if not lines or self._pid() is None or len(lines) < 4 or not lines[3].strip().isdigit():
             return None
         sock = lines[4].strip() if len(lines) > 4 and lines[4].strip() else None
-        return int(lines[3]), sock
+        listen = lines[5].strip() if len(lines) > 5 else ""
+        return int(lines[3]), sock, listen
 
     def wal_location(self) -> Path:
         pg_wal = self.datadir / "pg_wal"
@@ -425,22 +200,22 @@ class PostgresInstance:
 
     # ----- who runs the server
 
-    def _server_user(self) -> _User:
+    def _server_user(self) -> User:
         if os.geteuid() != 0:
-            return _current_user()
+            return current_user()
         if self.initialized():
             owner = self.datadir.stat().st_uid
-            user = _user_of_uid(owner) if owner != 0 else None
+            user = user_of_uid(owner) if owner != 0 else None
             if user is not None:
                 return user
-        return _ensure_system_user()
+        return ensure_system_user()
 
-    def _subprocess_env(self, user: _User) -> dict:
+    def _subprocess_env(self, user: User) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env.update(LC_ALL="C", LANG="C", HOME=user.home if Path(user.home).is_dir() else "/")
         return env
 
-    def _run(self, user: _User, args: list[str], timeout: float) -> tuple[int, str]:
+    def _run(self, user: User, args: list[str], timeout: float) -> tuple[int, str]:
         """Run a PostgreSQL program as ``user``; output goes through a file, not a pipe, because
         the server started by pg_ctl must not inherit a pipe that we wait on."""
         with tempfile.TemporaryFile("w+") as out:
@@ -456,7 +231,7 @@ class PostgresInstance:
             out.seek(0)
             return res.returncode, out.read()
 
-    def _own(self, path: Path, user: _User) -> None:
+    def _own(self, path: Path, user: User) -> None:
         if os.geteuid() == 0 and user.uid != 0:
             os.chown(path, user.uid, user.gid)
 
@@ -464,7 +239,7 @@ class PostgresInstance:
 
     def _check_inputs(self) -> None:
         self._require_bins()
-        _check_dir(self.datadir, "--datadir")
+        check_dir(self.datadir, "--datadir")
         if not self.initialized() and any(self.datadir.iterdir()):
             raise UsageError(f"--datadir {self.datadir} is not empty and holds no PostgreSQL "
                              "cluster; give an empty or new directory")
@@ -476,7 +251,7 @@ class PostgresInstance:
                 raise UsageError(f"--waldir {self.waldir}: the cluster in {self.datadir} keeps "
                                  f"its WAL in {current}; moving WAL is not supported")
             return
-        _check_dir(self.waldir, "--waldir")
+        check_dir(self.waldir, "--waldir")
         if any(self.waldir.iterdir()):
             raise UsageError(f"--waldir {self.waldir} is not empty; give an empty or new directory")
 
@@ -488,14 +263,14 @@ class PostgresInstance:
                              f"but {self.bin_dir} has PostgreSQL {bin_version}; "
                              f"give --pg-bin with PostgreSQL {data_major} binaries")
 
-    def _prepare_user(self, user: _User) -> None:
+    def _prepare_user(self, user: User) -> None:
         """Let the server user reach its directories and run the binaries."""
         if os.geteuid() != 0 or user.uid == 0:
             return
-        _grant_traverse(self.datadir.parent, user)
+        grant_traverse(self.datadir.parent, user)
         if self.waldir is not None:
-            _grant_traverse(self.waldir.parent, user)
-        _grant_traverse(self.bin_dir, user)
+            grant_traverse(self.waldir.parent, user)
+        grant_traverse(self.bin_dir, user)
         code, out = self._run(user, [self._bin("postgres"), "--version"], timeout=30)
         if code != 0:
             raise UsageError(f"user {user.name!r} cannot run {self._bin('postgres')}: "
@@ -511,14 +286,15 @@ class PostgresInstance:
         self._prepare_user(user)
         self._own(self.datadir, user)
         args = [self._bin("initdb"), "-D", str(self.datadir), "-U", SUPERUSER,
-                "--auth=trust", "--encoding=UTF8", "--locale=C"]
+                "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C"]
         if self.waldir is not None:
             self._own(self.waldir, user)
             args += ["--waldir", str(self.waldir)]
         code, out = self._run(user, args, timeout=600)
         if code != 0:
             lines = [ln for ln in out.strip().splitlines() if ln.strip()]
-            why = next((ln for ln in lines if ln.startswith("initdb: error")), lines[-1] if lines else "")
+            causes = [m.group(1) for m in map(_INITDB_CAUSE.search, lines) if m]
+            why = causes[0] if causes else (lines[-1] if lines else f"exit {code}")
             raise DatabaseError(f"initdb of {self.datadir} failed: {why}")
         conf = self.datadir / "postgresql.conf"
         with conf.open("a") as f:
@@ -531,39 +307,70 @@ class PostgresInstance:
 
     def settings(self, need_connections: int = 100) -> dict[str, str]:
         """Everything written to oltplab.conf: endpoint, derived settings, then -c overrides."""
-        base = {"listen_addresses": "127.0.0.1", "port": str(self.spec.port),
-                "unix_socket_directories": SOCKET_DIR}
+        base = {"listen_addresses": self.spec.listen, "port": str(self.spec.port),
+                "unix_socket_directories": str(access.socket_dir(self.datadir))}
         derived = derive_settings(self.spec.db_memory, need_connections, self.spec.settings)
         for name in list(base):
             if name in derived:
                 base[name] = derived.pop(name)
         return {**base, **derived}
 
-    def _write_settings(self, settings: dict[str, str], user: _User) -> None:
+    def _write_settings(self, settings: dict[str, str], user: User) -> None:
         lines = ["# Written by oltplab at each start; edits are overwritten.",
                  "# Change these with --db-memory and -c name=value instead.",
-                 *(_conf_line(k, v) for k, v in settings.items()), ""]
-        target = self.datadir / SETTINGS_FILE
-        tmp = target.with_name(f".{SETTINGS_FILE}.tmp")
-        tmp.write_text("\n".join(lines))
+                 *(conf_line(k, v) for k, v in settings.items()), ""]
+        self._write_owned(self.datadir / SETTINGS_FILE, "\n".join(lines), user)
+
+    def _write_owned(self, target: Path, text: str, user: User) -> None:
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text)
         self._own(tmp, user)
         os.replace(tmp, target)
 
+    def _prepare_access(self, settings: dict[str, str], user: User) -> str:
+        """The private socket directory, pg_hba.conf and the password file; the password."""
+        for d in settings["unix_socket_directories"].split(","):
+            if d.strip():
+                access.make_private_dir(Path(d.strip()), user.uid, user.gid)
+        self._write_owned(self.datadir / "pg_hba.conf", access.HBA_TEXT, user)
+        return access.ensure_password(self.password_file, user.uid, user.gid)
+
+    def _set_password(self, password: str) -> None:
+        """Give the superuser the password (as a SCRAM verifier) through the private socket."""
+        import asyncpg
+
+        verifier = access.scram_verifier(password)
+
+        async def go():
+            conn = await asyncpg.connect(self.dsn("postgres"), timeout=10)
+            try:
+                await conn.execute(f"ALTER ROLE {SUPERUSER} PASSWORD '{verifier}'")
+            finally:
+                await conn.close()
+
+        try:
+            _run_sync(go)
+        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
+            raise DatabaseError(f"cannot set the password of {SUPERUSER!r} in {self.datadir}: "
+                                f"{e}") from e
+
     # ----- start / stop
 
-    def _check_port(self) -> None:
+    def _check_port(self, settings: dict[str, str]) -> None:
         port = self.spec.port
         if not 1 <= port <= 65535:
             raise UsageError(f"--port {port} is not a TCP port (1-65535)")
-        if port_in_use(port):
-            raise UsageError(f"--port {port} is already in use on 127.0.0.1 by another program; "
+        host = access.tcp_in_use(port, settings["listen_addresses"])
+        if host:
+            raise UsageError(f"--port {port} is already in use on {host} by another program; "
                              "choose another --port")
-        lock = Path(SOCKET_DIR) / f".s.PGSQL.{port}.lock"
+        sock = settings["unix_socket_directories"].split(",")[0].strip() or "/tmp"
+        lock = Path(sock) / f".s.PGSQL.{port}.lock"
         try:
             first = lock.read_text().splitlines()[0].strip()
         except (OSError, IndexError):
             return
-        if first.lstrip("-").isdigit() and _pid_alive(abs(int(first))):
+        if first.lstrip("-").isdigit() and pid_alive(abs(int(first))):
             raise UsageError(f"--port {port} is in use by another PostgreSQL (socket lock {lock}, "
                              f"pid {abs(int(first))}); choose another --port")
 
@@ -600,11 +407,12 @@ class PostgresInstance:
             return
         settings = self.settings(need_connections)  # bad --db-memory fails before anything
         self._check_inputs()
-        self._check_port()
+        self._check_port(settings)
         self._check_memory()
         self.init()
         user = self._server_user()
         self._prepare_user(user)
+        password = self._prepare_access(settings, user)
         self._write_settings(settings, user)
         self.log_path.parent.mkdir(exist_ok=True)
         self._own(self.log_path.parent, user)
@@ -618,6 +426,11 @@ class PostgresInstance:
                 self.stop("immediate")
             raise DatabaseError(f"PostgreSQL in {self.datadir} failed to start: {why} "
                                 f"(log: {self.log_path})")
+        try:
+            self._set_password(password)
+        except DatabaseError:
+            self.stop("immediate")
+            raise
 
     def _check_memory(self) -> None:
         import psutil
@@ -661,28 +474,51 @@ class PostgresInstance:
         deadline = time.monotonic() + timeout
         delay = 0.01
         while time.monotonic() < deadline:
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 return True
             time.sleep(delay)
             delay = min(0.2, delay * 1.5)
-        return not _pid_alive(pid)
+        return not pid_alive(pid)
 
     # ----- endpoints and status
 
-    def dsn(self, dbname: str | None = None) -> str:
-        """A libpq URI (asyncpg and psql) for ``dbname`` (default spec.dbname), through the unix
-        socket when there is one; the running server's port and socket win over the spec's."""
-        db = quote(dbname or self.spec.dbname, safe="")
+    @property
+    def password_file(self) -> Path:
+        return access.password_file(self.datadir)
+
+    def _endpoint(self) -> tuple[int, str | None, str]:
+        """(port, socket dir, listen addresses): the running server's, else the spec's."""
         running = self._running_endpoint()
         if running:
-            port, sock = running
-        else:
-            port = self.spec.port
-            dirs = self.settings().get("unix_socket_directories", SOCKET_DIR)
-            sock = dirs.split(",")[0].strip() or None
+            return running
+        settings = self.settings()
+        dirs = settings.get("unix_socket_directories", "")
+        return self.spec.port, dirs.split(",")[0].strip() or None, settings["listen_addresses"]
+
+    def dsn(self, dbname: str | None = None) -> str:
+        """A libpq URI (asyncpg and psql) for ``dbname`` (default spec.dbname) through the private
+        unix socket; the running server's port and socket win over the spec's. Without a socket,
+        the TCP DSN (``tcp_dsn``)."""
+        db = quote(dbname or self.spec.dbname, safe="")
+        port, sock, _ = self._endpoint()
         if sock:
             return f"postgresql://{SUPERUSER}@/{db}?host={quote(sock, safe='/')}&port={port}"
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{port}/{db}"
+        tcp = self.tcp_dsn(dbname)
+        if tcp is None:
+            raise DatabaseError(f"the server in {self.datadir} has neither a unix socket nor TCP")
+        return tcp
+
+    def tcp_dsn(self, dbname: str | None = None) -> str | None:
+        """A libpq URI over TCP when the server listens (--listen), else None. It names the
+        password file (``passfile=``): the password itself is never part of a DSN."""
+        db = quote(dbname or self.spec.dbname, safe="")
+        port, _, listen = self._endpoint()
+        host = access.client_host(listen)
+        if host is None:
+            return None
+        host = f"[{host}]" if ":" in host else host
+        return (f"postgresql://{SUPERUSER}@{host}:{port}/{db}"
+                f"?passfile={quote(str(self.password_file), safe='/')}")
 
     def status(self) -> dict:
         pid = self._pid() if self.datadir.is_dir() else None
@@ -702,7 +538,10 @@ class PostgresInstance:
                       (str(self.waldir) if self.waldir else None),
             "initialized": self.initialized(),
             "version": version,
+            "socket_dir": (running or self._endpoint())[1],
+            "listen": (running or self._endpoint())[2],
             "dsn": self.dsn(),
+            "tcp_dsn": self.tcp_dsn(),
             "log": str(self.log_path),
         }
 
