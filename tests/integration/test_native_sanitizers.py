@@ -60,6 +60,13 @@ def runtime(name: str) -> str:
     return os.path.realpath(path)
 
 
+def sanitizer_report(stderr: str) -> str:
+    """The sanitizer's report (where it starts) or the end of stderr."""
+    starts = [i for i in (stderr.find("ERROR: AddressSanitizer"), stderr.find("runtime error"))
+              if i >= 0]
+    return stderr[min(starts):][:6000] if starts else stderr[-4000:]
+
+
 def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, loaded_w1):
     module = build_sanitized(tmp_path)
     env = {**os.environ, "LD_PRELOAD": f"{runtime('libasan.so')} {runtime('libubsan.so')}",
@@ -68,9 +75,10 @@ def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, l
            "PYTHONMALLOC": "malloc", "OLTPLAB_TEST_DSN": pg.admin_dsn,
            "OLTPLAB_TEST_W1_DSN": loaded_w1}
     p = subprocess.run([sys.executable, "-c", SHADOW, str(module), "-q", "-p", "no:cacheprovider",
+                        "-p", "no:faulthandler", "--capture=sys",  # reports reach stderr
                         "-x", *TESTS], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)
-    report = p.stdout[-6000:] + p.stderr[-6000:]
+    report = p.stdout[-4000:] + sanitizer_report(p.stderr)
     assert p.returncode == 0, report
     assert "AddressSanitizer" not in report and "runtime error" not in report, report
     assert " passed" in p.stdout and "failed" not in p.stdout, report
