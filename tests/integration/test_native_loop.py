@@ -140,3 +140,80 @@ def test_a_connection_shut_for_writing_fails_the_users_within_seconds(loaded_w1)
         assert "lost the database connection" in loop.error
     finally:
         conn.finish()
+
+
+# PQflush answers 1 (output held back) and -1 (a failed send) only when the network misbehaves;
+# this library puts scripted answers in front of the real PQflush, which then takes over. The
+# loop is pointed at it as its libpq (its other functions resolve to the real library).
+FLUSH_SCRIPT = r"""
+#include <dlfcn.h>
+#include <stdlib.h>
+static int (*real_flush)(void *);
+static const char *script;
+int PQflush(void *conn) {
+    if (!real_flush) {
+        real_flush = (int (*)(void *))dlsym(dlopen(getenv("OLTPLAB_TEST_LIBPQ"),
+                                                   RTLD_NOW | RTLD_NOLOAD), "PQflush");
+        script = getenv("OLTPLAB_TEST_FLUSHES");
+    }
+    char *end;
+    long v = script ? strtol(script, &end, 10) : 0;
+    if (script && end != script) {
+        script = end;
+        return (int)v;
+    }
+    return real_flush(conn);
+}
+"""
+
+# A child process: the loop loads its libpq once per process.
+FLUSH_RUN = """
+import ctypes, importlib.util, sys, time
+spec = importlib.util.spec_from_file_location("oltplab._native", sys.argv[1])
+native = importlib.util.module_from_spec(spec)
+sys.modules["oltplab._native"] = native
+spec.loader.exec_module(native)
+import oltplab
+oltplab._native = native
+sys.path.insert(0, sys.argv[4])
+from integration.test_native_loop import S, loop_args, one_terminal
+from oltplab.runner import pquser
+conn = pquser.connect(sys.argv[3], "oltplab-test", flush_stats=False)
+ctypes.CDLL(sys.argv[2])
+now = time.monotonic_ns()
+loop = native.ProcLoop(**loop_args([conn], [one_terminal()], libpq=sys.argv[2],
+                                   ramp_end_ns=now, measure_end_ns=now + S // 2, bulk=1 << 16))
+events = [loop.run() for _ in range(2)]
+print(events, sum(loop.counts()["committed"]), loop.error)
+"""
+
+
+@pytest.mark.parametrize("flushes, events, error", [
+    ("1 1 1", "[0, 1]", "None"),  # waits for room to write, then carries on to the end
+    ("1 -1", "[0, 3]", "new_order: lost the database connection ()"),  # fails at once
+])
+def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(loaded_w1, tmp_path,
+                                                                      flushes, events, error):
+    """PQflush used to be called until it stopped answering 1, spinning, and -1 was ignored."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = tmp_path / "flushes.c"
+    src.write_text(FLUSH_SCRIPT)
+    real = pquser.libpq_path()
+    shim = tmp_path / "libflushes.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", str(src), "-o", str(shim), "-Wl,--no-as-needed", real,
+                    "-ldl",
+                    f"-Wl,-rpath,{os.path.dirname(real)}"], check=True)
+    tests = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-c", FLUSH_RUN, _native.__file__, str(shim), loaded_w1,
+                        str(tests)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "OLTPLAB_TEST_LIBPQ": real,
+                            "OLTPLAB_TEST_FLUSHES": flushes})
+    assert p.returncode == 0, p.stderr[-3000:]
+    got_events, rest = p.stdout.strip().split("] ", 1)
+    committed, got_error = rest.split(" ", 1)
+    assert (got_events + "]", got_error) == (events, error)
+    assert (int(committed) > 0) == (error == "None")
