@@ -168,14 +168,10 @@ int PQflush(void *conn) {
 
 # A child process: the loop loads its libpq once per process.
 FLUSH_RUN = """
-import ctypes, importlib.util, sys, time
-spec = importlib.util.spec_from_file_location("oltplab._native", sys.argv[1])
-native = importlib.util.module_from_spec(spec)
-sys.modules["oltplab._native"] = native
-spec.loader.exec_module(native)
-import oltplab
-oltplab._native = native
+import ctypes, sys, time
 sys.path.insert(0, sys.argv[4])
+from native_module import use
+native = use(sys.argv[1])
 from integration.test_native_loop import S, loop_args, one_terminal
 from oltplab.runner import pquser
 conn = pquser.connect(sys.argv[3], "oltplab-test", flush_stats=False)

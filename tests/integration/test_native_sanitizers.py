@@ -28,13 +28,10 @@ TESTS = ["tests/unit/test_native_safety.py", "tests/unit/test_inputs.py",
          "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection"]
 
 SHADOW = """
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("oltplab._native", sys.argv[1])
-native = importlib.util.module_from_spec(spec)
-sys.modules["oltplab._native"] = native
-spec.loader.exec_module(native)
-import oltplab
-oltplab._native = native
+import sys
+sys.path.insert(0, "tests")
+from native_module import use
+use(sys.argv[1])
 import pytest
 code = pytest.main(sys.argv[2:])
 assert sys.modules["oltplab._native"].__file__ == sys.argv[1]
@@ -76,6 +73,7 @@ def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, l
            "OLTPLAB_TEST_W1_DSN": loaded_w1}
     p = subprocess.run([sys.executable, "-c", SHADOW, str(module), "-q", "-p", "no:cacheprovider",
                         "-p", "no:faulthandler", "--capture=sys",  # reports reach stderr
+                        "--basetemp", str(tmp_path / "child"),  # not a numbered one to clean up
                         "-x", *TESTS], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)
     report = p.stdout[-4000:] + sanitizer_report(p.stderr)
