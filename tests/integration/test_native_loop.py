@@ -122,12 +122,12 @@ def test_a_terminal_held_by_a_procloop_refuses_python_calls(loaded_w1):
         conn.finish()
 
 
-def test_a_connection_shut_for_writing_fails_the_users_within_seconds(loaded_w1):
+def test_a_connection_shut_for_writing_fails_the_users_within_seconds(scratch_w1):
     """The socket shut for writing under libpq: the call never reaches the server, which
     ends the session; the loop reports the lost connection instead of waiting for ever."""
     import socket
 
-    conn = pquser.connect(loaded_w1, "oltplab-test", flush_stats=False)
+    conn = pquser.connect(scratch_w1, "oltplab-test", flush_stats=False)
     try:
         sock = socket.socket(fileno=conn.socket)
         sock.shutdown(socket.SHUT_WR)
@@ -188,8 +188,8 @@ print(events, sum(loop.counts()["committed"]), loop.error)
     ("1 1 1", "[0, 1]", "None"),  # waits for room to write, then carries on to the end
     ("1 -1", "[0, 3]", "new_order: lost the database connection ()"),  # fails at once
 ])
-def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(loaded_w1, tmp_path,
-                                                                      flushes, events, error):
+def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(scratch_w1, tmp_path,
+                                                                       flushes, events, error):
     """PQflush used to be called until it stopped answering 1, spinning, and -1 was ignored."""
     import os
     import subprocess
@@ -200,11 +200,10 @@ def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(loaded_w1, 
     src.write_text(FLUSH_SCRIPT)
     real = pquser.libpq_path()
     shim = tmp_path / "libflushes.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", str(src), "-o", str(shim), "-Wl,--no-as-needed", real,
-                    "-ldl",
-                    f"-Wl,-rpath,{os.path.dirname(real)}"], check=True)
+    subprocess.run(["gcc", "-shared", "-fPIC", str(src), "-o", str(shim), "-Wl,--no-as-needed",
+                    real, "-ldl", f"-Wl,-rpath,{os.path.dirname(real)}"], check=True)
     tests = Path(__file__).resolve().parents[1]
-    p = subprocess.run([sys.executable, "-c", FLUSH_RUN, _native.__file__, str(shim), loaded_w1,
+    p = subprocess.run([sys.executable, "-c", FLUSH_RUN, _native.__file__, str(shim), scratch_w1,
                         str(tests)], capture_output=True, text=True, timeout=60,
                        env={**os.environ, "OLTPLAB_TEST_LIBPQ": real,
                             "OLTPLAB_TEST_FLUSHES": flushes})

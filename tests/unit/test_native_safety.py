@@ -75,8 +75,10 @@ def test_procloop_rejects_bad_arguments_before_touching_a_connection():
     loop = _native.ProcLoop.__new__(_native.ProcLoop)
     with pytest.raises(TypeError):
         loop.__init__()
-    with pytest.raises(RuntimeError, match="libpq at /nonexistent/libpq.so"):
-        loop.__init__(libpq="/nonexistent/libpq.so", connections=[], pointers=[], terminals=[],
+    from oltplab.runner.pquser import libpq_path
+
+    with pytest.raises(ValueError, match="one pointer per terminal"):
+        loop.__init__(libpq=libpq_path(), connections=[], pointers=[], terminals=[],
                       names=[], flush_sql="", ramp_end_ns=0, measure_end_ns=0, waits=False,
                       flush_stats=False, published_after_ns=0, idle_published_after_ns=0,
                       max_retries=0, max_consecutive_errors=1, retryable=[], fatal=[], bulk=1)
