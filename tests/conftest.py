@@ -97,10 +97,13 @@ def pg():
 
 @pytest.fixture(scope="session")
 def loaded_w1(pg) -> str:
-    """A pristine W=1 TPC-C-derived database; tests must not change it."""
+    """A pristine W=1 TPC-C-derived database; tests must not change it. OLTPLAB_TEST_W1_DSN
+    names one built already (on the server of OLTPLAB_TEST_DSN)."""
     from oltplab.config import BuildSpec
     from oltplab.workloads.tpcc.loader import build
 
+    if os.environ.get("OLTPLAB_TEST_W1_DSN"):
+        return os.environ["OLTPLAB_TEST_W1_DSN"]
     dsn = pg.create_db("w1")
     build(dsn, BuildSpec(warehouses=1, build_users=2, seed=12345))
     return dsn

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from interrupts import INTERRUPTIBLE
 
 from .conftest import oltplab
 
@@ -94,7 +95,7 @@ def test_interrupt_saves_partial_run_and_stops_server(site):
         [sys.executable, "-m", "oltplab", "tpcc", "run", *flags, "--users", "2,2",
          "--rampup", "1s", "--duration", "60s", "--name", "cut"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, **INTERRUPTIBLE)
     deadline = time.monotonic() + 60
     # wait until the first step is being measured
     while time.monotonic() < deadline:

@@ -15,6 +15,7 @@ import types
 import asyncpg
 import psutil
 import pytest
+from interrupts import INTERRUPTIBLE
 
 from oltplab.config import RunSpec
 from oltplab.errors import SchemaError
@@ -106,7 +107,7 @@ print("OUTCOME", json.dumps({"status": out.status, "steps": out.steps}), flush=T
 
 def test_ctrl_c_returns_the_partial_step_and_leaves_no_worker(scratch_w1):
     proc = subprocess.Popen([sys.executable, "-c", MANAGER, scratch_w1], stdout=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, **INTERRUPTIBLE)
     try:
         seen = 0
         for line in proc.stdout:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from interrupts import INTERRUPTIBLE
 
 from oltplab.storage.jobs import FioJob
 from oltplab.storage.parse import PERCENTILES, percentile, pool_bins, summarize
@@ -167,7 +168,8 @@ def test_interrupt_saves_the_run_and_leaves_nothing(tmp_path):
     target.mkdir()
     proc = subprocess.Popen(argv("run", "--target", str(target), "--size", "64MiB",
                                  "--duration", "60s", "--ramp", "0", "--results-dir",
-                                 str(results)), stderr=subprocess.PIPE, text=True)
+                                 str(results)), stderr=subprocess.PIPE, text=True,
+                            **INTERRUPTIBLE)
     try:
         first = proc.stderr.readline()
         assert first.startswith("run "), first

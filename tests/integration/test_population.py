@@ -14,6 +14,7 @@ from collections import Counter
 import asyncpg
 import psutil
 import pytest
+from interrupts import INTERRUPTIBLE
 
 from oltplab.config import BuildSpec
 from oltplab.errors import SchemaError
@@ -300,7 +301,8 @@ _INTERRUPTED_BUILD = textwrap.dedent("""
 
 def test_ctrl_c_stops_the_workers(pg):
     dsn = pg.create_db("int")
-    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_BUILD, dsn], start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_BUILD, dsn], start_new_session=True,
+                            **INTERRUPTIBLE)
     try:
         parent = psutil.Process(proc.pid)
         deadline = time.monotonic() + 20

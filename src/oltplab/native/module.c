@@ -4,10 +4,30 @@
 /* ------------------------------------------------------------------------------------------ */
 /* The module                                                                                 */
 
-static PyObject *doubles(const double *v, int n) {
+/* A tuple of n new objects made by make(i), or NULL with an exception set. */
+static PyObject *tuple_of(int n, PyObject *(*make)(int)) {
     PyObject *t = PyTuple_New(n);
-    for (int i = 0; t && i < n; i++) PyTuple_SET_ITEM(t, i, PyFloat_FromDouble(v[i]));
+    for (int i = 0; t && i < n; i++) {
+        PyObject *v = make(i);
+        if (!v) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, i, v);
+    }
     return t;
+}
+
+static PyObject *weight(int k) { return PyLong_FromLong(WEIGHTS[k]); }
+static PyObject *name(int k) { return PyUnicode_FromString(NAMES[k]); }
+static PyObject *keying(int k) { return PyFloat_FromDouble(KEYING_S[k]); }
+static PyObject *think_mean(int k) { return PyFloat_FromDouble(THINK_MEAN_S[k]); }
+
+/* Add value (a new reference, NULL when making it failed) as m.name; steals value. */
+static int add(PyObject *m, const char *attr, PyObject *value) {
+    if (!value) return -1;
+    if (PyModule_AddObject(m, attr, value) < 0) {
+        Py_DECREF(value);
+        return -1;
+    }
+    return 0;
 }
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "oltplab._native",
@@ -17,19 +37,15 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (PyType_Ready(&TerminalType) < 0 || PyType_Ready(&ProcLoopType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    PyObject *w = PyTuple_New(NKINDS), *names = PyTuple_New(NKINDS);
-    for (int k = 0; k < NKINDS; k++) {
-        PyTuple_SET_ITEM(w, k, PyLong_FromLong(WEIGHTS[k]));
-        PyTuple_SET_ITEM(names, k, PyUnicode_FromString(NAMES[k]));
-    }
     Py_INCREF(&TerminalType);
     Py_INCREF(&ProcLoopType);
-    if (PyModule_AddObject(m, "Terminal", (PyObject *)&TerminalType) < 0 ||
-        PyModule_AddObject(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
-        PyModule_AddObject(m, "WEIGHTS", w) < 0 || PyModule_AddObject(m, "NAMES", names) < 0 ||
-        PyModule_AddObject(m, "KEYING_S", doubles(KEYING_S, NKINDS)) < 0 ||
-        PyModule_AddObject(m, "THINK_MEAN_S", doubles(THINK_MEAN_S, NKINDS)) < 0 ||
-        PyModule_AddObject(m, "THINK_CAP", PyFloat_FromDouble(THINK_CAP)) < 0 ||
+    if (add(m, "Terminal", (PyObject *)&TerminalType) < 0 ||
+        add(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
+        add(m, "WEIGHTS", tuple_of(NKINDS, weight)) < 0 ||
+        add(m, "NAMES", tuple_of(NKINDS, name)) < 0 ||
+        add(m, "KEYING_S", tuple_of(NKINDS, keying)) < 0 ||
+        add(m, "THINK_MEAN_S", tuple_of(NKINDS, think_mean)) < 0 ||
+        add(m, "THINK_CAP", PyFloat_FromDouble(THINK_CAP)) < 0 ||
         PyModule_AddIntConstant(m, "DECK_SIZE", DECK_SIZE) < 0 ||
         PyModule_AddIntConstant(m, "NOT_AN_ITEM", NOT_AN_ITEM) < 0 ||
         PyModule_AddIntConstant(m, "BOUNDARY", EV_BOUNDARY) < 0 ||

@@ -106,10 +106,12 @@ typedef struct {
     int w_max, stock_d_id;
     int c_id, c_ol_i_id, c_last; /* the run's C constants [2.1.6] */
     int nwh;                     /* warehouses it works on: its home, or the dealt ones */
-    int *warehouses;
+    int *warehouses;             /* nwh of them; NULL until __init__ succeeds */
+    int driven;                  /* ProcLoops that hold it: Python must keep its hands off */
 } Terminal;
 
 extern PyTypeObject TerminalType;
+int term_check(Terminal *t);
 int term_draw_kind(Terminal *t);
 int term_warehouse(Terminal *t);
 int64_t other_warehouse(Terminal *t, int64_t w_id);

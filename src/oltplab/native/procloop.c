@@ -26,7 +26,7 @@ typedef struct {
     int state, kind, nargs, retries, errors;
     int after_sleep, after_cross;
     int64_t start, next, wake, published, last_end;
-    int pending;
+    int pending, flushing; /* flushing: libpq holds output the socket would not take yet */
     PGresult *held; /* the query's result, until libpq has seen the end of its answer */
     char text[MAX_ARGS][24];
     const char *values[MAX_ARGS];
@@ -44,13 +44,14 @@ typedef struct {
     char *flush_sql;
     char retryable[MAX_STATES][6], fatal[MAX_STATES][6];
     int nretryable, nfatal;
+    int ready; /* __init__ succeeded: every method but __init__ needs it */
     int started, running, sleeping, failed, boundary_told;
     char error[512];
     /* the recorder: the same rules as runner/vuser.py's Recorder */
     int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],
         total_us[NKINDS];
     int64_t completed, new_orders, skipped; /* completed and new_orders: every phase */
-    int64_t *samples[NKINDS];
+    int64_t *samples[NKINDS]; /* bulk entries each: the loop stops at a full one [samples_full] */
     Py_ssize_t nsamples[NKINDS], bulk;
     int crossed[2];
     int64_t *cross_ns[2];
@@ -96,6 +97,10 @@ static void rec_done(ProcLoop *L, int kind, int64_t start, int64_t end, int roll
             L->committed[kind]++;
         L->retries[kind] += retries;
         L->total_us[kind] += us;
+        if (L->nsamples[kind] >= L->bulk) { /* never: the loop hands over a full buffer first */
+            fail(L, "%s: %s", NAMES[kind], "response-time buffer overflow (a bug)");
+            return;
+        }
         L->samples[kind][L->nsamples[kind]++] = us;
     }
 }
@@ -129,18 +134,48 @@ static void sleep_for(ProcLoop *L, User *u, double seconds, int then) {
     L->sleeping++;
 }
 
+/* What the user waits for on its socket: its answer, and room to write while libpq holds
+ * output back (PQflush returned 1). */
+static int watch(ProcLoop *L, User *u, int flushing) {
+    if (u->flushing == flushing) return 0;
+    struct epoll_event ev = {.events = EPOLLIN | (flushing ? EPOLLOUT : 0),
+                             .data.u32 = (uint32_t)(u - L->users)};
+    if (epoll_ctl(L->epfd, EPOLL_CTL_MOD, u->fd, &ev) < 0) {
+        fail(L, "%s: %s", "event loop", strerror(errno));
+        return -1;
+    }
+    u->flushing = flushing;
+    return 0;
+}
+
+/* Send what libpq holds: -1 is a lost connection; 1 (a full socket buffer) waits for
+ * EPOLLOUT instead of spinning. */
+static int flush_out(ProcLoop *L, User *u, const char *what) {
+    int r = pq.flush(u->conn);
+    if (r < 0) {
+        fail_lost(L, u, what);
+        return -1;
+    }
+    return watch(L, u, r == 1);
+}
+
+static const char *doing(User *u) {
+    return u->state == S_FLUSH ? "statistics flush" : NAMES[u->kind];
+}
+
 static void send_flush(ProcLoop *L, User *u) {
     if (!pq.sendQuery(u->conn, L->flush_sql)) {
         fail_lost(L, u, "statistics flush");
         return;
     }
-    while (pq.flush(u->conn) == 1) sched_yield(); /* a full socket buffer: rare */
     u->state = S_FLUSH;
+    flush_out(L, u, "statistics flush");
 }
 
 static void crossed(ProcLoop *L, User *u, int64_t flushed_ns) {
     int last = u->next >= L->stop_at;
-    if (flushed_ns >= 0) L->cross_ns[last][L->ncross_ns[last]++] = flushed_ns;
+    if (flushed_ns >= 0 && L->ncross_ns[last] < L->n) /* a user crosses each boundary once */
+        L->cross_ns[last][L->ncross_ns[last]++] = flushed_ns;
     L->crossed[last]++;
     if (last) {
         u->state = S_DONE;
@@ -171,8 +206,8 @@ static void send_txn(ProcLoop *L, User *u) {
         fail_lost(L, u, NAMES[u->kind]);
         return;
     }
-    while (pq.flush(u->conn) == 1) sched_yield();
     u->state = S_TXN;
+    flush_out(L, u, NAMES[u->kind]);
 }
 
 static void submit(ProcLoop *L, User *u) {
@@ -295,12 +330,13 @@ static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
     crossed(L, u, t);
 }
 
-static void readable(ProcLoop *L, User *u) {
+static void readable(ProcLoop *L, User *u, uint32_t events) {
     PGconn *c = u->conn;
-    if (!pq.consumeInput(c)) {
-        fail_lost(L, u, u->state == S_FLUSH ? "statistics flush" : NAMES[u->kind]);
+    if ((events & EPOLLIN || !(events & EPOLLOUT)) && !pq.consumeInput(c)) {
+        fail_lost(L, u, doing(u));
         return;
     }
+    if (u->flushing && flush_out(L, u, doing(u)) < 0) return;
     if (u->state != S_TXN && u->state != S_FLUSH) { /* a notice, or the server going away */
         if (pq.status(c) != CONNECTION_OK) fail_lost(L, u, NAMES[u->kind]);
         return;
@@ -333,7 +369,8 @@ static int samples_full(ProcLoop *L) {
 
 /* The loop itself, without the GIL: returns one of the EV_ codes. */
 static int loop_run(ProcLoop *L) {
-    struct epoll_event events[64];
+    enum { MAX_EVENTS = 64 };
+    struct epoll_event events[MAX_EVENTS];
     if (!L->started) {
         L->started = 1;
         for (int i = 0; i < L->n && !L->failed; i++) cycle(L, &L->users[i]);
@@ -358,19 +395,27 @@ static int loop_run(ProcLoop *L) {
             int64_t ms = due <= t ? 0 : (due - t + 999999) / 1000000;
             timeout = ms > 1000 ? 1000 : (int)ms;
         }
-        int got = epoll_wait(L->epfd, events, 64, timeout);
+        int got = epoll_wait(L->epfd, events, MAX_EVENTS, timeout);
         if (got < 0) {
             if (errno == EINTR) continue;
             fail(L, "%s: %s", "event loop", strerror(errno));
             return EV_FAILED;
         }
-        for (int i = 0; i < got && !L->failed; i++) {
-            if (events[i].data.u32 == (uint32_t)L->n) {
+        /* One readable user completes at most one transaction: checking for a full buffer
+         * before each keeps every append within bulk. Events not handled now are reported
+         * again by the next epoll_wait (level-triggered). */
+        for (int i = 0; i < got && !L->failed && !samples_full(L); i++) {
+            uint32_t who = events[i].data.u32;
+            if (who == (uint32_t)L->n) {
                 uint64_t v;
                 if (read(L->stopfd, &v, sizeof v) < 0 && errno != EAGAIN) { /* drained anyway */ }
                 return EV_STOPPED;
             }
-            readable(L, &L->users[events[i].data.u32]);
+            if (who > (uint32_t)L->n) {
+                fail(L, "%s: %s", "event loop", "an event for no user");
+                return EV_FAILED;
+            }
+            readable(L, &L->users[who], events[i].events);
         }
         if (L->sleeping && !L->failed) {
             int64_t t = now_ns();
@@ -403,6 +448,35 @@ static int copy_states(PyObject *seq, char (*out)[6], int *n, const char *what) 
     return 0;
 }
 
+/* Free what __init__ took, back to the state of a new object (a failed __init__ too). */
+static void release(ProcLoop *self) {
+    if (self->ready)
+        for (int i = 0; i < self->n; i++) self->users[i].term->driven--;
+    self->ready = 0;
+    if (self->epfd >= 0) close(self->epfd);
+    if (self->stopfd >= 0) close(self->stopfd);
+    self->epfd = self->stopfd = -1;
+    for (int i = 0; self->users && i < self->n; i++)
+        if (self->users[i].held) pq.clear(self->users[i].held);
+    PyMem_Free(self->users);
+    self->users = NULL;
+    self->n = 0;
+    PyMem_Free(self->flush_sql);
+    self->flush_sql = NULL;
+    for (int k = 0; k < NKINDS; k++) {
+        PyMem_Free(self->samples[k]);
+        self->samples[k] = NULL;
+        self->nsamples[k] = 0;
+    }
+    for (int b = 0; b < 2; b++) {
+        PyMem_Free(self->cross_ns[b]);
+        self->cross_ns[b] = NULL;
+        self->ncross_ns[b] = 0;
+    }
+    Py_CLEAR(self->terms);
+    Py_CLEAR(self->conns);
+}
+
 static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"libpq", "connections", "pointers", "terminals", "names",
                              "flush_sql", "ramp_end_ns", "measure_end_ns", "waits",
@@ -414,7 +488,7 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     long long ramp_end, stop_at, pub, idle;
     int waits, flush_stats, max_retries, max_errors;
     Py_ssize_t bulk;
-    if (self->users) {
+    if (self->ready || self->running) {
         PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
         return -1;
     }
@@ -431,9 +505,13 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     PyObject *nl = PySequence_Fast(names, "names must be a sequence");
     if (!tl || !pl || !nl) goto bad;
     Py_ssize_t n = PyList_GET_SIZE(tl);
-    if (n < 1 || PyList_GET_SIZE(pl) != n || PySequence_Fast_GET_SIZE(nl) != NKINDS || bulk < 1) {
+    if (n < 1 || PyList_GET_SIZE(pl) != n || PySequence_Fast_GET_SIZE(nl) != NKINDS) {
         PyErr_SetString(PyExc_ValueError,
                         "need one pointer per terminal, at least one, and five names");
+        goto bad;
+    }
+    if (n >= INT32_MAX || bulk < 1 || bulk > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "bulk must be at least 1, and the users fewer");
         goto bad;
     }
     for (int k = 0; k < NKINDS; k++) {
@@ -445,7 +523,7 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     self->users = PyMem_Calloc(n, sizeof(User));
     self->flush_sql = PyMem_Malloc(strlen(flush_sql) + 1);
     self->bulk = bulk;
-    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * (bulk + 1));
+    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
     self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
     self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
     if (!self->users || !self->flush_sql || !self->cross_ns[0] || !self->cross_ns[1]) {
@@ -472,6 +550,7 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_TypeError, "terminals must be Terminal objects");
             goto bad;
         }
+        if (term_check((Terminal *)term) < 0) goto bad;
         u->term = (Terminal *)term;
         u->conn = PyLong_AsVoidPtr(PyList_GET_ITEM(pl, i));
         if (!u->conn) {
@@ -507,34 +586,37 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     self->idle_published_after = idle;
     self->max_retries = max_retries;
     self->max_errors = max_errors;
+    for (Py_ssize_t i = 0; i < n; i++) self->users[i].term->driven++;
+    self->ready = 1;
     return 0;
 bad:
     Py_XDECREF(tl);
     Py_XDECREF(pl);
     Py_XDECREF(nl);
+    release(self);
     return -1;
 }
 
+static PyObject *ProcLoop_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    ProcLoop *self = (ProcLoop *)type->tp_alloc(type, 0);
+    if (self) self->epfd = self->stopfd = -1;
+    return (PyObject *)self;
+}
+
 static void ProcLoop_dealloc(ProcLoop *self) {
-    if (self->epfd > 0) close(self->epfd);
-    if (self->stopfd > 0) close(self->stopfd);
-    for (int i = 0; self->users && i < self->n; i++)
-        if (self->users[i].held) pq.clear(self->users[i].held);
-    PyMem_Free(self->users);
-    PyMem_Free(self->flush_sql);
-    for (int k = 0; k < NKINDS; k++) PyMem_Free(self->samples[k]);
-    PyMem_Free(self->cross_ns[0]);
-    PyMem_Free(self->cross_ns[1]);
-    Py_XDECREF(self->terms);
-    Py_XDECREF(self->conns);
+    release(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* A ProcLoop made by __new__ alone, or whose __init__ failed, has nothing to drive. */
+static int check_ready(ProcLoop *self) {
+    if (self->ready) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is not initialised");
+    return -1;
+}
+
 static PyObject *ProcLoop_run(ProcLoop *self, PyObject *unused) {
-    if (!self->users) {
-        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is not initialised");
-        return NULL;
-    }
+    if (check_ready(self) < 0) return NULL;
     if (__atomic_exchange_n(&self->running, 1, __ATOMIC_ACQ_REL)) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running already");
         return NULL;
@@ -549,7 +631,8 @@ static PyObject *ProcLoop_run(ProcLoop *self, PyObject *unused) {
 
 static PyObject *ProcLoop_stop(ProcLoop *self, PyObject *unused) {
     uint64_t one = 1;
-    if (self->stopfd > 0 && write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
+    if (check_ready(self) < 0) return NULL;
+    if ( write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
         return PyErr_SetFromErrno(PyExc_OSError);
     Py_RETURN_NONE;
 }
@@ -569,6 +652,7 @@ static PyObject *ints(const int64_t *v, Py_ssize_t n) {
 }
 
 static PyObject *ProcLoop_take_samples(ProcLoop *self, PyObject *unused) {
+    if (check_ready(self) < 0) return NULL;
     if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
         return NULL;
@@ -589,6 +673,7 @@ static PyObject *ProcLoop_take_samples(ProcLoop *self, PyObject *unused) {
 }
 
 static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
+    if (check_ready(self) < 0) return NULL;
     if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
         return NULL;
@@ -647,7 +732,7 @@ PyTypeObject ProcLoopType = {
     .tp_doc = PyDoc_STR("The procedures-mode users of one worker, driven from C."),
     .tp_basicsize = sizeof(ProcLoop),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = PyType_GenericNew,
+    .tp_new = ProcLoop_new,
     .tp_init = (initproc)ProcLoop_init,
     .tp_dealloc = (destructor)ProcLoop_dealloc,
     .tp_methods = ProcLoop_methods,

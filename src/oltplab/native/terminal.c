@@ -15,7 +15,7 @@ const char *const NAMES[NKINDS] = {"new_order", "payment", "order_status", "deli
 /* ------------------------------------------------------------------------------------------ */
 /* Terminal                                                                                   */
 int term_draw_kind(Terminal *t) {
-    if (t->next_card == DECK_SIZE) { /* a new pass: shuffle (Fisher-Yates) */
+    if (t->next_card >= DECK_SIZE) { /* a new pass: shuffle (Fisher-Yates) */
         for (int i = DECK_SIZE - 1; i > 0; i--) {
             int j = (int)uniform(&t->rng, 0, i);
             uint8_t c = t->cards[i];
@@ -101,49 +101,82 @@ double term_think(Terminal *t, int kind) {
 
 int fmt_cents(char *buf, size_t n, int64_t cents) {
     const char *sign = cents < 0 ? "-" : "";
-    int64_t v = cents < 0 ? -cents : cents;
-    return snprintf(buf, n, "%s%lld.%02lld", sign, (long long)(v / 100), (long long)(v % 100));
+    uint64_t v = cents < 0 ? -(uint64_t)cents : (uint64_t)cents; /* INT64_MIN too */
+    return snprintf(buf, n, "%s%llu.%02llu", sign, (unsigned long long)(v / 100),
+                    (unsigned long long)(v % 100));
 }
 
+/* A Terminal whose __init__ never succeeded has no warehouses; one a ProcLoop drives is the
+ * loop's alone (it runs without the GIL). */
+int term_check(Terminal *t) {
+    if (!t->warehouses) {
+        PyErr_SetString(PyExc_RuntimeError, "the Terminal is not initialised");
+        return -1;
+    }
+    if (t->driven) {
+        PyErr_SetString(PyExc_RuntimeError, "the Terminal is driven by a ProcLoop");
+        return -1;
+    }
+    return 0;
+}
+
+/* The warehouses as a new array of ints in 1..w_max, or NULL with an exception set. */
+static int *warehouse_array(PyObject *whs, int w_max, Py_ssize_t *count) {
+    PyObject *seq = PySequence_Fast(whs, "warehouses must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int *out = NULL;
+    if (n < 1 || n > INT32_MAX || w_max < 1) {
+        PyErr_SetString(PyExc_ValueError, "a terminal needs at least one warehouse");
+        goto done;
+    }
+    out = PyMem_Malloc(sizeof(int) * n);
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long w = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (w == -1 && PyErr_Occurred()) goto bad;
+        if (w < 1 || w > w_max) {
+            PyErr_Format(PyExc_ValueError, "warehouse %ld is outside 1..%d", w, w_max);
+            goto bad;
+        }
+        out[i] = (int)w;
+    }
+    *count = n;
+    goto done;
+bad:
+    PyMem_Free(out);
+    out = NULL;
+done:
+    Py_DECREF(seq);
+    return out;
+}
+
+/* Everything is parsed and checked before the object changes: a failed __init__ leaves it
+ * as it was. */
 static int Terminal_init(Terminal *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"seed", "w_max", "stock_d_id", "c_id", "c_ol_i_id", "c_last",
                              "warehouses", NULL};
     unsigned long long seed;
+    int w_max, stock_d_id, c_id, c_ol_i_id, c_last;
     PyObject *whs;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KiiiiiO", kwlist, &seed, &self->w_max,
-                                     &self->stock_d_id, &self->c_id, &self->c_ol_i_id,
-                                     &self->c_last, &whs))
+    if (self->driven) return term_check(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KiiiiiO", kwlist, &seed, &w_max, &stock_d_id,
+                                     &c_id, &c_ol_i_id, &c_last, &whs))
         return -1;
-    PyObject *seq = PySequence_Fast(whs, "warehouses must be a sequence");
-    if (!seq) return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n < 1 || self->w_max < 1) {
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "a terminal needs at least one warehouse");
-        return -1;
-    }
+    Py_ssize_t n = 0;
+    int *warehouses = warehouse_array(whs, w_max, &n);
+    if (!warehouses) return -1;
     PyMem_Free(self->warehouses);
-    self->warehouses = PyMem_Malloc(sizeof(int) * n);
-    if (!self->warehouses) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long w = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (w == -1 && PyErr_Occurred()) {
-            Py_DECREF(seq);
-            return -1;
-        }
-        if (w < 1 || w > self->w_max) {
-            Py_DECREF(seq);
-            PyErr_Format(PyExc_ValueError, "warehouse %ld is outside 1..%d", w, self->w_max);
-            return -1;
-        }
-        self->warehouses[i] = (int)w;
-    }
-    Py_DECREF(seq);
+    self->warehouses = warehouses;
     self->nwh = (int)n;
+    self->w_max = w_max;
+    self->stock_d_id = stock_d_id;
+    self->c_id = c_id;
+    self->c_ol_i_id = c_ol_i_id;
+    self->c_last = c_last;
     rng_seed(&self->rng, seed);
     int k = 0;
     for (int kind = 0; kind < NKINDS; kind++)
@@ -166,17 +199,20 @@ static int check_kind(int kind) {
 }
 
 static PyObject *Terminal_next_kind(Terminal *self, PyObject *unused) {
+    if (term_check(self) < 0) return NULL;
     return PyLong_FromLong(term_draw_kind(self));
 }
 
 static PyObject *Terminal_warehouse(Terminal *self, PyObject *unused) {
+    if (term_check(self) < 0) return NULL;
     return PyLong_FromLong(term_warehouse(self));
 }
 
 static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
     int kind;
     long long w_id;
-    if (!PyArg_ParseTuple(args, "iL", &kind, &w_id) || check_kind(kind)) return NULL;
+    if (term_check(self) < 0 || !PyArg_ParseTuple(args, "iL", &kind, &w_id) || check_kind(kind))
+        return NULL;
     int64_t a[MAX_ARGS];
     int n = term_inputs(self, kind, w_id, a);
     PyObject *tup = PyTuple_New(n);
@@ -203,7 +239,7 @@ static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
 static PyObject *Terminal_order_lines(Terminal *self, PyObject *args) {
     long long w_id;
     int ol_cnt, rbk;
-    if (!PyArg_ParseTuple(args, "Lii", &w_id, &ol_cnt, &rbk)) return NULL;
+    if (term_check(self) < 0 || !PyArg_ParseTuple(args, "Lii", &w_id, &ol_cnt, &rbk)) return NULL;
     PyObject *list = PyList_New(ol_cnt > 0 ? ol_cnt : 0);
     if (!list) return NULL;
     for (int n = 1; n <= ol_cnt; n++) {
@@ -224,12 +260,14 @@ static PyObject *Terminal_order_lines(Terminal *self, PyObject *args) {
 }
 
 static PyObject *Terminal_think_time(Terminal *self, PyObject *arg) {
+    if (term_check(self) < 0) return NULL;
     int kind = (int)PyLong_AsLong(arg);
     if (PyErr_Occurred() || check_kind(kind)) return NULL;
     return PyFloat_FromDouble(term_think(self, kind));
 }
 
 static PyObject *Terminal_random(Terminal *self, PyObject *unused) {
+    if (term_check(self) < 0) return NULL;
     return PyFloat_FromDouble(rng_unit(&self->rng));
 }
 
