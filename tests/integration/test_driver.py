@@ -243,7 +243,7 @@ BEGIN
     END IF;
     RETURN s.result;
 END $$;
-CREATE FUNCTION neword(int, int, int, int, int, int, int) RETURNS int
+CREATE FUNCTION neword(int, int, int, int[], int[], int[]) RETURNS int
     LANGUAGE sql AS 'SELECT scripted()';
 CREATE FUNCTION payment(int, int, int, int, int, int, numeric) RETURNS int
     LANGUAGE sql AS 'SELECT scripted()';
