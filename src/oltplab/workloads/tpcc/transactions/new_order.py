@@ -22,6 +22,7 @@ from ..inputs import ITEMS
 NAME = "new_order"
 
 PROCEDURE = "SELECT neword($1, $2, $3, $4, $5, $6)"
+SIGNATURE = "neword(int, int, int, int[], int[], int[])"  # the function of sql/functions.sql
 
 SELECT_W_TAX = "SELECT w_tax FROM warehouse WHERE w_id = $1"
 
