@@ -6,8 +6,10 @@ import asyncio
 from decimal import Decimal
 
 import asyncpg
+import pytest
 
 from oltplab.workloads.tpcc import random as tr
+from oltplab.workloads.tpcc.transactions import delivery, prepare
 from oltplab.workloads.tpcc.transactions.payment import c_data_entry
 
 STOCK_COLS = "s_quantity, s_ytd, s_order_cnt, s_remote_cnt"
@@ -282,18 +284,22 @@ def test_delivery_all_districts_and_skips(scratch_w1):
     run(scratch_w1, body)
 
 
-def test_concurrent_deliveries_do_not_count_false_skips(scratch_w1):
+@pytest.mark.parametrize("mode", ["procedures", "sql"])
+def test_concurrent_deliveries_do_not_count_false_skips(scratch_w1, mode):
     """The second Delivery waits for the first's rows, then takes the next order in every
-    district instead of finding nothing (READ COMMITTED)."""
+    district instead of finding nothing (READ COMMITTED): one policy for both modes, the
+    function's and sql mode's re-look."""
 
     async def go():
         a = await asyncpg.connect(scratch_w1)
         b = await asyncpg.connect(scratch_w1)
         try:
+            ps = await prepare(b, delivery.STATEMENTS)
             tx = a.transaction()
             await tx.start()
             assert await a.fetchval("SELECT delivery(1, 1)") == 10
-            second = asyncio.ensure_future(b.fetchval("SELECT delivery(1, 2)"))
+            second = asyncio.ensure_future(b.fetchval("SELECT delivery(1, 2)") if mode == "procedures"
+                                           else delivery.run(b, ps, (1, 2)))
             await asyncio.sleep(0.5)
             assert not second.done()  # blocked on the rows the first one deleted
             await tx.commit()

@@ -163,35 +163,6 @@ def test_delivery_delivers_the_oldest_order_of_all_ten_districts(scratch_w1):
     on_db(scratch_w1, body)
 
 
-def test_delivery_losing_a_race_looks_again_as_the_function_does(scratch_w1):
-    """One Delivery policy for both modes: a second Delivery that waited on the oldest rows a
-    first one deleted finds them gone, looks again and delivers the next order of every
-    district instead of counting skips."""
-
-    async def go():
-        a = await asyncpg.connect(scratch_w1)
-        b = await asyncpg.connect(scratch_w1)
-        try:
-            ps = await prepared(b, delivery)
-            tx = a.transaction()
-            await tx.start()
-            assert await a.fetchval("SELECT delivery(1, 1)") == 10
-            second = asyncio.ensure_future(delivery.run(b, ps, (1, 2)))
-            await asyncio.sleep(0.5)
-            assert not second.done()  # waiting for the rows the first one deleted
-            await tx.commit()
-            assert await asyncio.wait_for(second, 10) == 10
-            rows = await a.fetch("SELECT o_id, o_carrier_id FROM orders WHERE o_w_id = 1"
-                                 " AND o_id IN (2101, 2102)")
-            assert sorted((r["o_id"], r["o_carrier_id"]) for r in rows) == \
-                [(2101, 1)] * 10 + [(2102, 2)] * 10
-        finally:
-            await a.close()
-            await b.close()
-
-    asyncio.run(go())
-
-
 def test_sql_mode_run_counts_and_keeps_consistency(scratch_w1):
     spec = RunSpec(users=(2,), rampup=1.0, duration=4.0, mode="sql", seed=3)
     out = run_tpcc(scratch_w1, spec)
