@@ -11,6 +11,10 @@ CHECKPOINT before every run:
   arrays, set-based statements), called by bench/pgbench/*.sql.
 
     .venv/bin/python bench/server_functions.py --warehouses 4 --users 4 --rampup 10 --duration 30
+
+Besides NOPM it prints the server's CPU per New-Order over the window (every process of the
+managed server, user and system time, per order entered): the cost the change is about, and
+a figure that other load on a shared host disturbs far less than throughput.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import argparse
 import asyncio
 import statistics
 import sys
+import threading
+import time
 from pathlib import Path
 
 import asyncpg
@@ -47,6 +53,38 @@ def install(dsn: str) -> None:
     asyncio.run(go())
 
 
+def server_cpu(postmaster_pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of the server's processes, by pid."""
+    import psutil
+    pm = psutil.Process(postmaster_pid)
+    out = {}
+    for proc in [pm, *pm.children(recursive=True)]:
+        try:
+            t = proc.cpu_times()
+            out[proc.pid] = t.user + t.system
+        except psutil.Error:
+            pass
+    return out
+
+
+def window_cpu(postmaster_pid: int, rampup: float, duration: float) -> list[dict[int, float]]:
+    """Start sampling the server's CPU at the window's two boundaries (as run_pgbench marks
+    them, from now); the list fills in the background."""
+    marks: list[dict[int, float]] = []
+
+    def sample(t0: float) -> None:
+        for at in (t0 + rampup, t0 + rampup + duration):
+            time.sleep(max(0.0, at - time.monotonic()))
+            marks.append(server_cpu(postmaster_pid))
+
+    threading.Thread(target=sample, args=(time.monotonic(),), daemon=True).start()
+    return marks
+
+
+def cpu_between(a: dict[int, float], b: dict[int, float]) -> float:
+    return sum(v - a.get(pid, 0.0) for pid, v in b.items())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     db_args(p)
@@ -64,18 +102,30 @@ def main() -> None:
         info = ensure_schema(target.dsn, a.warehouses)
         install(target.dsn)
         pgbench = (target.instance.bin_dir if target.instance else Path("/usr/bin")) / "pgbench"
+        pid = target.instance.status()["pid"] if target.instance else None
         res: dict[str, list[float]] = {"before": [], "after": []}
+        cpu: dict[str, list[float]] = {"before": [], "after": []}
         for who in ["before", "after", "after", "before"] * a.rounds:
             fetchval(target.dsn, "CHECKPOINT")
             scripts, options = SIDES[who]
+            marks = window_cpu(pid, a.rampup, a.duration) if pid else []
             nopm, _cpu, n = run_pgbench(target.dsn, pgbench, info, a, a.seed, scripts, options)
             res[who].append(nopm)
-            print(f"{who:>6}: NOPM {nopm:>10,.0f}  ({n:,} transactions)", flush=True)
+            line = f"{who:>6}: NOPM {nopm:>10,.0f}  ({n:,} transactions)"
+            if len(marks) == 2 and nopm > 0:
+                per_order = cpu_between(*marks) / (nopm * a.duration / 60)
+                cpu[who].append(per_order)
+                line += f"  server CPU {1e6 * per_order:,.0f} us per New-Order"
+            print(line, flush=True)
     mean = {k: statistics.fmean(v) for k, v in res.items()}
     print(f"\nwarehouses {a.warehouses}, users {a.users}, rampup {a.rampup:.0f} s, "
           f"duration {a.duration:.0f} s, {4 * a.rounds} runs")
     print(f"NOPM before {mean['before']:,.0f}  after {mean['after']:,.0f}  "
           f"ratio {mean['after'] / mean['before']:.3f}  (target >= 1.05)")
+    if cpu["before"] and cpu["after"]:
+        before, after = statistics.fmean(cpu["before"]), statistics.fmean(cpu["after"])
+        print(f"server CPU per New-Order before {1e6 * before:,.0f} us  after {1e6 * after:,.0f} us"
+              f"  ratio {after / before:.3f}")
 
 
 if __name__ == "__main__":
