@@ -48,6 +48,9 @@ enum { NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL };
 #define MAX_LINES 15 /* order lines of a New-Order: 5..15 [2.4.1.3] */
 /* an argument as text: at most '{' + 15 x (10 digits and a comma) + '}' for the arrays */
 #define ARG_TEXT 192
+/* an int32 takes at most 11 characters and its separator one more: the arrays always fit, and
+ * txn_text's bound checks only guard against a change of these figures */
+_Static_assert(ARG_TEXT >= 2 + MAX_LINES * 12, "ARG_TEXT must hold 15 ints as {..}");
 
 /* ------------------------------------------------------------------------------------------ */
 /* Random numbers: xoshiro256** seeded by splitmix64                                          */
