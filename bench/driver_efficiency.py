@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import resource
 import statistics
@@ -74,7 +75,10 @@ def run_oltplab(dsn: str, a, seed: int) -> tuple[float, float, int]:
     return step["nopm"], cpu, count
 
 
-def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int) -> tuple[float, float, int]:
+def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int, scripts: Path = SCRIPTS,
+                options: str | None = None) -> tuple[float, float, int]:
+    """pgbench with the scripts in ``scripts`` (server ``options`` through PGOPTIONS):
+    (NOPM of the window, pgbench's CPU seconds, transactions)."""
     constants, terminals = oltplab_plan(seed, info.c_last_load, a.users, info.warehouses)
     consts = {"W": info.warehouses, "c_id_c": constants.c_id, "c_ol_i_id": constants.c_ol_i_id,
               "c_last_run": constants.c_last}
@@ -86,7 +90,7 @@ def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int) -> tuple[float, flo
     for k, v in consts.items():
         cmd += ["-D", f"{k}={v}"]
     for name, w in WEIGHTS.items():
-        cmd += ["-f", f"{SCRIPTS / name}.sql@{w}"]
+        cmd += ["-f", f"{scripts / name}.sql@{w}"]
     cmd.append(dsn)
     marks: list[tuple[float, int]] = []
 
@@ -97,7 +101,9 @@ def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int) -> tuple[float, flo
 
     cpu0 = children_cpu()
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, PGOPTIONS=options) if options else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
     th = threading.Thread(target=snapshots, args=(t0,))
     th.start()
     out, err = proc.communicate()
@@ -115,8 +121,6 @@ def run_pgbench(dsn: str, pgbench: Path, info, a, seed: int) -> tuple[float, flo
 def pin(target) -> None:
     """The managed server (postmaster and every process it has) on CPU 0; us and our children
     (oltplab's workers, pgbench) on CPU 1. New backends inherit the postmaster's CPU."""
-    import os
-
     import psutil
     if target.instance is None or len(os.sched_getaffinity(0)) < 2:
         sys.exit("--pin needs a managed server and at least 2 CPUs")

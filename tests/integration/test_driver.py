@@ -173,6 +173,16 @@ def test_missing_functions_are_reported_before_starting(scratch_w1):
     assert not worker_processes(os.getpid())
 
 
+def test_functions_of_an_older_build_are_reported_before_starting(scratch_w1):
+    """A database built when neword drew the order lines itself (7 scalar arguments)."""
+    sql(scratch_w1, "DROP FUNCTION neword(int, int, int, int[], int[], int[])")
+    sql(scratch_w1, "CREATE FUNCTION neword(int, int, int, int, int, int, int) RETURNS int"
+                    " LANGUAGE sql AS 'SELECT 1'")
+    with pytest.raises(SchemaError, match="older oltplab"):
+        run_tpcc(scratch_w1, RunSpec(users=(1,), rampup=0, duration=1))
+    assert not worker_processes(os.getpid())
+
+
 def test_autopilot_steps_end_on_time_while_users_key_and_think(scratch_w1):
     """Keying times are 2-18 s: users asleep at measure_end must not hold the step up."""
     steps: list[dict] = []
@@ -244,7 +254,7 @@ BEGIN
     END IF;
     RETURN s.result;
 END $$;
-CREATE FUNCTION neword(int, int, int, int, int, int, int) RETURNS int
+CREATE FUNCTION neword(int, int, int, int[], int[], int[]) RETURNS int
     LANGUAGE sql AS 'SELECT scripted()';
 CREATE FUNCTION payment(int, int, int, int, int, int, numeric) RETURNS int
     LANGUAGE sql AS 'SELECT scripted()';

@@ -6,8 +6,11 @@ import asyncio
 from decimal import Decimal
 
 import asyncpg
+import pytest
 
 from oltplab.workloads.tpcc import random as tr
+from oltplab.workloads.tpcc.transactions import delivery, prepare
+from oltplab.workloads.tpcc.transactions.payment import c_data_entry
 
 STOCK_COLS = "s_quantity, s_ytd, s_order_cnt, s_remote_cnt"
 
@@ -55,10 +58,22 @@ async def order_lines(conn, w, d, o_id):
                             " AND ol_o_id = $3 ORDER BY ol_number", w, d, o_id)
 
 
-def test_new_order(scratch_w1):
+NEWORD = "SELECT neword($1, $2, $3, $4, $5, $6)"
+
+
+def neword_args(w_id, d_id, c_id, lines):
+    """neword's arguments for lines of (ol_i_id, ol_supply_w_id, ol_quantity)."""
+    items, supplies, quantities = (list(column) for column in zip(*lines))
+    return (w_id, d_id, c_id, items, supplies, quantities)
+
+
+LINES = [(17, 1, 3), (99_999, 1, 10), (5, 1, 1), (50_000, 1, 7), (1, 1, 2), (100_000, 1, 4),
+         (1234, 1, 5), (777, 1, 6), (31_337, 1, 8), (2, 1, 9), (60_001, 1, 1), (42, 1, 2)]
+
+
+def test_new_order_enters_the_lines_it_is_given(scratch_w1):
     async def body(conn):
-        await conn.execute("SELECT setseed(0.25)")
-        o_id, changes = await call_with_stock_diff(conn, "SELECT neword(1, 1, 4, 77, 12, 0, 1234)")
+        o_id, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 4, 77, LINES))
         assert o_id == 3001
         assert await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4") == 3002
         order = await conn.fetchrow("SELECT * FROM orders WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = 3001")
@@ -67,17 +82,17 @@ def test_new_order(scratch_w1):
         assert await conn.fetchval("SELECT count(*) FROM new_order WHERE no_w_id = 1 AND no_d_id = 4"
                                    " AND no_o_id = 3001") == 1
         lines = await order_lines(conn, 1, 4, 3001)
+        assert [(r["ol_i_id"], r["ol_supply_w_id"], r["ol_quantity"]) for r in lines] == LINES
         assert [r["ol_number"] for r in lines] == list(range(1, 13))
         for r in lines:
-            assert 1 <= r["ol_quantity"] <= 10 and r["ol_supply_w_id"] == 1
-            assert r["ol_delivery_d"] is None and 1 <= r["ol_i_id"] <= 100_000
+            assert r["ol_delivery_d"] is None
             price = await conn.fetchval("SELECT i_price FROM item WHERE i_id = $1", r["ol_i_id"])
             assert r["ol_amount"] == r["ol_quantity"] * price  # no tax, no discount
             dist = await conn.fetchval("SELECT s_dist_04 FROM stock WHERE s_w_id = 1 AND s_i_id = $1",
                                        r["ol_i_id"])
             assert r["ol_dist_info"] == dist
         assert {key: after for key, (_, after) in changes.items()} == expected_stock(changes, lines, 1)
-        assert set(changes) == {(1, r["ol_i_id"]) for r in lines}
+        assert set(changes) == {(1, i) for i, _, _ in LINES}
 
     run(scratch_w1, body)
 
@@ -87,24 +102,43 @@ def test_new_order_stock_refill(scratch_w1):
 
     async def body(conn):
         await conn.execute("UPDATE stock SET s_quantity = 11")
-        await conn.execute("SELECT setseed(0.5)")
-        seen = set()
-        for k in range(3):
-            o_id, changes = await call_with_stock_diff(conn, "SELECT neword(1, 1, 2, $1, 15, 0, 99)",
-                                                       100 + k)
-            lines = await order_lines(conn, 1, 2, o_id)
-            assert {key: after for key, (_, after) in changes.items()} == expected_stock(changes, lines, 1)
-            seen |= {after[0] for _, after in changes.values()}
+        lines = [(100 + 7 * n, 1, 1 + n % 10) for n in range(15)]
+        o_id, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 2, 100, lines))
+        rows = await order_lines(conn, 1, 2, o_id)
+        assert {key: after for key, (_, after) in changes.items()} == expected_stock(changes, rows, 1)
+        seen = {after[0] for _, after in changes.values()}
         assert 10 in seen  # 11 - 1: no refill at exactly 10
-        assert seen & set(range(92, 100))  # 11 - qty + 91
+        assert seen & set(range(92, 101))  # 11 - qty + 91
+
+    run(scratch_w1, body)
+
+
+def test_new_order_with_an_item_on_several_lines_applies_the_stock_rule_line_after_line(scratch_w1):
+    """Duplicate items are allowed in one order [2.4.1.5]: the stock row is updated once with
+    the same result as the rule applied to each line in turn, refills included."""
+
+    async def body(conn):
+        await conn.execute("UPDATE stock SET s_quantity = 25 WHERE s_w_id = 1 AND s_i_id = 500")
+        await conn.execute("UPDATE stock SET s_quantity = 10 WHERE s_w_id = 1 AND s_i_id = 600")
+        lines = [(500, 1, 9), (600, 1, 10), (500, 1, 8), (700, 1, 3), (500, 1, 10), (600, 1, 10),
+                 (500, 1, 10), (600, 1, 10), (600, 1, 10), (600, 1, 10), (600, 1, 10),
+                 (600, 1, 10), (600, 1, 10), (600, 1, 10), (600, 1, 10)]
+        o_id, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 3, 9, lines))
+        rows = await order_lines(conn, 1, 3, o_id)
+        assert [(r["ol_i_id"], r["ol_supply_w_id"], r["ol_quantity"]) for r in rows] == lines
+        after = {key: a for key, (_, a) in changes.items()}
+        assert after == expected_stock(changes, rows, 1)
+        assert after[(1, 500)][2] - changes[(1, 500)][0][2] == 4  # s_order_cnt: one per line
+        assert after[(1, 600)][0] == 10 + (10 - 10 - 100) % 91  # ten refills in a row
 
     run(scratch_w1, body)
 
 
 def test_new_order_rollback_leaves_nothing(scratch_w1):
+    lines = LINES[:7] + [(100_001, 1, 5)]
+
     async def body(conn):
-        await conn.execute("SELECT setseed(0.75)")
-        result, changes = await call_with_stock_diff(conn, "SELECT neword(1, 1, 2, 55, 8, 1, 1234)")
+        result, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 2, 55, lines))
         assert result == -3001
         assert changes == {}
         assert await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2") == 3001
@@ -114,8 +148,8 @@ def test_new_order_rollback_leaves_nothing(scratch_w1):
                  + (SELECT count(*) FROM order_line WHERE ol_d_id = 2 AND ol_o_id > 3000)""") == 0
         # inside an explicit transaction the call succeeds and the transaction goes on
         async with conn.transaction():
-            assert await conn.fetchval("SELECT neword(1, 1, 2, 55, 5, 1, 1234)") == -3001
-            assert await conn.fetchval("SELECT neword(1, 1, 2, 55, 5, 0, 1234)") == 3001
+            assert await conn.fetchval(NEWORD, *neword_args(1, 2, 55, lines[-5:])) == -3001
+            assert await conn.fetchval(NEWORD, *neword_args(1, 2, 55, LINES[:5])) == 3001
         assert await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2") == 3002
 
     run(scratch_w1, body)
@@ -127,20 +161,17 @@ def test_new_order_remote_lines(scratch_w1):
             "INSERT INTO stock SELECT s_i_id, 2, s_quantity, s_dist_01, s_dist_02, s_dist_03,"
             " s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10,"
             " 0, 0, 0, s_data FROM stock WHERE s_w_id = 1")
-        await conn.execute("SELECT setseed(0.125)")
-        for k in range(150):
-            await conn.fetchval("SELECT neword(1, 2, $1, $2, 10, 0, 4321)", 1 + k % 10, 1 + k)
-        lines = await conn.fetch("SELECT ol_d_id, ol_o_id, ol_supply_w_id FROM order_line"
-                                 " WHERE ol_o_id > 3000")
-        assert len(lines) == 1500
-        remote = [r for r in lines if r["ol_supply_w_id"] != 1]
-        assert all(r["ol_supply_w_id"] == 2 for r in remote)
-        assert 3 <= len(remote) <= 40  # 1% of 1500
-        remote_orders = {(r["ol_d_id"], r["ol_o_id"]) for r in remote}
-        orders = await conn.fetch("SELECT o_d_id, o_id, o_all_local FROM orders WHERE o_id > 3000")
-        assert all(r["o_all_local"] == (0 if (r["o_d_id"], r["o_id"]) in remote_orders else 1)
-                   for r in orders)
-        assert await conn.fetchval("SELECT sum(s_remote_cnt) FROM stock WHERE s_w_id = 2") == len(remote)
+        remote = [(11, 2, 3), (12, 2, 4), (11, 1, 5)]
+        await conn.fetchval(NEWORD, *neword_args(1, 5, 8, LINES[:5] + remote))
+        await conn.fetchval(NEWORD, *neword_args(1, 5, 9, LINES[5:10]))
+        rows = await conn.fetch("SELECT ol_o_id, ol_i_id, ol_supply_w_id, ol_quantity FROM order_line"
+                                " WHERE ol_d_id = 5 AND ol_o_id > 3000 ORDER BY ol_o_id, ol_number")
+        assert [tuple(r)[1:] for r in rows] == LINES[:5] + remote + LINES[5:10]
+        orders = await conn.fetch("SELECT o_id, o_all_local FROM orders WHERE o_d_id = 5"
+                                  " AND o_id > 3000 ORDER BY o_id")
+        assert [tuple(r) for r in orders] == [(3001, 0), (3002, 1)]
+        assert dict(await conn.fetch("SELECT s_i_id, s_remote_cnt FROM stock WHERE s_w_id = 2"
+                                     " AND s_remote_cnt > 0")) == {11: 1, 12: 1}
         assert await conn.fetchval("SELECT sum(s_remote_cnt) FROM stock WHERE s_w_id = 1") == 0
 
     run(scratch_w1, body)
@@ -179,7 +210,9 @@ def test_payment_bad_credit_and_remote_district(scratch_w1):
         assert await conn.fetchval("SELECT payment(1, 5, 1, 3, $1, -1, 100.50)", c_id) == c_id
         new = await conn.fetchval("SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 3"
                                   " AND c_id = $1", c_id)
-        assert new == (f"{c_id} 3 1 5 1 100.50 | " + data)[:500]
+        # the text --mode sql writes too
+        assert new == (c_data_entry(c_id, 3, 1, 5, 1, "100.50") + data)[:500]
+        assert new.startswith(f"{c_id} 3 1 5 1 100.50 | ")
         assert len(new) == 500 or len(data) < 480
         assert await conn.fetchval("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 3") == ytd3
         assert await conn.fetchval("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 5") == \
@@ -217,7 +250,7 @@ def test_order_status_by_id_sees_the_latest_order(scratch_w1):
         first = await conn.fetchval("SELECT o_id FROM orders WHERE o_w_id = 1 AND o_d_id = 7"
                                     " AND o_c_id = 200")
         assert await conn.fetchval("SELECT ostat(1, 7, 200, -1)") == first
-        o_id = await conn.fetchval("SELECT neword(1, 1, 7, 200, 6, 0, 10)")
+        o_id = await conn.fetchval(NEWORD, *neword_args(1, 7, 200, LINES[:6]))
         assert await conn.fetchval("SELECT ostat(1, 7, 200, -1)") == o_id == 3001
 
     run(scratch_w1, body)
@@ -251,18 +284,22 @@ def test_delivery_all_districts_and_skips(scratch_w1):
     run(scratch_w1, body)
 
 
-def test_concurrent_deliveries_do_not_count_false_skips(scratch_w1):
+@pytest.mark.parametrize("mode", ["procedures", "sql"])
+def test_concurrent_deliveries_do_not_count_false_skips(scratch_w1, mode):
     """The second Delivery waits for the first's rows, then takes the next order in every
-    district instead of finding nothing (READ COMMITTED)."""
+    district instead of finding nothing (READ COMMITTED): one policy for both modes, the
+    function's and sql mode's re-look."""
 
     async def go():
         a = await asyncpg.connect(scratch_w1)
         b = await asyncpg.connect(scratch_w1)
         try:
+            ps = await prepare(b, delivery.STATEMENTS)
             tx = a.transaction()
             await tx.start()
             assert await a.fetchval("SELECT delivery(1, 1)") == 10
-            second = asyncio.ensure_future(b.fetchval("SELECT delivery(1, 2)"))
+            second = asyncio.ensure_future(b.fetchval("SELECT delivery(1, 2)") if mode == "procedures"
+                                           else delivery.run(b, ps, (1, 2)))
             await asyncio.sleep(0.5)
             assert not second.done()  # blocked on the rows the first one deleted
             await tx.commit()

@@ -43,7 +43,7 @@ def test_new_order_commits_with_the_stock_rule_and_qty_times_price(scratch_w1):
         await conn.execute("UPDATE stock SET s_quantity = 50 WHERE s_w_id = 1 AND s_i_id = 8")
         next_o_id = await conn.fetchval(NEXT_O_ID, 4)
         lines = [(8, 1, 5), (7, 1, 4), (8, 1, 3)]  # item 8 twice: duplicates are allowed
-        o_id = await new_order.run(conn, ps, (1, 1, 4, 42, 3, 50, 0), lines)
+        o_id = await new_order.run(conn, ps, (1, 4, 42, *map(tuple, zip(*lines))))
         assert o_id == next_o_id
         assert await conn.fetchval(NEXT_O_ID, 4) == next_o_id + 1
         order = await conn.fetchrow(
@@ -70,7 +70,7 @@ def test_new_order_with_the_unused_item_rolls_back_everything(scratch_w1):
         before = await conn.fetchval(NEXT_O_ID, 2)
         stock_before = await conn.fetchval(STOCK_QTY, 5)
         lines = [(5, 1, 3), (NOT_AN_ITEM, 1, 1)]
-        o_id = await new_order.run(conn, ps, (1, 1, 2, 7, 2, 1, 0), lines)
+        o_id = await new_order.run(conn, ps, (1, 2, 7, *map(tuple, zip(*lines))))
         assert o_id == -before
         assert not conn.is_in_transaction()
         assert await conn.fetchval(NEXT_O_ID, 2) == before
@@ -106,7 +106,7 @@ def test_payment_by_name_takes_the_middle_customer_like_the_function(scratch_w1)
     on_db(scratch_w1, body)
 
 
-def test_payment_of_a_bad_credit_customer_prepends_to_c_data(scratch_w1):
+def test_payment_of_a_bad_credit_customer_prepends_to_c_data_as_the_function_does(scratch_w1):
     async def body(conn):
         ps = await prepared(conn, payment)
         c_id = await conn.fetchval("SELECT min(c_id) FROM customer WHERE c_w_id = 1 AND c_d_id = 1"
@@ -116,10 +116,15 @@ def test_payment_of_a_bad_credit_customer_prepends_to_c_data(scratch_w1):
         await payment.run(conn, ps, (1, 2, 1, 1, c_id, -1, "10.00"))
         row = await conn.fetchrow("SELECT c_data, c_balance, c_ytd_payment, c_payment_cnt FROM customer"
                                   " WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = $1", c_id)
-        assert row["c_data"].startswith(f"{c_id} 1 1 2 1 10.00 ")
-        assert len(row["c_data"]) <= 500 and old[:100] in row["c_data"]
+        entry = f"{c_id} 1 1 2 1 10.00 | "
+        assert row["c_data"] == (entry + old)[:500]
         assert (row["c_balance"], row["c_ytd_payment"], row["c_payment_cnt"]) == (
             Decimal("-20.00"), Decimal("20.00"), 2)
+        # procedures mode writes the very same text
+        await conn.fetchval("SELECT payment(1, 2, 1, 1, $1, -1, 10.00)", c_id)
+        after = await conn.fetchval("SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 1"
+                                    " AND c_id = $1", c_id)
+        assert after == (entry + row["c_data"])[:500]
 
     on_db(scratch_w1, body)
 

@@ -50,19 +50,19 @@ def test_last_names_follow_the_nurand_formula():
 def test_new_order_inputs():
     g = gen()
     rows = [g.inputs(NEW_ORDER, 4) for _ in range(N)]
-    assert {r[0] for r in rows} == {4} and {r[1] for r in rows} == {10}
-    assert {r[2] for r in rows} == set(range(1, 11))
-    assert {r[4] for r in rows} == set(range(5, 16))
-    assert min(r[3] for r in rows) >= 1 and max(r[3] for r in rows) <= 3000
-    assert {r[6] for r in rows} == {4000}
-    rbk = sum(r[5] == 1 for r in rows) / N
+    assert {r[0] for r in rows} == {4}
+    assert {r[1] for r in rows} == set(range(1, 11))
+    assert min(r[2] for r in rows) >= 1 and max(r[2] for r in rows) <= 3000
+    assert all(len(r[3]) == len(r[4]) == len(r[5]) for r in rows)
+    assert {len(r[3]) for r in rows} == set(range(5, 16))
+    assert sum(len(r[3]) for r in rows) / N == pytest.approx(10, abs=0.1)
+    rbk = sum(r[3][-1] == NOT_AN_ITEM for r in rows) / N
     assert rbk == pytest.approx(0.01, abs=0.003)
-    assert sum(r[4] for r in rows) / N == pytest.approx(10, abs=0.1)
 
 
 def test_customer_ids_are_non_uniform():
     g = gen()
-    ids = Counter(g.inputs(NEW_ORDER, 1)[3] for _ in range(N))
+    ids = Counter(g.inputs(NEW_ORDER, 1)[2] for _ in range(N))
     # NURand(1023) makes some ids far more frequent than uniform 1/3000 would
     assert max(ids.values()) > 5 * N / 3000
 
@@ -71,12 +71,10 @@ def test_order_lines_remote_share_invalid_last_item_and_ranges():
     g = gen(w_max=5)
     lines, invalid_orders = [], 0
     for _ in range(4000):
-        w, _, _, _, ol_cnt, rbk, _ = g.inputs(NEW_ORDER, 2)
-        ol = g.order_lines(w, ol_cnt, rbk)
-        assert len(ol) == ol_cnt
+        _w, _d, _c, items, supplies, quantities = g.inputs(NEW_ORDER, 2)
+        ol = list(zip(items, supplies, quantities))
         assert all(i != NOT_AN_ITEM for i, _, _ in ol[:-1])
-        if rbk == 1:
-            assert ol[-1][0] == NOT_AN_ITEM
+        if ol[-1][0] == NOT_AN_ITEM:
             invalid_orders += 1
         else:
             assert 1 <= ol[-1][0] <= 100_000
@@ -90,9 +88,30 @@ def test_order_lines_remote_share_invalid_last_item_and_ranges():
     assert invalid_orders / 4000 == pytest.approx(0.01, abs=0.005)
 
 
+def test_order_lines_are_drawn_by_the_constant_c_of_the_run():
+    """OL_I_ID = NURand(8191, 1, 100000) with the run's C [2.1.6]: two runs with other C
+    constants draw other items from the same generator state."""
+    other = RunConstants(c_load=100, c_last=200, c_id=300, c_ol_i_id=4001)
+    a = gen(7).inputs(NEW_ORDER, 1)
+    b = terminal(UserPlan(0, 1, 3, (1,), 7), 10, other).inputs(NEW_ORDER, 1)
+    assert a[:3] == b[:3] and a[4:] == b[4:]
+    # ((x + C) mod 100000) + 1 with C one larger: the next item id, 100000 wrapping to 1
+    assert [i % 100_000 + 1 for i in a[3] if i != NOT_AN_ITEM] == \
+        [i for i in b[3] if i != NOT_AN_ITEM]
+
+
+def test_the_procedures_loop_sends_the_same_draw_as_text():
+    g1, g2 = gen(9, w_max=3), gen(9, w_max=3)
+    for kind in (NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL) * 200:
+        drawn, text = g1.inputs(kind, 2), g2.inputs_text(kind, 2)
+        expected = tuple("{" + ",".join(map(str, v)) + "}" if isinstance(v, tuple) else str(v)
+                         for v in drawn)
+        assert text == expected
+
+
 def test_single_warehouse_is_always_home():
     g = gen(w_max=1)
-    assert {s for _ in range(3000) for _, s, _ in g.order_lines(1, 15, 50)} == {1}
+    assert {s for _ in range(3000) for s in g.inputs(NEW_ORDER, 1)[4]} == {1}
     assert {g.inputs(PAYMENT, 1)[2] for _ in range(3000)} == {1}
 
 

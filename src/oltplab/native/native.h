@@ -45,6 +45,12 @@ enum { NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL };
 #define A_C_ID 1023
 #define A_OL_I_ID 8191
 #define MAX_ARGS 7
+#define MAX_LINES 15 /* order lines of a New-Order: 5..15 [2.4.1.3] */
+/* an argument as text: at most '{' + 15 x (10 digits and a comma) + '}' for the arrays */
+#define ARG_TEXT 192
+/* an int32 takes at most 11 characters and its separator one more: the arrays always fit, and
+ * txn_text's bound checks only guard against a change of these figures */
+_Static_assert(ARG_TEXT >= 2 + MAX_LINES * 12, "ARG_TEXT must hold 15 ints as {..}");
 
 /* ------------------------------------------------------------------------------------------ */
 /* Random numbers: xoshiro256** seeded by splitmix64                                          */
@@ -110,12 +116,28 @@ typedef struct {
     int driven;                  /* ProcLoops that hold it: Python must keep its hands off */
 } Terminal;
 
+/* One transaction's inputs, as drawn: the arguments of the kind's PL/pgSQL function (the
+ * scalars, then New-Order's three arrays of order lines) and what the input counts need. */
+enum { OL_I_ID, OL_SUPPLY_W_ID, OL_QUANTITY };
+typedef struct {
+    int kind;
+    int nargs;    /* arguments of the function */
+    int nscalars; /* of them, the leading scalars in a[]; New-Order's arrays follow */
+    int64_t a[MAX_ARGS];
+    int ol_cnt;
+    int32_t lines[3][MAX_LINES]; /* New-Order: OL_I_ID, OL_SUPPLY_W_ID, OL_QUANTITY per line */
+    int remote_lines;            /* New-Order: lines whose supply warehouse is not the home */
+    int remote;                  /* Payment: the customer's warehouse is not the home */
+    int by_name;                 /* Payment, Order-Status: the customer selected by last name */
+} txn_t;
+
 extern PyTypeObject TerminalType;
 int term_check(Terminal *t);
 int term_draw_kind(Terminal *t);
 int term_warehouse(Terminal *t);
 int64_t other_warehouse(Terminal *t, int64_t w_id);
-int term_inputs(Terminal *t, int kind, int64_t w_id, int64_t *a);
+void term_inputs(Terminal *t, int kind, int64_t w_id, txn_t *x);
+int txn_text(const txn_t *x, char (*text)[ARG_TEXT]);
 double term_think(Terminal *t, int kind);
 int fmt_cents(char *buf, size_t n, int64_t cents);
 

@@ -28,9 +28,22 @@ typedef struct {
     int64_t start, next, wake, published, last_end;
     int pending, flushing; /* flushing: libpq holds output the socket would not take yet */
     PGresult *held; /* the query's result, until libpq has seen the end of its answer */
-    char text[MAX_ARGS][24];
+    int ol_cnt, remote_lines, remote, by_name; /* the current transaction's inputs, as drawn */
+    char text[MAX_ARGS][ARG_TEXT];
     const char *values[MAX_ARGS];
 } User;
+
+/* The input counts of the measured window [5.4.5, 2.4.1.5, 2.5.1.2, 2.6.1.2]: the keys of
+ * ProcLoop.counts()["inputs"], over the transactions that completed (not errors). */
+enum {
+    IN_NEW_ORDERS, IN_ORDER_LINES, IN_REMOTE_ORDER_LINES, IN_PAYMENTS, IN_REMOTE_PAYMENTS,
+    IN_PAYMENTS_BY_LAST_NAME, IN_ORDER_STATUSES, IN_ORDER_STATUS_BY_LAST_NAME, IN_DELIVERIES,
+    IN_SKIPPED_DELIVERIES, NINPUTS
+};
+static const char *const INPUT_KEYS[NINPUTS] = {
+    "new_orders", "order_lines", "remote_order_lines", "payments", "remote_payments",
+    "payments_by_last_name", "order_statuses", "order_status_by_last_name", "deliveries",
+    "skipped_deliveries"};
 
 typedef struct {
     PyObject_HEAD
@@ -51,6 +64,7 @@ typedef struct {
     int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],
         total_us[NKINDS];
     int64_t completed, new_orders, skipped; /* completed and new_orders: every phase */
+    int64_t inputs[NINPUTS];  /* the measured window */
     int64_t *samples[NKINDS]; /* bulk entries each: the loop stops at a full one [samples_full] */
     Py_ssize_t nsamples[NKINDS], bulk;
     int crossed[2];
@@ -102,6 +116,35 @@ static void rec_done(ProcLoop *L, int kind, int64_t start, int64_t end, int roll
             return;
         }
         L->samples[kind][L->nsamples[kind]++] = us;
+    }
+}
+
+/* What the completed transaction's inputs were, under rec_done's window rule; ``result`` is
+ * what a Delivery returned (districts delivered). */
+static void rec_inputs(ProcLoop *L, const User *u, int64_t end, long long result) {
+    if (u->start < L->ramp_end || end > L->stop_at) return;
+    int64_t *in = L->inputs;
+    switch (u->kind) {
+    case NEW_ORDER:
+        in[IN_NEW_ORDERS]++;
+        in[IN_ORDER_LINES] += u->ol_cnt;
+        in[IN_REMOTE_ORDER_LINES] += u->remote_lines;
+        break;
+    case PAYMENT:
+        in[IN_PAYMENTS]++;
+        in[IN_REMOTE_PAYMENTS] += u->remote;
+        in[IN_PAYMENTS_BY_LAST_NAME] += u->by_name;
+        break;
+    case ORDER_STATUS:
+        in[IN_ORDER_STATUSES]++;
+        in[IN_ORDER_STATUS_BY_LAST_NAME] += u->by_name;
+        break;
+    case DELIVERY:
+        in[IN_DELIVERIES]++;
+        in[IN_SKIPPED_DELIVERIES] += DISTRICTS - result;
+        break;
+    default:
+        break;
     }
 }
 
@@ -220,20 +263,22 @@ static void submit(ProcLoop *L, User *u) {
     send_txn(L, u);
 }
 
-/* Draw the next card and its inputs; wait the keying time if asked. */
+/* Draw the next card and its inputs, which a retry keeps; wait the keying time if asked. */
 static void cycle(ProcLoop *L, User *u) {
     Terminal *t = u->term;
     int kind = term_draw_kind(t);
-    int64_t a[MAX_ARGS];
-    int n = term_inputs(t, kind, term_warehouse(t), a);
-    for (int i = 0; i < n; i++) {
-        if (kind == PAYMENT && i == 6)
-            fmt_cents(u->text[i], sizeof u->text[i], a[i]);
-        else
-            snprintf(u->text[i], sizeof u->text[i], "%lld", (long long)a[i]);
+    txn_t x;
+    term_inputs(t, kind, term_warehouse(t), &x);
+    if (txn_text(&x, u->text) < 0) {
+        fail(L, "%s: %s", NAMES[kind], "an argument is too long for its buffer");
+        return;
     }
     u->kind = kind;
-    u->nargs = n;
+    u->nargs = x.nargs;
+    u->ol_cnt = x.ol_cnt;
+    u->remote_lines = x.remote_lines;
+    u->remote = x.remote;
+    u->by_name = x.by_name;
     u->retries = 0;
     if (L->waits)
         sleep_for(L, u, KEYING_S[kind], THEN_SUBMIT);
@@ -284,6 +329,7 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
         long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
         if (u->kind == DELIVERY && has) L->skipped += 10 - result;
         rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && result < 0, u->retries);
+        rec_inputs(L, u, end, u->kind == DELIVERY && has ? result : DISTRICTS);
     } else {
         const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
         if (state && in_states(L->retryable, L->nretryable, state) && u->retries < L->max_retries) {
@@ -678,7 +724,14 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
         return NULL;
     }
-    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N}", "committed",
+    PyObject *inputs = PyDict_New();
+    for (int i = 0; inputs && i < NINPUTS; i++) {
+        PyObject *v = PyLong_FromLongLong(self->inputs[i]);
+        if (!v || PyDict_SetItemString(inputs, INPUT_KEYS[i], v) < 0) Py_CLEAR(inputs);
+        Py_XDECREF(v);
+    }
+    if (!inputs) return NULL;
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N,s:N}", "committed",
                          ints(self->committed, NKINDS), "rolled_back",
                          ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
                          "retries", ints(self->retries, NKINDS), "total_us",
@@ -686,7 +739,8 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
                          "completed", (long long)self->completed, "new_orders",
                          (long long)self->new_orders,
                          "cross_ns", Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
-                                                   ints(self->cross_ns[1], self->ncross_ns[1])));
+                                                   ints(self->cross_ns[1], self->ncross_ns[1])),
+                         "inputs", inputs);
 }
 
 static PyObject *ProcLoop_get_completed(ProcLoop *self, void *c) {
@@ -715,7 +769,10 @@ static PyMethodDef ProcLoop_methods[] = {
     {"take_samples", (PyCFunction)ProcLoop_take_samples, METH_NOARGS,
      "The response times (us, native int64) held per type, and empty the buffers."},
     {"counts", (PyCFunction)ProcLoop_counts, METH_NOARGS,
-     "The counts of the measured window and the flush times at each boundary."},
+     "The counts of the measured window, the flush times at each boundary, and 'inputs': the "
+     "input counts of the window's completed transactions (new_orders, order_lines, "
+     "remote_order_lines, payments, remote_payments, payments_by_last_name, order_statuses, "
+     "order_status_by_last_name, deliveries, skipped_deliveries)."},
     {NULL}};
 
 static PyGetSetDef ProcLoop_getset[] = {

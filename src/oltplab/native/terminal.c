@@ -38,19 +38,43 @@ int64_t other_warehouse(Terminal *t, int64_t w_id) {
     return w >= w_id ? w + 1 : w;
 }
 
-/* The arguments of the kind's PL/pgSQL function; Payment's H_AMOUNT is in cents. */
-int term_inputs(Terminal *t, int kind, int64_t w_id, int64_t *a) {
+/* The lines of a New-Order [2.4.1.5]: OL_I_ID = NURand(8191, 1, 100000), the unused item on the
+ * last line when rbk = 1; the supply warehouse is remote for 1% of the lines, uniform among
+ * the other warehouses; quantity 1..10. */
+static void draw_lines(Terminal *t, int64_t w_id, int ol_cnt, int rbk, txn_t *x) {
     rng_t *r = &t->rng;
+    x->ol_cnt = ol_cnt;
+    x->remote_lines = 0;
+    for (int n = 0; n < ol_cnt; n++) {
+        int64_t i_id = (rbk && n == ol_cnt - 1) ? NOT_AN_ITEM
+                                                 : nurand(r, A_OL_I_ID, 1, ITEMS, t->c_ol_i_id);
+        int64_t supply = uniform(r, 1, 100) == 1 ? other_warehouse(t, w_id) : w_id;
+        x->lines[OL_I_ID][n] = (int32_t)i_id;
+        x->lines[OL_SUPPLY_W_ID][n] = (int32_t)supply;
+        x->lines[OL_QUANTITY][n] = (int32_t)uniform(r, 1, 10);
+        x->remote_lines += supply != w_id;
+    }
+}
+
+/* Every input of one transaction of the kind [2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1]: the arguments
+ * of its PL/pgSQL function, Payment's H_AMOUNT in cents. */
+void term_inputs(Terminal *t, int kind, int64_t w_id, txn_t *x) {
+    rng_t *r = &t->rng;
+    int64_t *a = x->a;
+    x->kind = kind;
+    x->ol_cnt = x->remote_lines = x->remote = x->by_name = 0;
     switch (kind) {
-    case NEW_ORDER: /* (w_id, w_max, d_id, c_id, ol_cnt, rbk, c_ol_i_id) [2.4.1] */
+    case NEW_ORDER: { /* (w_id, d_id, c_id, ol_i_id[], ol_supply_w_id[], ol_quantity[]) */
         a[0] = w_id;
-        a[1] = t->w_max;
-        a[2] = uniform(r, 1, DISTRICTS);
-        a[3] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
-        a[4] = uniform(r, 5, 15);
-        a[5] = uniform(r, 1, 100); /* 1: the last line is the unused item [2.4.1.4] */
-        a[6] = t->c_ol_i_id;
-        return 7;
+        a[1] = uniform(r, 1, DISTRICTS);
+        a[2] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
+        int ol_cnt = (int)uniform(r, 5, MAX_LINES);
+        int rbk = uniform(r, 1, 100) == 1; /* the last line is the unused item [2.4.1.4] */
+        draw_lines(t, w_id, ol_cnt, rbk, x);
+        x->nscalars = 3;
+        x->nargs = 6;
+        return;
+    }
     case PAYMENT: /* (w_id, d_id, c_w_id, c_d_id, c_id, c_last_num, h_amount) [2.5.1] */
         a[0] = w_id;
         a[1] = uniform(r, 1, DISTRICTS);
@@ -61,36 +85,72 @@ int term_inputs(Terminal *t, int kind, int64_t w_id, int64_t *a) {
             a[2] = other_warehouse(t, w_id);
             a[3] = uniform(r, 1, DISTRICTS);
         }
+        x->remote = a[2] != w_id;
         if (uniform(r, 1, 100) <= 60) { /* by last name */
             a[4] = 0;
             a[5] = nurand(r, A_C_LAST, 0, 999, t->c_last);
+            x->by_name = 1;
         } else {
             a[4] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
             a[5] = -1;
         }
         a[6] = uniform(r, 100, 500000); /* 1.00 .. 5000.00 */
-        return 7;
+        x->nscalars = x->nargs = 7;
+        return;
     case ORDER_STATUS: /* (w_id, d_id, c_id, c_last_num) [2.6.1] */
         a[0] = w_id;
         a[1] = uniform(r, 1, DISTRICTS);
         if (uniform(r, 1, 100) <= 60) {
             a[2] = 0;
             a[3] = nurand(r, A_C_LAST, 0, 999, t->c_last);
+            x->by_name = 1;
         } else {
             a[2] = nurand(r, A_C_ID, 1, CUSTOMERS, t->c_id);
             a[3] = -1;
         }
-        return 4;
+        x->nscalars = x->nargs = 4;
+        return;
     case DELIVERY: /* (w_id, o_carrier_id) [2.7.1] */
         a[0] = w_id;
         a[1] = uniform(r, 1, 10);
-        return 2;
+        x->nscalars = x->nargs = 2;
+        return;
     default: /* STOCK_LEVEL: (w_id, d_id, threshold): the terminal's district [2.8.1] */
         a[0] = w_id;
         a[1] = t->stock_d_id;
         a[2] = uniform(r, 10, 20);
-        return 3;
+        x->nscalars = x->nargs = 3;
+        return;
     }
+}
+
+/* PostgreSQL's text for an int[]: {v1,v2,...}; -1 if it does not fit. */
+static int fmt_array(char *buf, size_t size, const int32_t *v, int n) {
+    if (size < 3) return -1;
+    size_t at = 0;
+    buf[at++] = '{';
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(buf + at, size - at, i ? ",%d" : "%d", (int)v[i]);
+        if (w < 0 || (size_t)w >= size - at) return -1;
+        at += (size_t)w;
+    }
+    if (at + 2 > size) return -1;
+    buf[at++] = '}';
+    buf[at] = 0;
+    return 0;
+}
+
+/* The function's arguments as text, for PQsendQueryPrepared; -1 if one does not fit. */
+int txn_text(const txn_t *x, char (*text)[ARG_TEXT]) {
+    for (int i = 0; i < x->nscalars; i++) {
+        int w = x->kind == PAYMENT && i == 6
+                    ? fmt_cents(text[i], ARG_TEXT, x->a[i])
+                    : snprintf(text[i], ARG_TEXT, "%lld", (long long)x->a[i]);
+        if (w < 0 || w >= ARG_TEXT) return -1;
+    }
+    for (int j = 0; j < x->nargs - x->nscalars; j++)
+        if (fmt_array(text[x->nscalars + j], ARG_TEXT, x->lines[j], x->ol_cnt) < 0) return -1;
+    return 0;
 }
 
 /* -ln(r) * mean with r uniform on (0, 1], truncated at 10x the mean [5.2.5.4] */
@@ -208,23 +268,44 @@ static PyObject *Terminal_warehouse(Terminal *self, PyObject *unused) {
     return PyLong_FromLong(term_warehouse(self));
 }
 
-static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
+static PyObject *int_tuple(const int32_t *v, int n) {
+    PyObject *tup = PyTuple_New(n);
+    for (int i = 0; tup && i < n; i++) {
+        PyObject *x = PyLong_FromLong(v[i]);
+        if (!x) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, x);
+    }
+    return tup;
+}
+
+/* Draw the inputs of (kind, w_id) given from Python; -1 with an exception on bad arguments. */
+static int draw_for_python(Terminal *self, PyObject *args, txn_t *x) {
     int kind;
     long long w_id;
     if (term_check(self) < 0 || !PyArg_ParseTuple(args, "iL", &kind, &w_id) || check_kind(kind))
-        return NULL;
-    int64_t a[MAX_ARGS];
-    int n = term_inputs(self, kind, w_id, a);
-    PyObject *tup = PyTuple_New(n);
+        return -1;
+    term_inputs(self, kind, w_id, x);
+    return 0;
+}
+
+static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
+    txn_t x;
+    if (draw_for_python(self, args, &x) < 0) return NULL;
+    PyObject *tup = PyTuple_New(x.nargs);
     if (!tup) return NULL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < x.nargs; i++) {
         PyObject *v;
-        if (kind == PAYMENT && i == 6) {
+        if (i >= x.nscalars) {
+            v = int_tuple(x.lines[i - x.nscalars], x.ol_cnt);
+        } else if (x.kind == PAYMENT && i == 6) {
             char buf[32];
-            fmt_cents(buf, sizeof buf, a[i]);
+            fmt_cents(buf, sizeof buf, x.a[i]);
             v = PyUnicode_FromString(buf);
         } else {
-            v = PyLong_FromLongLong(a[i]);
+            v = PyLong_FromLongLong(x.a[i]);
         }
         if (!v) {
             Py_DECREF(tup);
@@ -235,28 +316,25 @@ static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
     return tup;
 }
 
-/* (ol_i_id, ol_supply_w_id, ol_quantity) per line, for client-side New-Order [2.4.1.5] */
-static PyObject *Terminal_order_lines(Terminal *self, PyObject *args) {
-    long long w_id;
-    int ol_cnt, rbk;
-    if (term_check(self) < 0 || !PyArg_ParseTuple(args, "Lii", &w_id, &ol_cnt, &rbk)) return NULL;
-    PyObject *list = PyList_New(ol_cnt > 0 ? ol_cnt : 0);
-    if (!list) return NULL;
-    for (int n = 1; n <= ol_cnt; n++) {
-        int64_t i_id = (rbk == 1 && n == ol_cnt)
-                           ? NOT_AN_ITEM
-                           : nurand(&self->rng, A_OL_I_ID, 1, ITEMS, self->c_ol_i_id);
-        int64_t supply = uniform(&self->rng, 1, 100) == 1 ? other_warehouse(self, w_id) : w_id;
-        int64_t qty = uniform(&self->rng, 1, 10);
-        PyObject *line = Py_BuildValue("(LLL)", (long long)i_id, (long long)supply,
-                                       (long long)qty);
-        if (!line) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, n - 1, line);
+/* The arguments as the procedures loop sends them: text, arrays as {..} (for the tests). */
+static PyObject *Terminal_inputs_text(Terminal *self, PyObject *args) {
+    txn_t x;
+    char text[MAX_ARGS][ARG_TEXT];
+    if (draw_for_python(self, args, &x) < 0) return NULL;
+    if (txn_text(&x, text) < 0) {
+        PyErr_SetString(PyExc_OverflowError, "an argument is too long for its buffer");
+        return NULL;
     }
-    return list;
+    PyObject *tup = PyTuple_New(x.nargs);
+    for (int i = 0; tup && i < x.nargs; i++) {
+        PyObject *v = PyUnicode_FromString(text[i]);
+        if (!v) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, v);
+    }
+    return tup;
 }
 
 static PyObject *Terminal_think_time(Terminal *self, PyObject *arg) {
@@ -277,9 +355,11 @@ static PyMethodDef Terminal_methods[] = {
     {"warehouse", (PyCFunction)Terminal_warehouse, METH_NOARGS,
      "The warehouse of the next transaction: the home one, or one of the dealt ones."},
     {"inputs", (PyCFunction)Terminal_inputs, METH_VARARGS,
-     "inputs(kind, w_id): the arguments of the type's PL/pgSQL function."},
-    {"order_lines", (PyCFunction)Terminal_order_lines, METH_VARARGS,
-     "order_lines(w_id, ol_cnt, rbk): (ol_i_id, ol_supply_w_id, ol_quantity) per line."},
+     "inputs(kind, w_id): the arguments of the type's PL/pgSQL function; New-Order's order "
+     "lines as three tuples (ol_i_id, ol_supply_w_id, ol_quantity)."},
+    {"inputs_text", (PyCFunction)Terminal_inputs_text, METH_VARARGS,
+     "inputs_text(kind, w_id): the same draw as inputs(), as the text the procedures loop "
+     "sends."},
     {"think_time", (PyCFunction)Terminal_think_time, METH_O,
      "think_time(kind): a think time in seconds."},
     {"random", (PyCFunction)Terminal_random, METH_NOARGS, "A uniform draw on [0, 1)."},

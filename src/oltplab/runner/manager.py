@@ -44,6 +44,7 @@ from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
 from ..workloads.tpcc import mix
 from ..workloads.tpcc.inputs import RunConstants, assign_terminals, draw_constants
+from ..workloads.tpcc.transactions import new_order
 from . import worker
 from .vuser import FLUSH_SQL
 from .messages import (Connected, Failed, Final, Flushed, Progress, Start, Stop, UserPlan,
@@ -203,6 +204,11 @@ class _Monitor:
                 if missing:
                     raise SchemaError(f"the transaction functions {', '.join(missing)} are missing;"
                                       " rebuild the schema or use --mode sql")
+                if self._run(conn.fetchval("SELECT to_regprocedure($1) IS NULL",
+                                           new_order.SIGNATURE), SNAPSHOT_TIMEOUT_S):
+                    raise SchemaError("the transaction functions are those of an older oltplab "
+                                      f"(no {new_order.SIGNATURE}): rebuild the schema with "
+                                      "'oltplab tpcc build --force' or use --mode sql")
             version = int(self._run(conn.fetchval("SHOW server_version_num"), SNAPSHOT_TIMEOUT_S))
             self.flush_stats = version >= 150000
             free = self._run(conn.fetchval("""

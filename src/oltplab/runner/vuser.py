@@ -242,11 +242,6 @@ class VirtualUser(StatsPublication):
             await conn.execute(FLUSH_SQL)
         self._published = self._last_end = time.monotonic_ns()
 
-    def _sql_args(self, kind: int, args: tuple) -> tuple:
-        if kind == mix.NEW_ORDER:
-            return (args, self.term.order_lines(args[0], args[4], args[5]))
-        return (args,)
-
     async def run(self, rec: Recorder) -> None:
         """Run transactions until measure_end; raises UserFailed when it must stop."""
         self._next, self._stop = rec.ramp_end, rec.measure_end
@@ -262,7 +257,7 @@ class VirtualUser(StatsPublication):
             kind = term.next_kind()
             args = term.inputs(kind, term.warehouse())
             if sql:
-                args = self._sql_args(kind, args)
+                args = (args,)
             if waits and not await self._sleep(mix.KEYING_S[kind], rec):
                 return
             start = now()

@@ -2,19 +2,21 @@
 
 Input generation follows clauses 2.4.1 (New-Order), 2.5.1 (Payment), 2.6.1 (Order-Status),
 2.7.1 (Delivery) and 2.8.1 (Stock-Level). It lives in C (``oltplab._native.Terminal``), where
-procedures mode draws it without the interpreter; ``--mode sql`` calls the same code. Its
-``inputs(kind, w_id)`` returns the arguments of the type's PL/pgSQL function (docs/design.md):
-- new_order:    (w_id, w_max, d_id, c_id, ol_cnt, rbk, c_ol_i_id)
+procedures mode draws it without the interpreter; ``--mode sql`` calls the same code, so with
+one seed both modes draw the same inputs, order lines included. ``inputs(kind, w_id)``
+returns the arguments of the type's PL/pgSQL function (docs/design.md):
+- new_order:    (w_id, d_id, c_id, ol_i_ids, ol_supply_w_ids, ol_quantities)
 - payment:      (w_id, d_id, c_w_id, c_d_id, c_id, c_last_num, h_amount)
 - order_status: (w_id, d_id, c_id, c_last_num)
 - delivery:     (w_id, o_carrier_id)
 - stock_level:  (w_id, d_id, threshold)
-``c_last_num`` >= 0 selects the customer by last name (its C_LAST number), -1 by C_ID; rbk = 1
-(1%) makes the last order line an unused item id; H_AMOUNT is decimal text (1.00..5000.00).
-Every "random within [x..y]" is uniform over the whole closed range; NURand is clause 2.1.6's
-formula. ``order_lines(w_id, ol_cnt, rbk)`` draws client-side New-Order's lines [2.4.1.5]:
-OL_I_ID = NURand(8191, 1, 100000), a remote supply warehouse with 1% probability per line,
-quantity 1..10.
+New-Order's order lines are three tuples of 5..15 entries each [2.4.1.5]: OL_I_ID =
+NURand(8191, 1, 100000), or the unused item id on the last line of 1% of the orders; a remote
+supply warehouse with 1% probability per line, uniform among the others; quantity 1..10.
+``c_last_num`` >= 0 selects the customer by last name (its C_LAST number), -1 by C_ID;
+H_AMOUNT is decimal text (1.00..5000.00). Every "random within [x..y]" is uniform over the
+whole closed range; NURand is clause 2.1.6's formula. ``inputs_text`` is the same draw as the
+text the procedures loop sends.
 
 Home warehouses are assigned as HammerDB's timed driver does: each virtual user draws its
 home W_ID uniformly from 1..W once (``RandomNumber 1 $w_id_input``), so several users may

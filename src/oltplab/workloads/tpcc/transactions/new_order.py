@@ -1,7 +1,9 @@
 """New-Order (TPC-C clause 2.4): enter a customer's order of 5 to 15 lines.
 
-Procedures mode calls ``neword`` once; the function draws the order lines with the run's C
-for OL_I_ID and returns the new O_ID, or -O_ID when the 1% invalid item rolled it back.
+The client draws every input, the order lines included (the virtual user's Terminal, clause
+2.4.1.5), so both modes enter the same orders for the same seed. Procedures mode calls
+``neword`` once with the lines as three arrays; it returns the new O_ID, or -O_ID when the 1%
+invalid item rolled it back.
 
 ``--mode sql`` runs the profile of clause 2.4.2.2 from the client in one explicit
 transaction under READ COMMITTED. The district row is locked by ``UPDATE ... RETURNING``
@@ -19,7 +21,8 @@ from ..inputs import ITEMS
 
 NAME = "new_order"
 
-PROCEDURE = "SELECT neword($1, $2, $3, $4, $5, $6, $7)"
+PROCEDURE = "SELECT neword($1, $2, $3, $4, $5, $6)"
+SIGNATURE = "neword(int, int, int, int[], int[], int[])"  # the function of sql/functions.sql
 
 SELECT_W_TAX = "SELECT w_tax FROM warehouse WHERE w_id = $1"
 
@@ -80,17 +83,16 @@ def new_quantity(s_quantity: int, qty: int) -> int:
     return q if q >= 10 else q + 91
 
 
-async def run(conn, ps: dict, args: tuple, lines: list[tuple[int, int, int]]) -> int:
+async def run(conn, ps: dict, args: tuple) -> int:
     """One New-Order from the client: O_ID, or -O_ID when rolled back by the 1% rule.
 
-    ``args`` is the ``neword`` argument tuple, ``lines`` the drawn (i_id, supply_w_id, qty).
+    ``args`` is the ``neword`` argument tuple: (w_id, d_id, c_id, ol_i_id's, ol_supply_w_id's,
+    ol_quantity's), one entry per line in each of the three.
     """
-    w_id, _w_max, d_id, c_id, ol_cnt, _rbk, _c = args
-    all_local = 1
-    for _i, supply, _q in lines:
-        if supply != w_id:
-            all_local = 0
-            break
+    w_id, d_id, c_id, items, supplies, quantities = args
+    lines = list(zip(items, supplies, quantities))
+    ol_cnt = len(lines)
+    all_local = 0 if any(supply != w_id for supply in supplies) else 1
     await conn.execute("BEGIN")
     w_tax = await ps["w_tax"].fetchval(w_id)
     o_id, d_tax = await ps["district"].fetchrow(w_id, d_id)

@@ -6,7 +6,8 @@ Procedures mode calls ``payment`` once and gets the paying customer's C_ID.
 under READ COMMITTED: the warehouse and district rows are updated (and read back) first,
 the customer row is read ``FOR UPDATE``; by last name, the customers sorted by C_FIRST are
 listed and the one at position ceil(n/2) is taken (the middle-customer rule, 2.5.2.2).
-Bad-credit customers get the payment prepended to C_DATA, kept to 500 characters.
+Bad-credit customers get the payment prepended to C_DATA, kept to 500 characters, in the
+same text as procedures mode writes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ UPDATE customer SET c_balance = c_balance - $4, c_ytd_payment = c_ytd_payment + 
                     c_payment_cnt = c_payment_cnt + 1
  WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3"""
 
-# 2.5.2.2: for C_CREDIT = 'BC' the payment's ids and amount go in front of C_DATA.
+# 2.5.2.2: for C_CREDIT = 'BC' the payment's ids and amount go in front of C_DATA
+# (c_data_entry: the same text as the ``payment`` function writes).
 UPDATE_CUSTOMER_BC = """
 UPDATE customer SET c_balance = c_balance - $4, c_ytd_payment = c_ytd_payment + $4,
                     c_payment_cnt = c_payment_cnt + 1,
@@ -65,6 +67,13 @@ STATEMENTS = {
 }
 
 
+def c_data_entry(c_id: int, c_d_id: int, c_w_id: int, d_id: int, w_id: int,
+                 h_amount: str) -> str:
+    """What a payment puts in front of a BC customer's C_DATA [2.5.2.2], as ``payment`` in
+    sql/functions.sql writes it: the ids and H_AMOUNT separated by spaces, then " | "."""
+    return f"{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {h_amount} | "
+
+
 async def run(conn, ps: dict, args: tuple) -> int:
     """One Payment from the client; returns the paying customer's C_ID."""
     w_id, d_id, c_w_id, c_d_id, c_id, c_last_num, h_amount = args
@@ -76,7 +85,7 @@ async def run(conn, ps: dict, args: tuple) -> int:
         c_id = ids[middle_index(len(ids))][0]
     c = await ps["customer"].fetchrow(c_w_id, c_d_id, c_id)
     if c["c_credit"] == "BC":
-        data = f"{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {h_amount} "
+        data = c_data_entry(c_id, c_d_id, c_w_id, d_id, w_id, h_amount)
         await ps["customer_update_bc"].fetchval(c_w_id, c_d_id, c_id, h_amount, data)
     else:
         await ps["customer_update"].fetchval(c_w_id, c_d_id, c_id, h_amount)

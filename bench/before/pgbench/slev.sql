@@ -1,0 +1,6 @@
+-- Stock-Level (clause 2.8.1): the terminal's fixed district, threshold 10..20.
+\set w_id case when :client_id = 0 then :h0 when :client_id = 1 then :h1 when :client_id = 2 then :h2 when :client_id = 3 then :h3 when :client_id = 4 then :h4 when :client_id = 5 then :h5 when :client_id = 6 then :h6 when :client_id = 7 then :h7 when :client_id = 8 then :h8 when :client_id = 9 then :h9 when :client_id = 10 then :h10 when :client_id = 11 then :h11 when :client_id = 12 then :h12 when :client_id = 13 then :h13 when :client_id = 14 then :h14 when :client_id = 15 then :h15 else (:client_id % :W) + 1 end
+\set stock_d_id case when :client_id = 0 then :s0 when :client_id = 1 then :s1 when :client_id = 2 then :s2 when :client_id = 3 then :s3 when :client_id = 4 then :s4 when :client_id = 5 then :s5 when :client_id = 6 then :s6 when :client_id = 7 then :s7 when :client_id = 8 then :s8 when :client_id = 9 then :s9 when :client_id = 10 then :s10 when :client_id = 11 then :s11 when :client_id = 12 then :s12 when :client_id = 13 then :s13 when :client_id = 14 then :s14 when :client_id = 15 then :s15 else ((:client_id / :W) % 10) + 1 end
+\set d_id :stock_d_id
+\set threshold random(10, 20)
+SELECT slev(:w_id, :d_id, :threshold);
