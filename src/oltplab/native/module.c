@@ -18,6 +18,11 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *w = PyTuple_New(NKINDS), *names = PyTuple_New(NKINDS);
+    Py_ssize_t nstmts = 0;
+    while (SQL_STATEMENTS[nstmts]) nstmts++;
+    PyObject *stmts = PyTuple_New(nstmts);
+    for (Py_ssize_t i = 0; stmts && i < nstmts; i++)
+        PyTuple_SET_ITEM(stmts, i, PyUnicode_FromString(SQL_STATEMENTS[i]));
     for (int k = 0; k < NKINDS; k++) {
         PyTuple_SET_ITEM(w, k, PyLong_FromLong(WEIGHTS[k]));
         PyTuple_SET_ITEM(names, k, PyUnicode_FromString(NAMES[k]));
@@ -27,6 +32,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (PyModule_AddObject(m, "Terminal", (PyObject *)&TerminalType) < 0 ||
         PyModule_AddObject(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
         PyModule_AddObject(m, "WEIGHTS", w) < 0 || PyModule_AddObject(m, "NAMES", names) < 0 ||
+        PyModule_AddObject(m, "SQL_STATEMENTS", stmts) < 0 ||
         PyModule_AddObject(m, "KEYING_S", doubles(KEYING_S, NKINDS)) < 0 ||
         PyModule_AddObject(m, "THINK_MEAN_S", doubles(THINK_MEAN_S, NKINDS)) < 0 ||
         PyModule_AddObject(m, "THINK_CAP", PyFloat_FromDouble(THINK_CAP)) < 0 ||

@@ -3,7 +3,8 @@
  *
  * terminal.c  Terminal: one virtual user's random generator, card deck and transaction inputs
  * pq.c        the libpq functions, from the very library psycopg loaded
- * procloop.c  ProcLoop: a worker's procedures-mode users on libpq and epoll, without the GIL
+ * procloop.c  ProcLoop: a worker's users on libpq and epoll, without the GIL
+ * sqlloop.c   --mode sql in ProcLoop: each type's statements as round trips in pipeline mode
  * module.c    the module and its constants
  */
 #ifndef OLTPLAB_NATIVE_H
@@ -114,6 +115,7 @@ int term_draw_kind(Terminal *t);
 int term_warehouse(Terminal *t);
 int64_t other_warehouse(Terminal *t, int64_t w_id);
 int term_inputs(Terminal *t, int kind, int64_t w_id, int64_t *a);
+void term_order_lines(Terminal *t, int64_t w_id, int ol_cnt, int rbk, int64_t (*lines)[3]);
 double term_think(Terminal *t, int kind);
 int fmt_cents(char *buf, size_t n, int64_t cents);
 
@@ -145,6 +147,9 @@ struct pq_api {
     int (*status)(const PGconn *);
     char *(*errorMessage)(const PGconn *);
     int (*socket)(const PGconn *);
+    int (*enterPipelineMode)(PGconn *); /* libpq >= 14 */
+    int (*exitPipelineMode)(PGconn *);
+    int (*pipelineSync)(PGconn *);
 };
 extern struct pq_api pq;
 int load_libpq(const char *path);
@@ -157,6 +162,21 @@ static inline int64_t now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts); /* Python's time.monotonic_ns() */
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+/* --mode sql (sqlloop.c): one user's transaction in progress */
+typedef struct SqlTxn SqlTxn;
+enum { SQL_WAIT, SQL_DONE, SQL_ERROR, SQL_LOST, SQL_BROKEN }; /* what sql_read found */
+extern const char *const SQL_STATEMENTS[]; /* the prepared statements' names, NULL-ended */
+SqlTxn *sql_new(void);
+void sql_free(SqlTxn *s);
+void sql_inputs(SqlTxn *s, Terminal *t, int kind, const int64_t *a, int n);
+int sql_start(SqlTxn *s, PGconn *c);
+int sql_read(SqlTxn *s, PGconn *c);
+int sql_rollback(SqlTxn *s, PGconn *c);
+PGresult *sql_take(SqlTxn *s);
+const PGresult *sql_failure(const SqlTxn *s);
+long long sql_value(const SqlTxn *s);
+const char *sql_problem(const SqlTxn *s);
 
 enum { EV_BOUNDARY = 0, EV_FINISHED = 1, EV_SAMPLES = 2, EV_FAILED = 3, EV_STOPPED = 4 };
 extern PyTypeObject ProcLoopType;

@@ -34,6 +34,9 @@ int load_libpq(const char *path) {
     SYM(status, "PQstatus")
     SYM(errorMessage, "PQerrorMessage")
     SYM(socket, "PQsocket")
+    SYM(enterPipelineMode, "PQenterPipelineMode")
+    SYM(exitPipelineMode, "PQexitPipelineMode")
+    SYM(pipelineSync, "PQpipelineSync")
 #undef SYM
     pq.loaded = 1; /* the handle stays open: psycopg holds the library anyway */
     return 0;

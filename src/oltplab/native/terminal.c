@@ -199,21 +199,33 @@ static PyObject *Terminal_inputs(Terminal *self, PyObject *args) {
     return tup;
 }
 
-/* (ol_i_id, ol_supply_w_id, ol_quantity) per line, for client-side New-Order [2.4.1.5] */
+/* (ol_i_id, ol_supply_w_id, ol_quantity) of each of ol_cnt lines, for client-side
+ * New-Order [2.4.1.5]; rbk = 1: the last line carries the unused item [2.4.1.4] */
+void term_order_lines(Terminal *t, int64_t w_id, int ol_cnt, int rbk, int64_t (*lines)[3]) {
+    for (int n = 1; n <= ol_cnt; n++) {
+        int64_t *l = lines[n - 1];
+        l[0] = (rbk == 1 && n == ol_cnt) ? NOT_AN_ITEM
+                                         : nurand(&t->rng, A_OL_I_ID, 1, ITEMS, t->c_ol_i_id);
+        l[1] = uniform(&t->rng, 1, 100) == 1 ? other_warehouse(t, w_id) : w_id;
+        l[2] = uniform(&t->rng, 1, 10);
+    }
+}
+
 static PyObject *Terminal_order_lines(Terminal *self, PyObject *args) {
     long long w_id;
     int ol_cnt, rbk;
     if (!PyArg_ParseTuple(args, "Lii", &w_id, &ol_cnt, &rbk)) return NULL;
-    PyObject *list = PyList_New(ol_cnt > 0 ? ol_cnt : 0);
+    if (ol_cnt < 0 || ol_cnt > 15) {
+        PyErr_Format(PyExc_ValueError, "ol_cnt %d is outside 0..15", ol_cnt);
+        return NULL;
+    }
+    int64_t lines[15][3];
+    term_order_lines(self, w_id, ol_cnt, rbk, lines);
+    PyObject *list = PyList_New(ol_cnt);
     if (!list) return NULL;
     for (int n = 1; n <= ol_cnt; n++) {
-        int64_t i_id = (rbk == 1 && n == ol_cnt)
-                           ? NOT_AN_ITEM
-                           : nurand(&self->rng, A_OL_I_ID, 1, ITEMS, self->c_ol_i_id);
-        int64_t supply = uniform(&self->rng, 1, 100) == 1 ? other_warehouse(self, w_id) : w_id;
-        int64_t qty = uniform(&self->rng, 1, 10);
-        PyObject *line = Py_BuildValue("(LLL)", (long long)i_id, (long long)supply,
-                                       (long long)qty);
+        PyObject *line = Py_BuildValue("(LLL)", (long long)lines[n - 1][0],
+                                       (long long)lines[n - 1][1], (long long)lines[n - 1][2]);
         if (!line) {
             Py_DECREF(list);
             return NULL;

@@ -27,6 +27,7 @@ PROGRESS_INTERVAL_S = 1.0
 GRACE_S = 5.0  # how long transactions in flight at the end of the window may take to finish
 CONNECT_CONCURRENCY = 16
 CLOSE_TIMEOUT_S = 3.0
+ON_LIBPQ = ("procedures", "sql")  # the modes the C loop drives (pquser.ProcUsers)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -82,10 +83,11 @@ def _send(pipe, msg) -> bool:
 
 async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: list) -> None:
     async with sem:
-        if plan.mode == "procedures":
+        if plan.mode in ON_LIBPQ:
             # libpq connects and prepares synchronously: in a thread, several at a time
             conn = await asyncio.get_running_loop().run_in_executor(
-                None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats)
+                None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats,
+                plan.mode)
             users.append((up, conn))
             return
         conn = await asyncpg.connect(
@@ -98,7 +100,7 @@ async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: lis
 
 
 async def _connect_all(plan: WorkerPlan, users: list) -> None:
-    """Connect every user of the plan; procedures mode's become one ``ProcUsers``."""
+    """Connect every user of the plan; those on libpq become one ``ProcUsers``."""
     sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
     opened: list = []
     jobs = [asyncio.create_task(_connect_user(plan, up, sem, opened)) for up in plan.users]
@@ -114,12 +116,13 @@ async def _connect_all(plan: WorkerPlan, users: list) -> None:
             else:
                 users.append(item)  # closed by the caller
         raise
-    if plan.mode != "procedures":
+    if plan.mode not in ON_LIBPQ:
         users.extend(opened)
         return
     opened.sort(key=lambda item: item[0].index)
     users.append(pquser.ProcUsers([c for _, c in opened], [up for up, _ in opened], plan.w_max,
-                                  plan.constants, plan.keying_thinking, plan.flush_stats))
+                                  plan.constants, plan.keying_thinking, plan.flush_stats,
+                                  sql=plan.mode == "sql"))
 
 
 async def _close(users: list) -> None:
