@@ -169,3 +169,92 @@ def test_sql_mode_run_counts_and_keeps_consistency(scratch_w1):
     assert all(t["errors"] == 0 for t in tx.values())
     failed = [r for r in run_checks(scratch_w1, after_run=True) if not r.ok]
     assert not failed, failed
+
+
+# Payment's history insert fails on cue: attempts 1 and 2 with 40001 and 40P01 (one Payment,
+# retried twice), attempt 4 with 23505 (an error, the user goes on), attempt KILL ends the
+# backend (a fatal error: the run fails with the server's message).
+KILL = 200
+SCRIPTED_HISTORY = f"""
+CREATE SEQUENCE attempt;
+CREATE FUNCTION scripted_history() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint := nextval('attempt');
+BEGIN
+    IF n = 1 THEN
+        RAISE EXCEPTION 'scripted' USING ERRCODE = '40001';
+    ELSIF n = 2 THEN
+        RAISE EXCEPTION 'scripted' USING ERRCODE = '40P01';
+    ELSIF n = 4 THEN
+        RAISE EXCEPTION 'scripted' USING ERRCODE = '23505';
+    ELSIF n = {KILL} THEN
+        PERFORM pg_terminate_backend(pg_backend_pid());
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER scripted BEFORE INSERT ON history
+    FOR EACH ROW EXECUTE FUNCTION scripted_history();
+"""
+
+
+def expected_counts(plan, constants, payments: int) -> tuple[list[int], int]:
+    """Per type, the transactions one user draws before its ``payments``-th Payment, and how
+    many of its New-Orders carry the unused item: the same Terminal, drawn the same way."""
+    from oltplab.workloads.tpcc.inputs import terminal
+
+    term = terminal(plan, 1, constants)
+    drawn, rolled_back = [0] * 5, 0
+    while True:
+        kind = term.next_kind()
+        args = term.inputs(kind, term.warehouse())
+        if kind == 1 and drawn[1] + 1 == payments:
+            return drawn, rolled_back
+        if kind == 0:
+            lines = term.order_lines(args[0], args[4], args[5])
+            rolled_back += lines[-1][0] == NOT_AN_ITEM
+        drawn[kind] += 1
+
+
+def test_sql_loop_retries_counts_errors_and_rollbacks_and_stops_on_a_lost_connection(scratch_w1):
+    """The C loop in --mode sql: 40001 and 40P01 roll back and re-run the transaction with
+    the same inputs (counted as retries), 23505 is rolled back and counted as an error, the
+    unused item's New-Orders are counted as rolled back, and the server ending the backend
+    fails the users with its message on one line. Every other count is exactly what the
+    Terminal drew."""
+    import time
+
+    import pytest
+
+    from oltplab.runner import pquser
+    from oltplab.runner.messages import UserPlan
+    from oltplab.runner.vuser import Recorder, UserFailed
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    on_db(scratch_w1, lambda conn: conn.execute(SCRIPTED_HISTORY))
+    plan, constants = UserPlan(0, 1, 1, (1,), 5), RunConstants(0, 70, 1, 1)
+    payments = KILL - 2  # attempts 1 and 2 were retries of the first Payment
+    drawn, rolled_back = expected_counts(plan, constants, payments)
+    assert rolled_back >= 1  # the seed draws some
+
+    async def go():
+        conn = pquser.connect(scratch_w1, "oltplab-test", False, mode="sql")
+        users = pquser.ProcUsers([conn], [plan], 1, constants, waits=False, flush_stats=False,
+                                 sql=True)
+        now = time.monotonic_ns()
+        rec = Recorder(now, now + 60 * 10**9, users=1)
+        try:
+            with pytest.raises(UserFailed, match="terminating connection due to administrator "
+                                                 "command") as failed:
+                await users.run(rec)
+            assert "\n" not in str(failed.value)
+        finally:
+            await users.aclose()
+        return rec.counts()
+
+    counts = asyncio.run(go())
+    assert (counts[0].committed, counts[0].rolled_back) == (drawn[0] - rolled_back, rolled_back)
+    assert (counts[1].committed, counts[1].errors, counts[1].retries) == (drawn[1] - 1, 1, 2)
+    assert [c.committed for c in counts[2:]] == drawn[2:]
+    assert sum(c.errors for c in counts) == 1 and sum(c.retries for c in counts) == 2
+    failed = [r for r in run_checks(scratch_w1, after_run=True) if not r.ok]
+    assert not failed, failed

@@ -47,7 +47,8 @@ const char *const SQL_STATEMENTS[NSTATEMENTS + 1] = {
     "stock_level.begin", "stock_level.next_o_id", "stock_level.low_stock",
     NULL};
 
-enum { PGRES_FATAL_ERROR = 7, PGRES_PIPELINE_SYNC = 10, PGRES_PIPELINE_ABORTED = 11 };
+enum { PGRES_PIPELINE_SYNC = 10, PGRES_PIPELINE_ABORTED = 11 };
+#define PG_DIAG_SEVERITY_NONLOCALIZED 'V'
 #define MAX_QUEUE 64 /* statements in one round trip: New-Order's first, 4 + 2 x 15, is the most */
 #define MAX_PARAMS 9
 #define LOOKS 4      /* Delivery: a district's first look plus re-looks before it is skipped */
@@ -549,6 +550,9 @@ int sql_read(SqlTxn *s, PGconn *c) {
             }
         } else if (status != PGRES_PIPELINE_ABORTED && !s->res) {
             s->res = r; /* the first failure: the statements after it are not run */
+            const char *severity = pq.resultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+            if (severity && (strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0))
+                return SQL_ERROR; /* the server closes the connection: no Sync will come */
             continue;
         }
         pq.clear(r);
