@@ -53,6 +53,8 @@ enum { PGRES_PIPELINE_SYNC = 10, PGRES_PIPELINE_ABORTED = 11 };
 #define MAX_PARAMS 9
 #define LOOKS 4      /* Delivery: a district's first look plus re-looks before it is skipped */
 #define MAX_LINES 15
+#define TEXT_BYTES 100 /* S_DIST_xx, W_NAME, D_NAME, a sum of amounts */
+#define PARAM_BYTES 2 * TEXT_BYTES + 8 /* H_DATA: W_NAME, four spaces, D_NAME */
 
 struct SqlTxn {
     int kind, step, nargs;
@@ -65,11 +67,11 @@ struct SqlTxn {
     int unused_item, all_local, bad_credit, has_order, customers;
     int64_t price_cents[MAX_LINES], s_quantity[MAX_LINES];
     int found[MAX_LINES];
-    char dist_info[MAX_LINES][32];
-    char w_name[16], d_name[16];
+    char dist_info[MAX_LINES][TEXT_BYTES]; /* text columns: up to 4 bytes a character */
+    char w_name[TEXT_BYTES], d_name[TEXT_BYTES];
     int64_t d_o_id[DISTRICTS], d_c_id[DISTRICTS];
     int looks[DISTRICTS];
-    char d_amount[DISTRICTS][32];
+    char d_amount[DISTRICTS][TEXT_BYTES];
     /* the pipeline: what each answer is, in order */
     uint8_t q[MAX_QUEUE], qtag[MAX_QUEUE];
     int nq, qi, rolling_back;
@@ -114,13 +116,13 @@ void sql_inputs(SqlTxn *s, Terminal *t, int kind, const int64_t *a, int n) {
 /* Sending                                                                                    */
 
 typedef struct {
-    char text[MAX_PARAMS][64];
+    char text[MAX_PARAMS][PARAM_BYTES];
     const char *v[MAX_PARAMS];
-    int n;
+    int n, too_long;
 } Params;
 
 static Params *p_reset(Params *p) {
-    p->n = 0;
+    p->n = p->too_long = 0;
     return p;
 }
 
@@ -135,7 +137,8 @@ static Params *p_int(Params *p, int64_t x) {
 
 static Params *p_str(Params *p, const char *x) { /* copied: libpq takes it at once anyway */
     if (p->n < MAX_PARAMS) {
-        snprintf(p->text[p->n], sizeof p->text[0], "%s", x);
+        if (snprintf(p->text[p->n], sizeof p->text[0], "%s", x) >= (int)sizeof p->text[0])
+            p->too_long = 1;
         p->v[p->n] = p->text[p->n];
         p->n++;
     }
@@ -156,6 +159,11 @@ static int put(SqlTxn *s, PGconn *c, int stmt, int tag, const Params *p) {
     if (s->nq >= MAX_QUEUE) {
         snprintf(s->problem, sizeof s->problem, "more than %d statements in one round trip",
                  MAX_QUEUE);
+        return 0;
+    }
+    if (p && p->too_long) {
+        snprintf(s->problem, sizeof s->problem, "a parameter of %s is too long",
+                 SQL_STATEMENTS[stmt]);
         return 0;
     }
     if (!pq.sendQueryPrepared(c, SQL_STATEMENTS[stmt], p ? p->n : 0, p ? p->v : NULL, NULL,
@@ -253,12 +261,17 @@ static int next_trip(SqlTxn *s, PGconn *c) {
             ok = put(s, c, NO_ORDER, 0, p_int(p_int(p_int(p_int(p_int(p_int(p_reset(&p),
                      s->o_id), a[2]), a[0]), a[3]), s->ol_cnt), s->all_local)) &&
                  put(s, c, NO_NEW_ORDER, 0, p_int(p_int(p_int(p_reset(&p), s->o_id), a[2]), a[0]));
-            for (int k = 0; ok && k < s->ol_cnt; k++) {
+            for (int k = 0, prev = -1; ok && k < s->ol_cnt; k++) {
                 int i = s->order[k];
                 const int64_t *l = s->lines[i];
                 if (!s->found[i]) continue; /* the unused item: no stock row either */
+                /* an item ordered twice: the second line sees the first one's update */
+                if (prev >= 0 && s->lines[prev][0] == l[0] && s->lines[prev][1] == l[1])
+                    s->s_quantity[i] = s->s_quantity[prev];
                 int64_t q = s->s_quantity[i] - l[2];
                 if (q < 10) q += 91; /* [2.4.2.2] */
+                s->s_quantity[i] = q;
+                prev = i;
                 ok = put(s, c, NO_STOCK_UPDATE, i, p_int(p_int(p_int(p_int(p_int(p_reset(&p),
                          l[1]), l[0]), q), l[2]), l[1] == a[0] ? 0 : 1));
             }
@@ -425,8 +438,11 @@ static int64_t int_at(const PGresult *r, int row, int col) {
     return strtoll(pq.getvalue(r, row, col), NULL, 10);
 }
 
-static void copy_at(char *buf, size_t n, const PGresult *r, int row, int col) {
-    snprintf(buf, n, "%s", pq.getvalue(r, row, col));
+/* A text value kept for a later round trip; 0 (problem set) when it does not fit. */
+static int copy_at(SqlTxn *s, char *buf, size_t n, const PGresult *r, int row, int col) {
+    if (snprintf(buf, n, "%s", pq.getvalue(r, row, col)) < (int)n) return 1;
+    snprintf(s->problem, sizeof s->problem, "a value of %zu bytes or more", n);
+    return 0;
 }
 
 /* One statement's answer. 0 when it lacks a row the transaction needs (problem set). */
@@ -448,7 +464,7 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         if (rows) {
             s->found[tag] = 1;
             s->s_quantity[tag] = int_at(r, 0, 0);
-            copy_at(s->dist_info[tag], sizeof s->dist_info[tag], r, 0, 2);
+            return copy_at(s, s->dist_info[tag], sizeof s->dist_info[tag], r, 0, 2);
         } else if (s->lines[tag][0] <= ITEMS) {
             snprintf(s->problem, sizeof s->problem, "no stock row for item %lld of warehouse %lld",
                      (long long)s->lines[tag][0], (long long)s->lines[tag][1]);
@@ -457,12 +473,10 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         return 1;
     case PY_WAREHOUSE:
         if (!rows) break;
-        copy_at(s->w_name, sizeof s->w_name, r, 0, 0);
-        return 1;
+        return copy_at(s, s->w_name, sizeof s->w_name, r, 0, 0);
     case PY_DISTRICT:
         if (!rows) break;
-        copy_at(s->d_name, sizeof s->d_name, r, 0, 0);
-        return 1;
+        return copy_at(s, s->d_name, sizeof s->d_name, r, 0, 0);
     case PY_BY_NAME:
     case OS_BY_NAME: /* the middle customer by C_FIRST: position ceil(n / 2) [2.5.2.2, 2.6.2.2] */
         if (!rows) break;
@@ -488,8 +502,7 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         return 1;
     case DL_LINES:
         if (!rows) break;
-        copy_at(s->d_amount[tag], sizeof s->d_amount[tag], r, 0, 0);
-        return 1;
+        return copy_at(s, s->d_amount[tag], sizeof s->d_amount[tag], r, 0, 0);
     case SL_NEXT_O_ID:
         if (!rows) break;
         s->next_o_id = int_at(r, 0, 0);

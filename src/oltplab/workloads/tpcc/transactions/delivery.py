@@ -11,6 +11,10 @@ COMMITTED. The oldest NEW_ORDER row is read ``FOR UPDATE``; when a concurrent De
 that row and deleted it, PostgreSQL returns no row rather than the next one, so an empty
 answer is looked up again (a fresh statement sees the committed deletion) before the
 district counts as skipped (2.7.4.2, 5.4.5).
+
+Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 3, plus one per
+re-look. BEGIN and the ten districts' oldest rows FOR UPDATE; the deletes, order updates and
+line updates; the customer updates and COMMIT. ``run`` below is the asyncpg reference.
 """
 
 from __future__ import annotations
