@@ -8,7 +8,7 @@
  *   the very library psycopg loaded (the caller passes its path; it is opened with
  *   RTLD_NOLOAD), so the connections' objects are shared, TLS and all.
  *
- * The loop's rules are those of the Python virtual user (runner/vuser.py): the cycle of
+ * The loop's rules are those runner/vuser.py describes: the cycle of
  * clause 5.2.5, retries of serialization failures and deadlocks, fatal error classes, the
  * statistics flush at the window's boundaries, and what counts in the measured window.
  * ProcLoop.run() returns to Python at every event Python must act on: all users crossed the
@@ -110,7 +110,7 @@ static void rec_failed(ProcLoop *L, int kind, int64_t start, int64_t end, int re
 }
 
 /* The backend publishes its transaction counts when a transaction ends at least a second
- * after its last publication (else after 10 s idle): see vuser.StatsPublication. */
+ * after its last publication (else after 10 s idle): see runner/vuser.py. */
 static void note_end(ProcLoop *L, User *u, int64_t end) {
     if (end - u->published >= L->published_after) {
         u->published = end;
@@ -689,7 +689,7 @@ static PyGetSetDef ProcLoop_getset[] = {
 
 PyTypeObject ProcLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.ProcLoop",
-    .tp_doc = PyDoc_STR("The procedures-mode users of one worker, driven from C."),
+    .tp_doc = PyDoc_STR("The users of one worker, either mode, driven from C."),
     .tp_basicsize = sizeof(ProcLoop),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

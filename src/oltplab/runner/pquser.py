@@ -5,7 +5,7 @@ same host. Each connection is opened and prepared here with psycopg's libpq bind
 procedure calls, or for ``--mode sql`` the client-side statements of the transaction modules);
 then ``_native.ProcLoop`` drives all the users of a worker on one thread without the GIL: it
 draws the cards and inputs, sends the call (or the statements, pipelined), reads the answers,
-retries, records and crosses the window's boundaries, per the rules of ``vuser.VirtualUser``.
+retries, records and crosses the window's boundaries, per the rules runner/vuser.py describes.
 Python steps in only at events: once all users have crossed the ramp-up boundary, when
 response times are due to enter the histograms, at the end, on a failure, or to stop early.
 """
