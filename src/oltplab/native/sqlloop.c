@@ -309,7 +309,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
             s->step = 2;
             step = 1;
         } else if (step == 2) {
-            char data[64], h_data[48], amount[24];
+            char data[PARAM_BYTES], h_data[PARAM_BYTES], amount[24]; /* both fit: no truncation */
             fmt_cents(amount, sizeof amount, a[6]);
             p_cents(p_int(p_int(p_int(p_reset(&p), a[2]), a[3]), s->c_id), a[6]);
             if (s->bad_credit) { /* [2.5.2.2]: the payment's ids and amount before C_DATA */
