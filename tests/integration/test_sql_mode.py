@@ -195,27 +195,41 @@ CREATE TRIGGER scripted BEFORE INSERT ON history
 """
 
 
-def expected_counts(plan, constants, payments: int) -> tuple[list[int], int]:
-    """Per type, the transactions one user draws before its ``payments``-th Payment, and how
-    many of its New-Orders carry the unused item: the same Terminal, drawn the same way."""
+def dealt(plan, constants, payments: int):
+    """The transactions one user's Terminal deals before its ``payments``-th Payment, drawn as
+    the C loop draws them: (kind, the reference ``run``'s arguments after ``ps``, whether it
+    is a New-Order with the unused item)."""
     from oltplab.workloads.tpcc.inputs import terminal
 
     term = terminal(plan, 1, constants)
-    drawn, rolled_back = [0] * 5, 0
+    paid = 0
     while True:
         kind = term.next_kind()
         args = term.inputs(kind, term.warehouse())
-        if kind == 1 and drawn[1] + 1 == payments:
-            return drawn, rolled_back
+        if kind == 1:
+            paid += 1
+            if paid == payments:
+                return
         if kind == 0:
             lines = term.order_lines(args[0], args[4], args[5])
-            rolled_back += lines[-1][0] == NOT_AN_ITEM
+            yield kind, (args, lines), lines[-1][0] == NOT_AN_ITEM
+        else:
+            yield kind, (args,), False
+
+
+def expected_counts(plan, constants, payments: int) -> tuple[list[int], int]:
+    """Per type, the transactions one user draws before its ``payments``-th Payment, and how
+    many of its New-Orders carry the unused item."""
+    drawn, rolled_back = [0] * 5, 0
+    for kind, _args, unused_item in dealt(plan, constants, payments):
         drawn[kind] += 1
+        rolled_back += unused_item
+    return drawn, rolled_back
 
 
 def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
     """One sql-mode user on the C loop against ``scripted_history(failures)``, until the
-    "kill" attempt fails it: (counts per type, the failure's text)."""
+    "kill" attempt fails it: (its Recorder, the failure's text)."""
     import time
 
     import pytest
@@ -236,7 +250,7 @@ def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
                 await users.run(rec)
         finally:
             await users.aclose()
-        return rec.counts(), str(failed.value)
+        return rec, str(failed.value)
 
     return asyncio.run(go())
 
@@ -256,8 +270,9 @@ def test_sql_loop_retries_counts_errors_and_rollbacks_and_stops_on_a_lost_connec
     drawn, rolled_back = expected_counts(plan, constants, payments)
     assert rolled_back >= 1  # the seed draws some
 
-    counts, failure = run_sql_loop_until_killed(
+    rec, failure = run_sql_loop_until_killed(
         scratch_w1, plan, constants, {1: "40001", 2: "40P01", 4: "23505", kill: "kill"})
+    counts = rec.counts()
     assert "terminating connection due to administrator command" in failure
     assert "\n" not in failure
     assert (counts[0].committed, counts[0].rolled_back) == (drawn[0] - rolled_back, rolled_back)
@@ -300,24 +315,12 @@ def state(dsn) -> dict[str, str]:
 def replay_reference(dsn, plan, constants, payments: int) -> None:
     """The asyncpg reference (each module's ``run``) on the inputs one user's Terminal draws
     before its ``payments``-th Payment."""
-    from oltplab.workloads.tpcc.inputs import terminal
     from oltplab.workloads.tpcc.transactions import MODULES
 
     async def body(conn):
         ps = [await prepared(conn, m) for m in MODULES]
-        term = terminal(plan, 1, constants)
-        paid = 0
-        while True:
-            kind = term.next_kind()
-            args = term.inputs(kind, term.warehouse())
-            if kind == 1:
-                paid += 1
-                if paid == payments:
-                    return
-            if kind == 0:
-                await new_order.run(conn, ps[0], args, term.order_lines(args[0], args[4], args[5]))
-            else:
-                await MODULES[kind].run(conn, ps[kind], args)
+        for kind, args, _unused_item in dealt(plan, constants, payments):
+            await MODULES[kind].run(conn, ps[kind], *args)
 
     on_db(dsn, body)
 
@@ -336,9 +339,55 @@ def test_sql_loop_leaves_the_database_as_the_statement_by_statement_reference(pg
     drawn, rolled_back = expected_counts(plan, constants, kill)
     assert rolled_back >= 1 and min(drawn) >= 5  # the seed draws every type and the 1%
 
-    counts, failure = run_sql_loop_until_killed(c_path, plan, constants, {kill: "kill"})
+    rec, failure = run_sql_loop_until_killed(c_path, plan, constants, {kill: "kill"})
     assert "terminating connection" in failure
-    assert [c.committed + c.rolled_back for c in counts] == drawn
+    assert [c.committed + c.rolled_back for c in rec.counts()] == drawn
     on_db(c_path, lambda conn: conn.execute("DROP TRIGGER scripted ON history"))
     replay_reference(reference, plan, constants, kill)
     assert state(c_path) == state(reference)
+
+
+# Every third DELETE of a NEW_ORDER row does nothing, as when a concurrent Delivery took it;
+# district 10 has no NEW_ORDER row, and keeps none.
+TAKEN_BY_ANOTHER = """
+DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 10;
+CREATE SEQUENCE deletes;
+CREATE FUNCTION taken_by_another() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF nextval('deletes') % 3 = 0 THEN
+        RETURN NULL;
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER taken BEFORE DELETE ON new_order
+    FOR EACH ROW EXECUTE FUNCTION taken_by_another();
+CREATE FUNCTION nothing() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+CREATE TRIGGER empty BEFORE INSERT ON new_order
+    FOR EACH ROW WHEN (NEW.no_d_id = 10) EXECUTE FUNCTION nothing();
+"""
+DELIVERED = "SELECT count(*) FROM orders WHERE o_carrier_id IS NOT NULL"
+
+
+def test_sql_loop_delivery_looks_again_and_skips_an_empty_district(scratch_w1):
+    """--mode sql's Delivery: a NEW_ORDER row whose DELETE finds it taken is looked for
+    again, and a district without one is skipped (after its re-looks); every other district
+    of every Delivery is delivered."""
+    from oltplab.runner.messages import UserPlan
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    before = on_db(scratch_w1, lambda conn: conn.fetchval(DELIVERED))
+    on_db(scratch_w1, lambda conn: conn.execute(TAKEN_BY_ANOTHER))
+    kill = 150
+    plan, constants = UserPlan(0, 1, 1, (1,), 9), RunConstants(0, 70, 1, 1)
+    drawn, _ = expected_counts(plan, constants, kill)
+    assert drawn[3] >= 5
+
+    rec, failure = run_sql_loop_until_killed(scratch_w1, plan, constants, {kill: "kill"})
+    assert "terminating connection" in failure
+    assert [c.committed + c.rolled_back for c in rec.counts()] == drawn
+    assert sum(c.errors for c in rec.counts()) == 0
+    assert rec.skipped == drawn[3]  # district 10, once per Delivery
+    assert on_db(scratch_w1, lambda conn: conn.fetchval(DELIVERED)) == before + 9 * drawn[3]
+    assert on_db(scratch_w1, lambda conn: conn.fetchval("SELECT last_value FROM deletes")) \
+        > 9 * drawn[3]  # some deletes found their row taken
+

@@ -150,6 +150,7 @@ struct pq_api {
     int (*enterPipelineMode)(PGconn *); /* libpq >= 14 */
     int (*exitPipelineMode)(PGconn *);
     int (*pipelineSync)(PGconn *);
+    char *(*cmdTuples)(PGresult *);
 };
 extern struct pq_api pq;
 int load_libpq(const char *path);

@@ -37,6 +37,7 @@ int load_libpq(const char *path) {
     SYM(enterPipelineMode, "PQenterPipelineMode")
     SYM(exitPipelineMode, "PQexitPipelineMode")
     SYM(pipelineSync, "PQpipelineSync")
+    SYM(cmdTuples, "PQcmdTuples")
 #undef SYM
     pq.loaded = 1; /* the handle stays open: psycopg holds the library anyway */
     return 0;

@@ -13,8 +13,9 @@
  *   Payment        2  [warehouse, district, customer FOR UPDATE] [customer update, history,
  *                     COMMIT]; 3 by last name (the name's customers, then the middle one)
  *   Order-Status   2  [customer, last order] [lines, COMMIT]; 3 by last name
- *   Delivery       3  [each district's oldest NEW_ORDER row FOR UPDATE] [delete, order,
- *                     lines] [customers, COMMIT]; one more per re-look of an empty district
+ *   Delivery       4  [each district's oldest NEW_ORDER row] [their deletes] [order, lines]
+ *                     [customers, COMMIT]; one more per re-look (an empty look, or a DELETE
+ *                     that found the row taken by a concurrent Delivery)
  *   Stock-Level    2  [D_NEXT_O_ID] [count, COMMIT]
  * After an error the ROLLBACK is one more round trip, and the transaction is retried or
  * counted by the loop (procloop.c) as in procedures mode.
@@ -51,7 +52,9 @@ enum { PGRES_PIPELINE_SYNC = 10, PGRES_PIPELINE_ABORTED = 11 };
 #define PG_DIAG_SEVERITY_NONLOCALIZED 'V'
 #define MAX_QUEUE 64 /* statements in one round trip: New-Order's first, 4 + 2 x 15, is the most */
 #define MAX_PARAMS 9
-#define LOOKS 4      /* Delivery: a district's first look plus re-looks before it is skipped */
+#define LOOKS 4      /* Delivery: empty looks at a district before it is skipped */
+#define MAX_LOST 1000 /* Delivery: oldest orders taken by others before this one gives up */
+enum { D_LOOK, D_FOUND, D_TAKEN, D_SKIPPED }; /* a district of a Delivery */
 #define MAX_LINES 15
 #define TEXT_BYTES 100 /* S_DIST_xx, W_NAME, D_NAME, a sum of amounts */
 #define PARAM_BYTES 2 * TEXT_BYTES + 8 /* H_DATA: W_NAME, four spaces, D_NAME */
@@ -70,7 +73,8 @@ struct SqlTxn {
     char dist_info[MAX_LINES][TEXT_BYTES]; /* text columns: up to 4 bytes a character */
     char w_name[TEXT_BYTES], d_name[TEXT_BYTES];
     int64_t d_o_id[DISTRICTS], d_c_id[DISTRICTS];
-    int looks[DISTRICTS];
+    uint8_t d_state[DISTRICTS];
+    int looks[DISTRICTS], lost[DISTRICTS];
     char d_amount[DISTRICTS][TEXT_BYTES];
     /* the pipeline: what each answer is, in order */
     uint8_t q[MAX_QUEUE], qtag[MAX_QUEUE];
@@ -100,12 +104,16 @@ PGresult *sql_take(SqlTxn *s) {
 
 const PGresult *sql_failure(const SqlTxn *s) { return s->res; }
 
-/* (ol_i_id, ol_supply_w_id, ol_quantity) per line [2.4.1.5], drawn as the Terminal draws them */
+/* The transaction's inputs, kept for its retries: the arguments of the kind's function
+ * (Payment's H_AMOUNT in cents) but New-Order's, which are (w_id, d_id, c_id) and the lines
+ * (ol_i_id, ol_supply_w_id, ol_quantity) [2.4.1.5], drawn here by the Terminal. */
 void sql_inputs(SqlTxn *s, Terminal *t, int kind, const int64_t *a, int n) {
     s->kind = kind;
     s->nargs = n;
     memcpy(s->a, a, sizeof(int64_t) * (size_t)n);
-    if (kind == NEW_ORDER) {
+    if (kind == NEW_ORDER) { /* a: (w_id, w_max, d_id, c_id, ol_cnt, rbk, c_ol_i_id) */
+        s->a[1] = a[2];
+        s->a[2] = a[3];
         int cnt = (int)a[4];
         s->ol_cnt = cnt < MAX_LINES ? cnt : MAX_LINES;
         term_order_lines(t, a[0], s->ol_cnt, (int)a[5], s->lines);
@@ -239,7 +247,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
     begin_trip(s);
     int step = s->step++;
     switch (s->kind) {
-    case NEW_ORDER: /* (w_id, w_max, d_id, c_id, ol_cnt, rbk, c_ol_i_id) */
+    case NEW_ORDER: /* (w_id, d_id, c_id) and the lines */
         if (step == 0) {
             sort_lines(s);
             s->all_local = 1;
@@ -249,18 +257,18 @@ static int next_trip(SqlTxn *s, PGconn *c) {
                 if (s->lines[i][1] != a[0]) s->all_local = 0;
             }
             ok = put(s, c, BEGIN, 0, NULL) && put(s, c, NO_W_TAX, 0, p_int(p_reset(&p), a[0])) &&
-                 put(s, c, NO_DISTRICT, 0, p_int(p_int(p_reset(&p), a[0]), a[2])) &&
-                 put(s, c, NO_CUSTOMER, 0, p_int(p_int(p_int(p_reset(&p), a[0]), a[2]), a[3]));
+                 put(s, c, NO_DISTRICT, 0, p_int(p_int(p_reset(&p), a[0]), a[1])) &&
+                 put(s, c, NO_CUSTOMER, 0, p_int(p_int(p_int(p_reset(&p), a[0]), a[1]), a[2]));
             for (int k = 0; ok && k < s->ol_cnt; k++)
                 ok = put(s, c, NO_ITEM, s->order[k], p_int(p_reset(&p), s->lines[s->order[k]][0]));
             for (int k = 0; ok && k < s->ol_cnt; k++) {
                 const int64_t *l = s->lines[s->order[k]];
-                ok = put(s, c, NO_STOCK, s->order[k], p_int(p_int(p_int(p_reset(&p), l[1]), l[0]), a[2]));
+                ok = put(s, c, NO_STOCK, s->order[k], p_int(p_int(p_int(p_reset(&p), l[1]), l[0]), a[1]));
             }
         } else if (step == 1) {
             ok = put(s, c, NO_ORDER, 0, p_int(p_int(p_int(p_int(p_int(p_int(p_reset(&p),
-                     s->o_id), a[2]), a[0]), a[3]), s->ol_cnt), s->all_local)) &&
-                 put(s, c, NO_NEW_ORDER, 0, p_int(p_int(p_int(p_reset(&p), s->o_id), a[2]), a[0]));
+                     s->o_id), a[1]), a[0]), a[2]), s->ol_cnt), s->all_local)) &&
+                 put(s, c, NO_NEW_ORDER, 0, p_int(p_int(p_int(p_reset(&p), s->o_id), a[1]), a[0]));
             for (int k = 0, prev = -1; ok && k < s->ol_cnt; k++) {
                 int i = s->order[k];
                 const int64_t *l = s->lines[i];
@@ -283,7 +291,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
                 for (int k = 0; ok && k < s->ol_cnt; k++) {
                     int i = s->order[k];
                     const int64_t *l = s->lines[i];
-                    p_int(p_int(p_int(p_int(p_int(p_int(p_reset(&p), s->o_id), a[2]), a[0]), i + 1),
+                    p_int(p_int(p_int(p_int(p_int(p_int(p_reset(&p), s->o_id), a[1]), a[0]), i + 1),
                           l[0]), l[1]);
                     /* OL_AMOUNT = OL_QUANTITY * I_PRICE [2.4.2.2] */
                     ok = put(s, c, NO_ORDER_LINE, i, p_str(p_cents(p_int(&p, l[2]),
@@ -359,38 +367,46 @@ static int next_trip(SqlTxn *s, PGconn *c) {
     case DELIVERY: /* (w_id, o_carrier_id) */
         if (step == 0) {
             ok = put(s, c, BEGIN, 0, NULL);
-            for (int d = 0; ok && d < DISTRICTS; d++) {
-                s->looks[d] = 1;
-                s->d_o_id[d] = 0;
-                ok = put(s, c, DL_OLDEST, d, p_int(p_int(p_reset(&p), a[0]), d + 1));
+            for (int d = 0; d < DISTRICTS; d++) {
+                s->d_state[d] = D_LOOK;
+                s->looks[d] = s->lost[d] = 0;
             }
-        } else if (step == 1) {
-            /* an empty answer may be a row a concurrent Delivery took: look again [2.7.4.2] */
-            for (int d = 0; ok && d < DISTRICTS; d++)
-                if (!s->d_o_id[d] && s->looks[d] < LOOKS) {
+        }
+        if (step <= 1) { /* claim each district's oldest order: look, then delete [2.7.4.2] */
+            int claiming = 0;
+            for (int d = 0; ok && d < DISTRICTS; d++) {
+                if (s->d_state[d] == D_LOOK) {
                     s->looks[d]++;
                     ok = put(s, c, DL_OLDEST, d, p_int(p_int(p_reset(&p), a[0]), d + 1));
+                } else if (s->d_state[d] == D_FOUND) {
+                    ok = put(s, c, DL_DELETE, d, p_int(p_int(p_int(p_reset(&p), a[0]), d + 1),
+                                                       s->d_o_id[d]));
+                } else {
+                    continue;
                 }
-            if (s->nq) {
+                claiming = 1;
+            }
+            if (claiming) {
                 s->step = 1;
                 break;
             }
             s->value = 0;
             for (int d = 0; ok && d < DISTRICTS; d++) {
-                if (!s->d_o_id[d]) continue; /* skipped: nothing to deliver [2.7.4.2] */
+                if (s->d_state[d] != D_TAKEN) continue; /* skipped: nothing to deliver */
                 s->value++;
-                ok = put(s, c, DL_DELETE, d, p_int(p_int(p_int(p_reset(&p), a[0]), d + 1), s->d_o_id[d])) &&
-                     put(s, c, DL_ORDER, d, p_int(p_int(p_int(p_int(p_reset(&p), a[0]), d + 1),
+                ok = put(s, c, DL_ORDER, d, p_int(p_int(p_int(p_int(p_reset(&p), a[0]), d + 1),
                          s->d_o_id[d]), a[1])) &&
                      put(s, c, DL_LINES, d, p_int(p_int(p_int(p_reset(&p), a[0]), d + 1), s->d_o_id[d]));
             }
-            if (!s->value) {
+            if (s->value) {
+                s->step = 2;
+            } else {
                 ok = ok && put(s, c, COMMIT, 0, NULL);
                 s->step = 3;
             }
         } else if (step == 2) {
             for (int d = 0; ok && d < DISTRICTS; d++)
-                if (s->d_o_id[d])
+                if (s->d_state[d] == D_TAKEN)
                     ok = put(s, c, DL_CUSTOMER, d, p_str(p_int(p_int(p_int(p_reset(&p), a[0]), d + 1),
                              s->d_c_id[d]), s->d_amount[d]));
             ok = ok && put(s, c, COMMIT, 0, NULL);
@@ -493,8 +509,26 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         s->has_order = rows > 0;
         if (rows) s->o_id = int_at(r, 0, 0);
         return 1;
-    case DL_OLDEST:
-        s->d_o_id[tag] = rows && !pq.getisnull(r, 0, 0) ? int_at(r, 0, 0) : 0;
+    case DL_OLDEST: /* an empty answer under FOR UPDATE may be a row a concurrent Delivery
+                     * just took: looked at again before the district counts as skipped */
+        if (rows && !pq.getisnull(r, 0, 0)) {
+            s->d_o_id[tag] = int_at(r, 0, 0);
+            s->d_state[tag] = D_FOUND;
+        } else {
+            s->d_state[tag] = s->looks[tag] < LOOKS ? D_LOOK : D_SKIPPED;
+        }
+        return 1;
+    case DL_DELETE: /* nothing deleted: a concurrent Delivery took the row first; look again */
+        if (atoi(pq.cmdTuples(r)) > 0) {
+            s->d_state[tag] = D_TAKEN;
+        } else if (++s->lost[tag] > MAX_LOST) {
+            snprintf(s->problem, sizeof s->problem, "district %d: every oldest order was taken",
+                     tag + 1);
+            return 0;
+        } else {
+            s->d_state[tag] = D_LOOK;
+            s->looks[tag] = 0;
+        }
         return 1;
     case DL_ORDER:
         if (!rows) break;

@@ -12,8 +12,9 @@ that row and deleted it, PostgreSQL returns no row rather than the next one, so 
 answer is looked up again (a fresh statement sees the committed deletion) before the
 district counts as skipped (2.7.4.2, 5.4.5).
 
-Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 3, plus one per
-re-look. BEGIN and the ten districts' oldest rows FOR UPDATE; the deletes, order updates and
+Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 4, plus one per
+re-look. BEGIN and the ten districts' oldest rows; their deletes (one that deletes nothing
+means a concurrent Delivery took the row: the district is looked at again); the order and
 line updates; the customer updates and COMMIT. ``run`` below is the asyncpg reference.
 """
 
