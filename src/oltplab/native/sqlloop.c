@@ -57,7 +57,7 @@ enum { PGRES_PIPELINE_SYNC = 10, PGRES_PIPELINE_ABORTED = 11 };
 enum { D_LOOK, D_FOUND, D_TAKEN, D_SKIPPED }; /* a district of a Delivery */
 #define MAX_LINES 15
 #define TEXT_BYTES 100 /* S_DIST_xx, W_NAME, D_NAME, a sum of amounts */
-#define PARAM_BYTES 2 * TEXT_BYTES + 8 /* H_DATA: W_NAME, four spaces, D_NAME */
+#define PARAM_BYTES (2 * TEXT_BYTES + 8) /* H_DATA: W_NAME, four spaces, D_NAME */
 
 struct SqlTxn {
     int kind, step, nargs;
@@ -67,7 +67,7 @@ struct SqlTxn {
     int order[MAX_LINES];        /* the lines in processing order */
     /* what earlier round trips returned */
     int64_t o_id, c_id, next_o_id;
-    int unused_item, all_local, bad_credit, has_order, customers;
+    int unused_item, all_local, bad_credit, has_order;
     int64_t price_cents[MAX_LINES], s_quantity[MAX_LINES];
     int found[MAX_LINES];
     char dist_info[MAX_LINES][TEXT_BYTES]; /* text columns: up to 4 bytes a character */
@@ -109,13 +109,13 @@ const PGresult *sql_failure(const SqlTxn *s) { return s->res; }
  * (ol_i_id, ol_supply_w_id, ol_quantity) [2.4.1.5], drawn here by the Terminal. */
 void sql_inputs(SqlTxn *s, Terminal *t, int kind, const int64_t *a, int n) {
     s->kind = kind;
-    s->nargs = n;
-    memcpy(s->a, a, sizeof(int64_t) * (size_t)n);
+    s->nargs = n < 0 ? 0 : n < MAX_ARGS ? n : MAX_ARGS;
+    memcpy(s->a, a, sizeof(int64_t) * (size_t)s->nargs);
     if (kind == NEW_ORDER) { /* a: (w_id, w_max, d_id, c_id, ol_cnt, rbk, c_ol_i_id) */
         s->a[1] = a[2];
         s->a[2] = a[3];
         int cnt = (int)a[4];
-        s->ol_cnt = cnt < MAX_LINES ? cnt : MAX_LINES;
+        s->ol_cnt = cnt < 0 ? 0 : cnt < MAX_LINES ? cnt : MAX_LINES;
         term_order_lines(t, a[0], s->ol_cnt, (int)a[5], s->lines);
     }
 }
@@ -126,39 +126,39 @@ void sql_inputs(SqlTxn *s, Terminal *t, int kind, const int64_t *a, int n) {
 typedef struct {
     char text[MAX_PARAMS][PARAM_BYTES];
     const char *v[MAX_PARAMS];
-    int n, too_long;
+    int n, bad; /* bad: a value did not fit, or there were too many */
 } Params;
 
 static Params *p_reset(Params *p) {
-    p->n = p->too_long = 0;
+    p->n = p->bad = 0;
     return p;
 }
 
-static Params *p_int(Params *p, int64_t x) {
-    if (p->n < MAX_PARAMS) {
-        snprintf(p->text[p->n], sizeof p->text[0], "%lld", (long long)x);
-        p->v[p->n] = p->text[p->n];
-        p->n++;
+/* The next parameter's buffer, or NULL (and bad) when there are too many. */
+static char *p_slot(Params *p) {
+    if (p->n >= MAX_PARAMS) {
+        p->bad = 1;
+        return NULL;
     }
+    p->v[p->n] = p->text[p->n];
+    return p->text[p->n++];
+}
+
+static Params *p_int(Params *p, int64_t x) {
+    char *b = p_slot(p);
+    if (b) snprintf(b, PARAM_BYTES, "%lld", (long long)x);
     return p;
 }
 
 static Params *p_str(Params *p, const char *x) { /* copied: libpq takes it at once anyway */
-    if (p->n < MAX_PARAMS) {
-        if (snprintf(p->text[p->n], sizeof p->text[0], "%s", x) >= (int)sizeof p->text[0])
-            p->too_long = 1;
-        p->v[p->n] = p->text[p->n];
-        p->n++;
-    }
+    char *b = p_slot(p);
+    if (b && snprintf(b, PARAM_BYTES, "%s", x) >= PARAM_BYTES) p->bad = 1;
     return p;
 }
 
 static Params *p_cents(Params *p, int64_t cents) {
-    if (p->n < MAX_PARAMS) {
-        fmt_cents(p->text[p->n], sizeof p->text[0], cents);
-        p->v[p->n] = p->text[p->n];
-        p->n++;
-    }
+    char *b = p_slot(p);
+    if (b) fmt_cents(b, PARAM_BYTES, cents);
     return p;
 }
 
@@ -169,7 +169,7 @@ static int put(SqlTxn *s, PGconn *c, int stmt, int tag, const Params *p) {
                  MAX_QUEUE);
         return 0;
     }
-    if (p && p->too_long) {
+    if (p && p->bad) {
         snprintf(s->problem, sizeof s->problem, "a parameter of %s is too long",
                  SQL_STATEMENTS[stmt]);
         return 0;
@@ -519,7 +519,7 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         }
         return 1;
     case DL_DELETE: /* nothing deleted: a concurrent Delivery took the row first; look again */
-        if (atoi(pq.cmdTuples(r)) > 0) {
+        if (atoi(pq.cmdTuples((PGresult *)r)) > 0) { /* libpq takes no const here */
             s->d_state[tag] = D_TAKEN;
         } else if (++s->lost[tag] > MAX_LOST) {
             snprintf(s->problem, sizeof s->problem, "district %d: every oldest order was taken",
