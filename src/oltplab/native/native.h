@@ -154,6 +154,7 @@ struct pq_api {
 };
 extern struct pq_api pq;
 int load_libpq(const char *path);
+int pq_has_pipeline(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* ProcLoop                                                                                   */

@@ -464,6 +464,10 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
                                      &max_errors, &retryable, &fatal, &bulk, &sql))
         return -1;
     if (load_libpq(libpq) < 0) return -1;
+    if (sql && !pq_has_pipeline()) {
+        PyErr_SetString(PyExc_RuntimeError, "--mode sql needs libpq 14 or later (pipeline mode)");
+        return -1;
+    }
     if (copy_states(retryable, self->retryable, &self->nretryable, "retryable") < 0 ||
         copy_states(fatal, self->fatal, &self->nfatal, "fatal") < 0)
         return -1;
