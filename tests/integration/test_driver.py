@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 import asyncpg
 import psutil
@@ -199,41 +198,6 @@ def test_autopilot_steps_end_on_time_while_users_key_and_think(scratch_w1):
     assert all(t["count"] == 0 for s in out.steps for t in s["transactions"].values())
     assert elapsed < 15
     assert not worker_processes(os.getpid())
-
-
-def test_retries_errors_and_rollbacks_are_counted_apart():
-    """--mode sql: 40001/40P01 are retried and counted as retries, never as the 1% rollbacks;
-    other errors are counted as errors; a lost connection stops the user."""
-    import asyncpg.exceptions as E
-
-    from oltplab.runner.messages import UserPlan
-    from oltplab.runner.vuser import Recorder, UserFailed, VirtualUser
-    from oltplab.workloads.tpcc.inputs import RunConstants
-
-    script = iter([E.SerializationError("conflict"), E.DeadlockDetectedError("deadlock"), -3001,
-                   E.UniqueViolationError("dup"), 3002, E.ConnectionDoesNotExistError("gone")])
-
-    async def call(*args):
-        step = next(script)
-        if isinstance(step, Exception):
-            raise step
-        return step
-
-    async def go():
-        user = VirtualUser(None, "procedures", UserPlan(0, 1, 1, (1,), 1), 1,
-                           RunConstants(0, 70, 1, 1), waits=False, flush_stats=False)
-        user._calls = (call,) * 5
-        real = user.term
-        user.term = types.SimpleNamespace(next_kind=lambda: 0, warehouse=real.warehouse,
-                                          inputs=real.inputs)  # New-Order every time
-        now = time.monotonic_ns()
-        rec = Recorder(now, now + 60 * 10**9, users=1)
-        with pytest.raises(UserFailed, match="gone .SQLSTATE 08003"):
-            await user.run(rec)
-        return rec.counts()[0]
-
-    counts = asyncio.run(go())
-    assert (counts.committed, counts.rolled_back, counts.errors, counts.retries) == (1, 1, 1, 2)
 
 
 SCRIPTED = """

@@ -174,3 +174,221 @@ def test_sql_mode_run_counts_and_keeps_consistency(scratch_w1):
     assert all(t["errors"] == 0 for t in tx.values())
     failed = [r for r in run_checks(scratch_w1, after_run=True) if not r.ok]
     assert not failed, failed
+
+
+def scripted_history(failures: dict[int, str]) -> str:
+    """A trigger that makes Payment's history insert fail on cue: attempt n (counting every
+    attempt, retries and errors included) raises SQLSTATE failures[n], or ends the backend
+    (a fatal error) for "kill"."""
+    cases = "\n".join(
+        f"    {'IF' if i == 0 else 'ELSIF'} n = {n} THEN "
+        + ("PERFORM pg_terminate_backend(pg_backend_pid());" if state == "kill"
+           else f"RAISE EXCEPTION 'scripted' USING ERRCODE = '{state}';")
+        for i, (n, state) in enumerate(sorted(failures.items())))
+    return f"""
+CREATE SEQUENCE attempt;
+CREATE FUNCTION scripted_history() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint := nextval('attempt');
+BEGIN
+{cases}
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER scripted BEFORE INSERT ON history
+    FOR EACH ROW EXECUTE FUNCTION scripted_history();
+"""
+
+
+def dealt(plan, constants, payments: int):
+    """The transactions one user's Terminal deals before its ``payments``-th Payment, drawn as
+    the C loop draws them: (kind, the reference ``run``'s arguments after ``ps``, whether it
+    is a New-Order with the unused item)."""
+    from oltplab.workloads.tpcc.inputs import terminal
+
+    term = terminal(plan, 1, constants)
+    paid = 0
+    while True:
+        kind = term.next_kind()
+        args = term.inputs(kind, term.warehouse())
+        if kind == 1:
+            paid += 1
+            if paid == payments:
+                return
+        yield kind, (args,), kind == 0 and args[3][-1] == NOT_AN_ITEM
+
+
+def expected_counts(plan, constants, payments: int) -> tuple[list[int], int]:
+    """Per type, the transactions one user draws before its ``payments``-th Payment, and how
+    many of its New-Orders carry the unused item."""
+    drawn, rolled_back = [0] * 5, 0
+    for kind, _args, unused_item in dealt(plan, constants, payments):
+        drawn[kind] += 1
+        rolled_back += unused_item
+    return drawn, rolled_back
+
+
+def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
+    """One sql-mode user on the C loop against ``scripted_history(failures)``, until the
+    "kill" attempt fails it: (its Recorder, the failure's text)."""
+    import time
+
+    import pytest
+
+    from oltplab.runner import pquser
+    from oltplab.runner.vuser import Recorder, UserFailed
+
+    on_db(dsn, lambda conn: conn.execute(scripted_history(failures)))
+
+    async def go():
+        conn = pquser.connect(dsn, "oltplab-test", False, mode="sql")
+        users = pquser.ProcUsers([conn], [plan], 1, constants, waits=False, flush_stats=False,
+                                 sql=True)
+        now = time.monotonic_ns()
+        rec = Recorder(now, now + 60 * 10**9, users=1)
+        try:
+            with pytest.raises(UserFailed) as failed:
+                await users.run(rec)
+        finally:
+            await users.aclose()
+        return rec, str(failed.value)
+
+    return asyncio.run(go())
+
+
+def test_sql_loop_retries_counts_errors_and_rollbacks_and_stops_on_a_lost_connection(scratch_w1):
+    """The C loop in --mode sql: 40001 and 40P01 roll back and re-run the transaction with
+    the same inputs (counted as retries), 23505 is rolled back and counted as an error, the
+    unused item's New-Orders are counted as rolled back, and the server ending the backend
+    fails the users with its message on one line. Every other count is exactly what the
+    Terminal drew."""
+    from oltplab.runner.messages import UserPlan
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    kill = 200
+    plan, constants = UserPlan(0, 1, 1, (1,), 5), RunConstants(0, 70, 1, 1)
+    payments = kill - 2  # attempts 1 and 2 were retries of the first Payment
+    drawn, rolled_back = expected_counts(plan, constants, payments)
+    assert rolled_back >= 1  # the seed draws some
+
+    rec, failure = run_sql_loop_until_killed(
+        scratch_w1, plan, constants, {1: "40001", 2: "40P01", 4: "23505", kill: "kill"})
+    counts = rec.counts()
+    assert "terminating connection due to administrator command" in failure
+    assert "\n" not in failure
+    assert (counts[0].committed, counts[0].rolled_back) == (drawn[0] - rolled_back, rolled_back)
+    assert (counts[1].committed, counts[1].errors, counts[1].retries) == (drawn[1] - 1, 1, 2)
+    assert [c.committed for c in counts[2:]] == drawn[2:]
+    assert sum(c.errors for c in counts) == 1 and sum(c.retries for c in counts) == 2
+    failed = [r for r in run_checks(scratch_w1, after_run=True) if not r.ok]
+    assert not failed, failed
+
+
+# Every column the transactions write, but the server's clock (o_entry_d, ol_delivery_d,
+# h_date: only whether a line was delivered), one digest per table.
+STATE = {
+    "warehouse": "format('%s %s', w_id, w_ytd)",
+    "district": "format('%s %s %s %s', d_w_id, d_id, d_ytd, d_next_o_id)",
+    "customer": "format('%s %s %s %s %s %s %s %s', c_w_id, c_d_id, c_id, c_balance,"
+                " c_ytd_payment, c_payment_cnt, c_delivery_cnt, md5(c_data))",
+    "history": "format('%s %s %s %s %s %s %s', h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id,"
+               " h_amount, h_data)",
+    "orders": "format('%s %s %s %s %s %s %s', o_w_id, o_d_id, o_id, o_c_id, o_carrier_id,"
+              " o_ol_cnt, o_all_local)",
+    "new_order": "format('%s %s %s', no_w_id, no_d_id, no_o_id)",
+    "order_line": "format('%s %s %s %s %s %s %s %s %s %s', ol_w_id, ol_d_id, ol_o_id, ol_number,"
+                  " ol_i_id, ol_supply_w_id, ol_delivery_d IS NULL, ol_quantity, ol_amount,"
+                  " ol_dist_info)",
+    "stock": "format('%s %s %s %s %s %s', s_w_id, s_i_id, s_quantity, s_ytd, s_order_cnt,"
+             " s_remote_cnt)",
+}
+
+
+def state(dsn) -> dict[str, str]:
+    async def body(conn):
+        return {t: await conn.fetchval(f"SELECT md5(string_agg(r, '|' ORDER BY r))"
+                                       f" FROM (SELECT {row} AS r FROM {t}) x")
+                for t, row in STATE.items()}
+
+    return on_db(dsn, body)
+
+
+def replay_reference(dsn, plan, constants, payments: int) -> None:
+    """The asyncpg reference (each module's ``run``) on the inputs one user's Terminal draws
+    before its ``payments``-th Payment."""
+    from oltplab.workloads.tpcc.transactions import MODULES
+
+    async def body(conn):
+        ps = [await prepared(conn, m) for m in MODULES]
+        for kind, args, _unused_item in dealt(plan, constants, payments):
+            await MODULES[kind].run(conn, ps[kind], *args)
+
+    on_db(dsn, body)
+
+
+def test_sql_loop_leaves_the_database_as_the_statement_by_statement_reference(pg, loaded_w1):
+    """The pipelined C path and the asyncpg reference, run on the same inputs on two copies of
+    one database, leave every table the same (the server's clock aside). A trigger ends the C
+    path's backend at a chosen Payment, so both sides stop at the same transaction."""
+    from oltplab.runner.messages import UserPlan
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    template = loaded_w1.split("?")[0].rsplit("/", 1)[1]
+    c_path, reference = (pg.create_db("s1", template=template) for _ in range(2))
+    kill = 120
+    plan, constants = UserPlan(0, 1, 1, (1,), 9), RunConstants(0, 70, 1, 1)
+    drawn, rolled_back = expected_counts(plan, constants, kill)
+    assert rolled_back >= 1 and min(drawn) >= 5  # the seed draws every type and the 1%
+
+    rec, failure = run_sql_loop_until_killed(c_path, plan, constants, {kill: "kill"})
+    assert "terminating connection" in failure
+    assert [c.committed + c.rolled_back for c in rec.counts()] == drawn
+    on_db(c_path, lambda conn: conn.execute("DROP TRIGGER scripted ON history"))
+    replay_reference(reference, plan, constants, kill)
+    assert state(c_path) == state(reference)
+
+
+# Every third DELETE of a NEW_ORDER row does nothing, as when a concurrent Delivery took it;
+# district 10 has no NEW_ORDER row, and keeps none.
+TAKEN_BY_ANOTHER = """
+DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 10;
+CREATE SEQUENCE deletes;
+CREATE FUNCTION taken_by_another() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF nextval('deletes') % 3 = 0 THEN
+        RETURN NULL;
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER taken BEFORE DELETE ON new_order
+    FOR EACH ROW EXECUTE FUNCTION taken_by_another();
+CREATE FUNCTION nothing() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+CREATE TRIGGER empty BEFORE INSERT ON new_order
+    FOR EACH ROW WHEN (NEW.no_d_id = 10) EXECUTE FUNCTION nothing();
+"""
+DELIVERED = "SELECT count(*) FROM orders WHERE o_carrier_id IS NOT NULL"
+
+
+def test_sql_loop_delivery_looks_again_and_skips_an_empty_district(scratch_w1):
+    """--mode sql's Delivery: a NEW_ORDER row whose DELETE finds it taken is looked for
+    again, and a district without one is skipped (after its re-looks); every other district
+    of every Delivery is delivered."""
+    from oltplab.runner.messages import UserPlan
+    from oltplab.workloads.tpcc.inputs import RunConstants
+
+    before = on_db(scratch_w1, lambda conn: conn.fetchval(DELIVERED))
+    on_db(scratch_w1, lambda conn: conn.execute(TAKEN_BY_ANOTHER))
+    kill = 150
+    plan, constants = UserPlan(0, 1, 1, (1,), 9), RunConstants(0, 70, 1, 1)
+    drawn, _ = expected_counts(plan, constants, kill)
+    assert drawn[3] >= 5
+
+    rec, failure = run_sql_loop_until_killed(scratch_w1, plan, constants, {kill: "kill"})
+    assert "terminating connection" in failure
+    assert [c.committed + c.rolled_back for c in rec.counts()] == drawn
+    assert sum(c.errors for c in rec.counts()) == 0
+    assert rec.inputs["skipped_deliveries"] == drawn[3]  # district 10, once per Delivery
+    assert on_db(scratch_w1, lambda conn: conn.fetchval(DELIVERED)) == before + 9 * drawn[3]
+    assert on_db(scratch_w1, lambda conn: conn.fetchval("SELECT last_value FROM deletes")) \
+        > 9 * drawn[3]  # some deletes found their row taken
+

@@ -8,7 +8,7 @@ import pytest
 
 from oltplab.metrics.rigor import (INPUT_KEYS, input_shares, noise_range, per_interval,
                                    SHARES, step_warnings, variation, zero_inputs)
-from oltplab.runner.vuser import Recorder, tally
+from oltplab.runner.vuser import Recorder
 from oltplab.workloads.tpcc import mix
 
 S = 10**9
@@ -136,22 +136,6 @@ def test_per_interval_interpolates_each_source_and_sums():
     assert per_interval([a, b], 1 * S, 30 * S) == [150, 150]  # the 3rd would end at 31 s
     assert per_interval([a], 0, 30 * S) == [100, 100, 100]
     assert per_interval([a], 0, 25 * S) == [100, 100]  # a trailing part is dropped
-
-
-def test_recorder_counts_inputs_in_the_window_only():
-    rec = Recorder(ramp_end_ns=100, measure_end_ns=200)
-    lines = [(1, 1, 5), (2, 3, 5), (3, 1, 5)]
-    new_order = ((1, 4, 1, 42, 3, 0, 7), lines)
-    for start, end in ((50, 120), (120, 150), (150, 250)):  # only the second is in the window
-        if rec.done(mix.NEW_ORDER, start, end, False, 0):
-            tally(rec.inputs, mix.NEW_ORDER, new_order, 17)
-    assert rec.done(mix.PAYMENT, 110, 120, False, 0)
-    tally(rec.inputs, mix.PAYMENT, ((1, 2, 3, 4, 0, 12, "5.00"),), 9)
-    tally(rec.inputs, mix.ORDER_STATUS, ((1, 2, 7, -1),), 3)
-    tally(rec.inputs, mix.DELIVERY, ((1, 4),), 8)
-    assert rec.inputs == counts(new_orders=1, order_lines=3, remote_order_lines=1, payments=1,
-                                remote_payments=1, payments_by_last_name=1, order_statuses=1,
-                                deliveries=1, skipped_deliveries=2)
 
 
 def test_recorder_merges_the_loops_inputs_when_present():

@@ -19,6 +19,13 @@ static PyObject *weight(int k) { return PyLong_FromLong(WEIGHTS[k]); }
 static PyObject *name(int k) { return PyUnicode_FromString(NAMES[k]); }
 static PyObject *keying(int k) { return PyFloat_FromDouble(KEYING_S[k]); }
 static PyObject *think_mean(int k) { return PyFloat_FromDouble(THINK_MEAN_S[k]); }
+static PyObject *statement(int i) { return PyUnicode_FromString(SQL_STATEMENTS[i]); }
+
+static int count_statements(void) {
+    int n = 0;
+    while (SQL_STATEMENTS[n]) n++;
+    return n;
+}
 
 /* Add value (a new reference, NULL when making it failed) as m.name; steals value. */
 static int add(PyObject *m, const char *attr, PyObject *value) {
@@ -43,6 +50,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         add(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
         add(m, "WEIGHTS", tuple_of(NKINDS, weight)) < 0 ||
         add(m, "NAMES", tuple_of(NKINDS, name)) < 0 ||
+        add(m, "SQL_STATEMENTS", tuple_of(count_statements(), statement)) < 0 ||
         add(m, "KEYING_S", tuple_of(NKINDS, keying)) < 0 ||
         add(m, "THINK_MEAN_S", tuple_of(NKINDS, think_mean)) < 0 ||
         add(m, "THINK_CAP", PyFloat_FromDouble(THINK_CAP)) < 0 ||

@@ -3,7 +3,8 @@
  *
  * terminal.c  Terminal: one virtual user's random generator, card deck and transaction inputs
  * pq.c        the libpq functions, from the very library psycopg loaded
- * procloop.c  ProcLoop: a worker's procedures-mode users on libpq and epoll, without the GIL
+ * procloop.c  ProcLoop: a worker's users on libpq and epoll, without the GIL
+ * sqlloop.c   --mode sql in ProcLoop: each type's statements as round trips in pipeline mode
  * module.c    the module and its constants
  */
 #ifndef OLTPLAB_NATIVE_H
@@ -169,9 +170,14 @@ struct pq_api {
     int (*status)(const PGconn *);
     char *(*errorMessage)(const PGconn *);
     int (*socket)(const PGconn *);
+    int (*enterPipelineMode)(PGconn *); /* libpq >= 14 */
+    int (*exitPipelineMode)(PGconn *);
+    int (*pipelineSync)(PGconn *);
+    char *(*cmdTuples)(PGresult *);
 };
 extern struct pq_api pq;
 int load_libpq(const char *path);
+int pq_has_pipeline(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* ProcLoop                                                                                   */
@@ -181,6 +187,21 @@ static inline int64_t now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts); /* Python's time.monotonic_ns() */
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+/* --mode sql (sqlloop.c): one user's transaction in progress */
+typedef struct SqlTxn SqlTxn;
+enum { SQL_WAIT, SQL_DONE, SQL_ERROR, SQL_LOST, SQL_BROKEN }; /* what sql_read found */
+extern const char *const SQL_STATEMENTS[]; /* the prepared statements' names, NULL-ended */
+SqlTxn *sql_new(void);
+void sql_free(SqlTxn *s);
+void sql_inputs(SqlTxn *s, const txn_t *x);
+int sql_start(SqlTxn *s, PGconn *c);
+int sql_read(SqlTxn *s, PGconn *c);
+int sql_rollback(SqlTxn *s, PGconn *c);
+PGresult *sql_take(SqlTxn *s);
+const PGresult *sql_failure(const SqlTxn *s);
+long long sql_value(const SqlTxn *s);
+const char *sql_problem(const SqlTxn *s);
 
 enum { EV_BOUNDARY = 0, EV_FINISHED = 1, EV_SAMPLES = 2, EV_FAILED = 3, EV_STOPPED = 4 };
 extern PyTypeObject ProcLoopType;

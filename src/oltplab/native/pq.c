@@ -34,7 +34,16 @@ int load_libpq(const char *path) {
     SYM(status, "PQstatus")
     SYM(errorMessage, "PQerrorMessage")
     SYM(socket, "PQsocket")
+    SYM(cmdTuples, "PQcmdTuples")
 #undef SYM
+    /* pipeline mode (libpq >= 14), for --mode sql only: see pq_has_pipeline() */
+    *(void **)&pq.enterPipelineMode = dlsym(h, "PQenterPipelineMode");
+    *(void **)&pq.exitPipelineMode = dlsym(h, "PQexitPipelineMode");
+    *(void **)&pq.pipelineSync = dlsym(h, "PQpipelineSync");
     pq.loaded = 1; /* the handle stays open: psycopg holds the library anyway */
     return 0;
+}
+
+int pq_has_pipeline(void) {
+    return pq.enterPipelineMode && pq.exitPipelineMode && pq.pipelineSync;
 }

@@ -1,13 +1,14 @@
 /*
- * ProcLoop: every procedures-mode user of one worker process on one thread, with the GIL
- *   released. Each user owns a libpq connection (opened and prepared in Python by psycopg);
- *   the loop drives them with libpq's asynchronous calls over epoll, one call of a
- *   PL/pgSQL function per transaction. The client's cost per round trip then is what libpq
+ * ProcLoop: every user of one worker process on one thread, with the GIL released. Each
+ *   user owns a libpq connection (opened and prepared in Python by psycopg); the loop drives
+ *   them with libpq's asynchronous calls over epoll: in procedures mode one call of a
+ *   PL/pgSQL function per transaction, in --mode sql the type's statements as a few
+ *   pipelined round trips (sqlloop.c). The client's cost per round trip then is what libpq
  *   and the kernel take, as for pgbench, with no interpreter work per transaction. libpq is
  *   the very library psycopg loaded (the caller passes its path; it is opened with
  *   RTLD_NOLOAD), so the connections' objects are shared, TLS and all.
  *
- * The loop's rules are those of the Python virtual user (runner/vuser.py): the cycle of
+ * The loop's rules are those runner/vuser.py describes: the cycle of
  * clause 5.2.5, retries of serialization failures and deadlocks, fatal error classes, the
  * statistics flush at the window's boundaries, and what counts in the measured window.
  * ProcLoop.run() returns to Python at every event Python must act on: all users crossed the
@@ -29,6 +30,7 @@ typedef struct {
     int pending, flushing; /* flushing: libpq holds output the socket would not take yet */
     PGresult *held; /* the query's result, until libpq has seen the end of its answer */
     int ol_cnt, remote_lines, remote, by_name; /* the current transaction's inputs, as drawn */
+    SqlTxn *sql; /* --mode sql: the transaction's statements and what they returned */
     char text[MAX_ARGS][ARG_TEXT];
     const char *values[MAX_ARGS];
 } User;
@@ -156,7 +158,7 @@ static void rec_failed(ProcLoop *L, int kind, int64_t start, int64_t end, int re
 }
 
 /* The backend publishes its transaction counts when a transaction ends at least a second
- * after its last publication (else after 10 s idle): see vuser.StatsPublication. */
+ * after its last publication (else after 10 s idle): see runner/vuser.py. */
 static void note_end(ProcLoop *L, User *u, int64_t end) {
     if (end - u->published >= L->published_after) {
         u->published = end;
@@ -245,7 +247,9 @@ static void cross(ProcLoop *L, User *u, int then) {
 }
 
 static void send_txn(ProcLoop *L, User *u) {
-    if (!pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL, NULL, 0)) {
+    if (u->sql ? !sql_start(u->sql, u->conn)
+               : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
+                                       NULL, 0)) {
         fail_lost(L, u, NAMES[u->kind]);
         return;
     }
@@ -269,6 +273,7 @@ static void cycle(ProcLoop *L, User *u) {
     int kind = term_draw_kind(t);
     txn_t x;
     term_inputs(t, kind, term_warehouse(t), &x);
+    if (u->sql) sql_inputs(u->sql, &x);
     if (txn_text(&x, u->text) < 0) {
         fail(L, "%s: %s", NAMES[kind], "an argument is too long for its buffer");
         return;
@@ -327,6 +332,10 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
         u->errors = 0;
         int has = status == PGRES_TUPLES_OK && pq.ntuples(res) > 0 && !pq.getisnull(res, 0, 0);
         long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
+        if (u->sql) { /* the transaction's outcome, as the function would return it */
+            has = 1;
+            result = sql_value(u->sql);
+        }
         if (u->kind == DELIVERY && has) L->skipped += 10 - result;
         rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && result < 0, u->retries);
         rec_inputs(L, u, end, u->kind == DELIVERY && has ? result : DISTRICTS);
@@ -376,6 +385,33 @@ static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
     crossed(L, u, t);
 }
 
+/* --mode sql: the answers of the transaction's round trips; after an error the ROLLBACK,
+ * then the transaction is done as in procedures mode (counted, retried, or fatal). */
+static void sql_readable(ProcLoop *L, User *u) {
+    switch (sql_read(u->sql, u->conn)) {
+    case SQL_WAIT:
+        return;
+    case SQL_LOST:
+        fail_lost(L, u, NAMES[u->kind]);
+        return;
+    case SQL_BROKEN:
+        fail(L, "%s: %s", NAMES[u->kind], sql_problem(u->sql));
+        return;
+    case SQL_ERROR:
+        if (!is_fatal(L, pq.resultErrorField(sql_failure(u->sql), PG_DIAG_SQLSTATE))) {
+            if (!sql_rollback(u->sql, u->conn)) fail_lost(L, u, "rollback");
+            return;
+        }
+        break; /* fatal: fails the run with the server's message */
+    default:
+        break;
+    }
+    PGresult *res = sql_take(u->sql);
+    u->state = S_READY;
+    finished_txn(L, u, res);
+    if (res) pq.clear(res);
+}
+
 static void readable(ProcLoop *L, User *u, uint32_t events) {
     PGconn *c = u->conn;
     if ((events & EPOLLIN || !(events & EPOLLOUT)) && !pq.consumeInput(c)) {
@@ -385,6 +421,10 @@ static void readable(ProcLoop *L, User *u, uint32_t events) {
     if (u->flushing && flush_out(L, u, doing(u)) < 0) return;
     if (u->state != S_TXN && u->state != S_FLUSH) { /* a notice, or the server going away */
         if (pq.status(c) != CONNECTION_OK) fail_lost(L, u, NAMES[u->kind]);
+        return;
+    }
+    if (u->sql && u->state == S_TXN) {
+        sql_readable(L, u);
         return;
     }
     for (;;) { /* take the result, then wait for the end of the answer without blocking */
@@ -502,8 +542,10 @@ static void release(ProcLoop *self) {
     if (self->epfd >= 0) close(self->epfd);
     if (self->stopfd >= 0) close(self->stopfd);
     self->epfd = self->stopfd = -1;
-    for (int i = 0; self->users && i < self->n; i++)
+    for (int i = 0; self->users && i < self->n; i++) {
         if (self->users[i].held) pq.clear(self->users[i].held);
+        sql_free(self->users[i].sql);
+    }
     PyMem_Free(self->users);
     self->users = NULL;
     self->n = 0;
@@ -528,22 +570,26 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
                              "flush_sql", "ramp_end_ns", "measure_end_ns", "waits",
                              "flush_stats", "published_after_ns", "idle_published_after_ns",
                              "max_retries", "max_consecutive_errors", "retryable", "fatal",
-                             "bulk", NULL};
+                             "bulk", "sql", NULL};
     const char *libpq, *flush_sql;
     PyObject *conns, *ptrs, *terms, *names, *retryable, *fatal;
     long long ramp_end, stop_at, pub, idle;
-    int waits, flush_stats, max_retries, max_errors;
+    int waits, flush_stats, max_retries, max_errors, sql = 0;
     Py_ssize_t bulk;
     if (self->ready || self->running) {
         PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLLiiOOn", kwlist, &libpq, &conns,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLLiiOOn|p", kwlist, &libpq, &conns,
                                      &ptrs, &terms, &names, &flush_sql, &ramp_end, &stop_at,
                                      &waits, &flush_stats, &pub, &idle, &max_retries,
-                                     &max_errors, &retryable, &fatal, &bulk))
+                                     &max_errors, &retryable, &fatal, &bulk, &sql))
         return -1;
     if (load_libpq(libpq) < 0) return -1;
+    if (sql && !pq_has_pipeline()) {
+        PyErr_SetString(PyExc_RuntimeError, "--mode sql needs libpq 14 or later (pipeline mode)");
+        return -1;
+    }
     if (copy_states(retryable, self->retryable, &self->nretryable, "retryable") < 0 ||
         copy_states(fatal, self->fatal, &self->nfatal, "fatal") < 0)
         return -1;
@@ -610,6 +656,10 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
             goto bad;
         }
         for (int a = 0; a < MAX_ARGS; a++) u->values[a] = u->text[a];
+        if (sql && !(u->sql = sql_new())) {
+            PyErr_NoMemory();
+            goto bad;
+        }
         u->state = S_READY;
         u->next = ramp_end;
         u->published = u->last_end = t;
@@ -786,7 +836,7 @@ static PyGetSetDef ProcLoop_getset[] = {
 
 PyTypeObject ProcLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.ProcLoop",
-    .tp_doc = PyDoc_STR("The procedures-mode users of one worker, driven from C."),
+    .tp_doc = PyDoc_STR("The users of one worker, either mode, driven from C."),
     .tp_basicsize = sizeof(ProcLoop),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = ProcLoop_new,

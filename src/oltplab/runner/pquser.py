@@ -1,13 +1,13 @@
-"""Procedures-mode virtual users: libpq connections driven by the C loop of ``oltplab._native``.
+"""Virtual users on libpq connections driven by the C loop of ``oltplab._native``, both modes.
 
-Procedures mode is one round trip per transaction, so the client's cost per round trip decides
-how much CPU the driver takes from a server on the same host. Each connection is opened and
-prepared here with psycopg's libpq binding; then ``_native.ProcLoop`` drives all the users
-of a worker on one thread without the GIL: it draws the cards and inputs, sends the call,
-reads the answer, retries, records and crosses the window's boundaries, per the rules of
-``vuser.VirtualUser`` (which runs ``--mode sql``). Python steps in only at events: once all
-users have crossed the ramp-up boundary, when response times are due to enter the histograms,
-at the end, on a failure, or to stop early.
+The client's cost per round trip decides how much CPU the driver takes from a server on the
+same host. Each connection is opened and prepared here with psycopg's libpq binding (the
+procedure calls, or for ``--mode sql`` the client-side statements of the transaction modules);
+then ``_native.ProcLoop`` drives all the users of a worker on one thread without the GIL: it
+draws the cards and inputs, sends the call (or the statements, pipelined), reads the answers,
+retries, records and crosses the window's boundaries, per the rules runner/vuser.py describes.
+Python steps in only at events: once all users have crossed the ramp-up boundary, when
+response times are due to enter the histograms, at the end, on a failure, or to stop early.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from psycopg import pq
 
 from .. import _native
 from ..workloads.tpcc.inputs import RunConstants, terminal
-from ..workloads.tpcc.transactions import MODULES
+from ..workloads.tpcc.transactions import MODULES, statement_text
 from .vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
                     MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, PUBLISHED_AFTER_NS, RETRYABLE_STATES,
                     Recorder, UserFailed)
@@ -30,17 +30,22 @@ _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _NAMES = tuple(m.NAME for m in MODULES)
 
 
-def connect(dsn: str, application_name: str, flush_stats: bool):
-    """Open and prepare one connection (blocking: run it in a thread)."""
+def connect(dsn: str, application_name: str, flush_stats: bool, mode: str = "procedures"):
+    """Open and prepare one connection for ``mode`` (blocking: run it in a thread)."""
     conn = pq.PGconn.connect(_conninfo(dsn, application_name))
     if conn.status != pq.ConnStatus.OK:
         message = conn.get_error_message().decode(errors="replace").strip()
         conn.finish()
         raise UserFailed(f"connecting: {message}")
     try:
-        for name, module in zip(_NAMES, MODULES):
-            _check(conn, conn.prepare(name.encode(), module.PROCEDURE.encode()),
-                   f"preparing {module.NAME}")
+        if mode == "sql":
+            for name in _native.SQL_STATEMENTS:
+                _check(conn, conn.prepare(name.encode(), statement_text(name).encode()),
+                       f"preparing {name}")
+        else:
+            for name, module in zip(_NAMES, MODULES):
+                _check(conn, conn.prepare(name.encode(), module.PROCEDURE.encode()),
+                       f"preparing {module.NAME}")
         if flush_stats:
             _check(conn, conn.exec_(FLUSH_SQL.encode()), "statistics flush")
     except BaseException:
@@ -75,11 +80,14 @@ def libpq_path() -> str:
 
 
 class ProcUsers:
-    """The procedures-mode users of one worker: their connections and their C loop."""
+    """The users of one worker on libpq: their connections and their C loop. ``sql``: the
+    connections are prepared for ``--mode sql`` (``connect(..., mode="sql")``)."""
 
     def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
-                 waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES):
+                 waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES,
+                 sql: bool = False):
         self.conns = conns
+        self.sql = sql
         self.bulk = bulk
         self.terminals = [terminal(up, w_max, constants) for up in plans]
         self.waits = waits
@@ -105,7 +113,7 @@ class ProcUsers:
             published_after_ns=PUBLISHED_AFTER_NS,
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,
-            fatal=FATAL_STATES, bulk=self.bulk)
+            fatal=FATAL_STATES, bulk=self.bulk, sql=self.sql)
         loop = asyncio.get_running_loop()
         try:
             while True:

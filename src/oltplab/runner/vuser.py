@@ -1,4 +1,7 @@
-"""A virtual user: one asyncpg connection, one transaction in flight, the TPC-C cycle.
+"""The rules of a virtual user, the Recorder of a worker's measured window, and UserFailed.
+
+The users themselves run in C (``_native.ProcLoop``, driven by runner/pquser.py), both modes;
+these are the rules they follow.
 
 Cycle (clause 5.2.5): draw a card from the deck, draw the inputs, wait the keying time,
 run the transaction and wait for its answer (the response time), wait the think time.
@@ -6,45 +9,39 @@ Keying and think times are off unless the run asks for them. Delivery runs insid
 like every other transaction, not deferred (as HammerDB does).
 
 Serialization failures (40001) and deadlocks (40P01) re-run the transaction with the same
-inputs; they are counted as retries, never as the New-Order 1% rollbacks, and the response
-time covers all attempts. A lost connection ends the user with ``UserFailed``, which fails
-the run; other database errors are counted as errors and the user carries on.
+inputs (in --mode sql after a ROLLBACK); they are counted as retries, never as the New-Order
+1% rollbacks, and the response time covers all attempts. A lost connection or a fatal
+SQLSTATE ends the users with ``UserFailed``, which fails the run; other database errors are
+counted as errors and the user carries on (after MAX_CONSECUTIVE_ERRORS in a row it gives up).
 
 Boundaries: a PostgreSQL backend publishes its transaction counts when a transaction ends
 at least a second after its previous publication (else after 10 s idle). When a user first
 reaches ramp_end, and again at measure_end, it therefore asks its backend to publish now
-(``pg_stat_force_next_flush()``, between two transactions, waking from a keying or think time
-if need be) unless, by the same rule seen from the client, nothing can be pending. The manager
+(``FLUSH_SQL``, between two transactions, waking from a keying or think time if need be)
+unless, by the same rule seen from the client, nothing can be pending. The manager
 snapshots the server's counters once every user has crossed, so that the server-side counts
-cover the window (see engines/postgres/counters.py for what else they hold). Users that wait between transactions
-seldom need the flush, so a thousand of them do not all query the server at the same instant.
+cover the window (see engines/postgres/counters.py for what else they hold). Users that wait
+between transactions seldom need the flush, so a thousand of them do not all query the server
+at the same instant.
 The user stops at measure_end; a transaction in flight then finishes but does not count.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from array import array
 from collections import Counter
-
-import asyncpg
 
 from ..metrics.histogram import HIGHEST_US, encode, new_histogram
 from ..metrics.rigor import add_inputs, zero_inputs
 from ..metrics.summary import TypeCounts
 from ..workloads.tpcc import mix
-from ..workloads.tpcc.inputs import RunConstants, terminal
-from ..workloads.tpcc.transactions import MODULES, prepare
 
-RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
-RETRYABLE_STATES = ("40001", "40P01")  # the same two, as SQLSTATEs (procedures mode)
+RETRYABLE_STATES = ("40001", "40P01")  # serialization failures and deadlocks
 MAX_RETRIES = 100  # per transaction
 BULK_SAMPLES = 1 << 20  # response times held per type before they enter the histogram
 MAX_CONSECUTIVE_ERRORS = 100  # then the user gives up: something is broken, not contended
 # the server shutting down or restarting, the database gone (and class 08, connection errors)
 FATAL_STATES = ("57P01", "57P02", "57P03", "57P04", "3D000")
-_FAILED = object()
 # Reading a table makes the backend hold pending table statistics, without which PostgreSQL
 # publishes nothing, not even this statement's own transaction: with it, the flush always
 # publishes everything, itself included (exactly one transaction).
@@ -57,21 +54,6 @@ IDLE_PUBLISHED_AFTER_NS = 10_500_000_000
 
 class UserFailed(Exception):
     """The user cannot go on (lost connection, or every transaction fails)."""
-
-
-def fatal_text(what: str, exc: BaseException) -> str:
-    """One line for a fatal error: what failed, and why."""
-    if isinstance(exc, asyncpg.PostgresError):
-        return f"{what}: {exc} (SQLSTATE {getattr(exc, 'sqlstate', '?')})"
-    return f"{what}: lost the database connection ({type(exc).__name__}: {exc})"
-
-
-def is_fatal(exc: BaseException) -> bool:
-    """True for errors that mean the connection or the database is gone."""
-    if isinstance(exc, asyncpg.PostgresError):
-        state = getattr(exc, "sqlstate", "") or ""
-        return state.startswith("08") or state in FATAL_STATES
-    return True  # InterfaceError, ConnectionDoesNotExistError, OSError, timeouts ...
 
 
 class Recorder:
@@ -178,200 +160,3 @@ class Recorder:
         for kind in range(len(self.hists)):
             self._drain(kind)
         return tuple(encode(h) for h in self.hists)
-
-
-class StatsPublication:
-    """When a user's backend last published its transaction counts, as seen from the client.
-
-    Shared by both kinds of virtual user; the classes using it hold ``flush_stats``,
-    ``_published``, ``_last_end`` and ``_pending``.
-    """
-
-    __slots__ = ()
-
-    def _note_end(self, end: int) -> None:
-        """A transaction ended at ``end``: it was published unless one was within a second."""
-        if end - self._published >= PUBLISHED_AFTER_NS:
-            self._published = end
-            self._pending = False
-        else:
-            self._pending = True
-        self._last_end = end
-
-    def _flush_due(self) -> bool:
-        """Must the backend be asked to publish before a boundary is crossed?"""
-        return self.flush_stats and self._pending \
-            and time.monotonic_ns() - self._last_end < IDLE_PUBLISHED_AFTER_NS
-
-    def _flushed(self) -> int:
-        t = self._published = self._last_end = time.monotonic_ns()
-        self._pending = False
-        return t
-
-
-class VirtualUser(StatsPublication):
-    """One terminal: its connection, prepared statements, deck and input generator."""
-
-    __slots__ = ("conn", "mode", "term", "waits", "flush_stats", "_calls", "_next", "_stop",
-                 "_published", "_last_end", "_pending")
-
-    def __init__(self, conn, mode: str, plan, w_max: int, constants: RunConstants, waits: bool,
-                 flush_stats: bool = True):
-        self.conn = conn
-        self.mode = mode
-        self.term = terminal(plan, w_max, constants)  # deck and inputs, as procedures mode
-        self.waits = waits
-        self.flush_stats = flush_stats
-        self._next = self._stop = 0
-        self._published = self._last_end = 0  # when the backend last published its counts
-        self._pending = False  # may the backend hold unpublished transaction counts?
-        self._calls = None
-
-    async def prepare(self) -> None:
-        """Prepare this connection's statements (one call per type, or the client-side SQL)."""
-        conn = self.conn
-        if self.mode == "procedures":
-            ps = await prepare(conn, {m.NAME: m.PROCEDURE for m in MODULES})
-            self._calls = tuple(ps[m.NAME].fetchval for m in MODULES)
-        else:
-            calls = []
-            for m in MODULES:
-                calls.append(_sql_call(conn, m, await prepare(conn, m.STATEMENTS)))
-            self._calls = tuple(calls)
-        if self.flush_stats:  # publish the set-up's transactions before the run
-            await conn.execute(FLUSH_SQL)
-        self._published = self._last_end = time.monotonic_ns()
-
-    async def run(self, rec: Recorder) -> None:
-        """Run transactions until measure_end; raises UserFailed when it must stop."""
-        self._next, self._stop = rec.ramp_end, rec.measure_end
-        now = time.monotonic_ns
-        term = self.term
-        calls = self._calls
-        done = rec.done
-        sql = self.mode == "sql"
-        conn = self.conn
-        waits = self.waits
-        consecutive_errors = 0
-        while True:
-            kind = term.next_kind()
-            args = term.inputs(kind, term.warehouse())
-            if sql:
-                args = (args,)
-            if waits and not await self._sleep(mix.KEYING_S[kind], rec):
-                return
-            start = now()
-            if start >= self._next:
-                if not await self._cross(rec):
-                    return
-                start = now()
-            call = calls[kind]
-            retries = 0
-            while True:
-                try:
-                    result = await call(*args)
-                    break
-                except RETRYABLE:
-                    if sql:
-                        await _rollback(conn)
-                    retries += 1
-                    if retries <= MAX_RETRIES:
-                        continue
-                    result = _FAILED
-                    break
-                except asyncio.CancelledError:
-                    raise
-                except Exception as e:  # noqa: BLE001 - classified below
-                    if is_fatal(e):
-                        raise UserFailed(fatal_text(mix.NAMES[kind], e)) from None
-                    if sql:
-                        await _rollback(conn)
-                    consecutive_errors += 1
-                    if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                        raise UserFailed(f"{mix.NAMES[kind]} keeps failing: {e}") from None
-                    result = _FAILED
-                    break
-            end = now()
-            self._note_end(end)
-            if result is _FAILED:
-                rec.failed(kind, start, end, retries)
-            else:
-                consecutive_errors = 0
-                if done(kind, start, end, kind == 0 and result is not None and result < 0,
-                        retries) and sql:
-                    tally(rec.inputs, kind, args, result)
-            if waits and not await self._sleep(term.think_time(kind), rec):
-                return
-
-    async def _cross(self, rec: Recorder) -> bool:
-        """Cross the next boundary: make sure the backend has published its transaction counts.
-        False at the end."""
-        flushed = None
-        if self._flush_due():
-            try:
-                await self.conn.execute(FLUSH_SQL)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # noqa: BLE001
-                if is_fatal(e):
-                    raise UserFailed(fatal_text("statistics flush", e)) from None
-            flushed = self._flushed()
-        last = self._next >= self._stop
-        rec.cross(1 if last else 0, flushed)
-        if last:
-            return False
-        self._next = self._stop
-        return True
-
-    async def _sleep(self, seconds: float, rec: Recorder) -> bool:
-        """Wait ``seconds``, crossing boundaries on the way; False once measure_end is reached."""
-        now = time.monotonic_ns
-        wake = now() + int(seconds * 1e9)
-        while True:
-            t = now()
-            if t >= self._next:
-                if not await self._cross(rec):
-                    return False
-                continue
-            if wake <= t:
-                return True
-            await asyncio.sleep((min(wake, self._next) - t) / 1e9)
-
-
-def tally(inputs: dict, kind: int, args: tuple, result) -> None:
-    """Count the inputs a completed sql-mode transaction drew (``args`` as ``_sql_args``
-    builds them: the type's argument tuple, and New-Order's order lines) [5.5]."""
-    a = args[0]
-    if kind == mix.NEW_ORDER:
-        lines = args[1]
-        inputs["new_orders"] += 1
-        inputs["order_lines"] += len(lines)
-        inputs["remote_order_lines"] += sum(supply != a[0] for _i, supply, _q in lines)
-    elif kind == mix.PAYMENT:
-        inputs["payments"] += 1
-        inputs["remote_payments"] += a[2] != a[0]
-        inputs["payments_by_last_name"] += a[5] >= 0
-    elif kind == mix.ORDER_STATUS:
-        inputs["order_statuses"] += 1
-        inputs["order_status_by_last_name"] += a[3] >= 0
-    elif kind == mix.DELIVERY:
-        inputs["deliveries"] += 1
-        inputs["skipped_deliveries"] += 10 - result
-
-
-def _sql_call(conn, module, ps):
-    run = module.run
-
-    async def call(*args):
-        return await run(conn, ps, *args)
-
-    return call
-
-
-async def _rollback(conn) -> None:
-    if conn.is_in_transaction():
-        try:
-            await conn.execute("ROLLBACK")
-        except Exception as e:  # noqa: BLE001
-            if is_fatal(e):
-                raise UserFailed(fatal_text("rollback", e)) from None

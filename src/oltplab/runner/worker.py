@@ -1,4 +1,4 @@
-"""A worker process: runs its share of the virtual users as asyncio tasks and reports back.
+"""A worker process: runs its share of the virtual users on the C loop and reports back.
 
 The worker never prints and never writes files. It talks to the manager only through its
 pipe: Connected once every user has connected and prepared its statements, Progress about
@@ -16,12 +16,11 @@ import sys
 import time
 import warnings
 
-import asyncpg
 from multiprocessing.connection import Connection
 
 from .messages import Connected, Failed, Final, Flushed, Progress, Start, WorkerPlan
 from . import pquser
-from .vuser import Recorder, UserFailed, VirtualUser
+from .vuser import Recorder, UserFailed
 
 PROGRESS_INTERVAL_S = 1.0
 GRACE_S = 5.0  # how long transactions in flight at the end of the window may take to finish
@@ -82,23 +81,14 @@ def _send(pipe, msg) -> bool:
 
 async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: list) -> None:
     async with sem:
-        if plan.mode == "procedures":
-            # libpq connects and prepares synchronously: in a thread, several at a time
-            conn = await asyncio.get_running_loop().run_in_executor(
-                None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats)
-            users.append((up, conn))
-            return
-        conn = await asyncpg.connect(
-            plan.dsn, timeout=plan.connect_timeout, statement_cache_size=0,
-            server_settings={"application_name": plan.application_name})
-        user = VirtualUser(conn, plan.mode, up, plan.w_max, plan.constants,
-                           plan.keying_thinking, plan.flush_stats)
-        users.append(user)
-        await user.prepare()
+        # libpq connects and prepares synchronously: in a thread, several at a time
+        conn = await asyncio.get_running_loop().run_in_executor(
+            None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats, plan.mode)
+        users.append((up, conn))
 
 
 async def _connect_all(plan: WorkerPlan, users: list) -> None:
-    """Connect every user of the plan; procedures mode's become one ``ProcUsers``."""
+    """Connect every user of the plan; together they become one ``ProcUsers``."""
     sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
     opened: list = []
     jobs = [asyncio.create_task(_connect_user(plan, up, sem, opened)) for up in plan.users]
@@ -108,39 +98,22 @@ async def _connect_all(plan: WorkerPlan, users: list) -> None:
         for j in jobs:
             j.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
-        for item in opened:
-            if isinstance(item, tuple):
-                item[1].finish()
-            else:
-                users.append(item)  # closed by the caller
+        for _, conn in opened:
+            conn.finish()
         raise
-    if plan.mode != "procedures":
-        users.extend(opened)
-        return
     opened.sort(key=lambda item: item[0].index)
     users.append(pquser.ProcUsers([c for _, c in opened], [up for up, _ in opened], plan.w_max,
-                                  plan.constants, plan.keying_thinking, plan.flush_stats))
+                                  plan.constants, plan.keying_thinking, plan.flush_stats,
+                                  sql=plan.mode == "sql"))
 
 
 async def _close(users: list) -> None:
     for u in users:
-        if isinstance(u, pquser.ProcUsers):
-            await u.aclose()
-    conns = [u.conn for u in users if isinstance(u, VirtualUser)]
-    if not conns:
-        return
-    closing = [asyncio.ensure_future(c.close(timeout=CLOSE_TIMEOUT_S)) for c in conns]
-    await asyncio.wait(closing, timeout=CLOSE_TIMEOUT_S + 1)
-    for c, job in zip(conns, closing):
-        if not job.done():
-            job.cancel()
-        if not c.is_closed():
-            c.terminate()
-    await asyncio.gather(*closing, return_exceptions=True)
+        await u.aclose()
 
 
 async def _progress(pipe, worker: int, sources: list, grid_ns: int) -> None:
-    """``sources``: what counts transactions (the Recorder, and the C loop in procedures mode).
+    """``sources``: what counts transactions (the Recorder, and the C loop).
     Sent on the grid ``grid_ns + k * PROGRESS_INTERVAL_S``, so that the manager's counts per
     10 s of the window interpolate between points taken at (or next to) their boundaries."""
     step = int(PROGRESS_INTERVAL_S * 1e9)
@@ -166,7 +139,7 @@ async def _work(pipe, plan: WorkerPlan) -> None:
             inbox.put_nowait(None)  # the manager is gone
 
     loop.add_reader(fd, readable)
-    users: list = []  # VirtualUser objects, or one ProcUsers
+    users: list = []  # one ProcUsers once connected
     try:
         try:
             await asyncio.wait_for(_connect_all(plan, users),
@@ -195,7 +168,7 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
     _send(pipe, Progress(plan.worker, min(time.monotonic_ns(), start.ramp_end_ns), 0, 0))
     rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(plan.users), crossed)
     tasks = {asyncio.ensure_future(u.run(rec)) for u in users}
-    sources = [rec] + [u for u in users if isinstance(u, pquser.ProcUsers)]
+    sources = [rec, *users]
     progress = asyncio.ensure_future(_progress(pipe, plan.worker, sources, start.ramp_end_ns))
     told = asyncio.ensure_future(inbox.get())
     pending = set(tasks)

@@ -5,6 +5,10 @@ Procedures mode calls ``ostat`` once and gets the customer's last O_ID.
 ``--mode sql`` reads the customer (by C_ID, or by last name with the middle-customer rule
 of 2.6.2.2), the most recent order and its lines in one read-only transaction. REPEATABLE
 READ gives the three reads one snapshot; a read-only transaction never fails to serialize.
+
+Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 2 by C_ID, 3 by
+last name. BEGIN [and the name's customers]; the customer and the last order; its lines and
+COMMIT. ``run`` below is the asyncpg reference.
 """
 
 from __future__ import annotations
