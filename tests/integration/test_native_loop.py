@@ -76,7 +76,7 @@ def loop_args(conns: list, terminals: list, **over) -> dict:
                 pointers=[c.pgconn_ptr for c in conns], terminals=terminals,
                 names=pquser._NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=now,
                 measure_end_ns=now + 60 * S, waits=False, flush_stats=False,
-                published_after_ns=S, idle_published_after_ns=10 * S, max_retries=3,
+                idle_published_after_ns=10 * S, max_retries=3,
                 max_consecutive_errors=3, retryable=RETRYABLE_STATES, fatal=FATAL_STATES,
                 bulk=16)
     return {**args, **over}

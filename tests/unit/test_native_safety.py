@@ -82,7 +82,7 @@ def test_procloop_rejects_bad_arguments_before_touching_a_connection():
     with pytest.raises(ValueError, match="one pointer per terminal"):
         loop.__init__(libpq=libpq_path(), connections=[], pointers=[], terminals=[],
                       names=[], flush_sql="", ramp_end_ns=0, measure_end_ns=0, waits=False,
-                      flush_stats=False, published_after_ns=0, idle_published_after_ns=0,
+                      flush_stats=False, idle_published_after_ns=0,
                       max_retries=0, max_consecutive_errors=1, retryable=[], fatal=[], bulk=1)
     with pytest.raises(RuntimeError, match="not initialised"):
         loop.run()

@@ -22,7 +22,7 @@ from .. import _native
 from ..workloads.tpcc.inputs import RunConstants, terminal
 from ..workloads.tpcc.transactions import MODULES, statement_text
 from .vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
-                    MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, PUBLISHED_AFTER_NS, RETRYABLE_STATES,
+                    MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES,
                     Recorder, UserFailed)
 
 LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
@@ -110,7 +110,6 @@ class ProcUsers:
             pointers=[c.pgconn_ptr for c in self.conns], terminals=self.terminals,
             names=_NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=rec.ramp_end,
             measure_end_ns=rec.measure_end, waits=self.waits, flush_stats=self.flush_stats,
-            published_after_ns=PUBLISHED_AFTER_NS,
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,
             fatal=FATAL_STATES, bulk=self.bulk, sql=self.sql)
