@@ -27,6 +27,17 @@ def db_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dsn", default=None, help="an existing server instead of a managed one")
 
 
+def run_args(p: argparse.ArgumentParser, duration: float) -> None:
+    """The options every A B B A benchmark takes: the database, the run's shape, the rounds."""
+    db_args(p)
+    p.add_argument("--warehouses", type=int, default=4)
+    p.add_argument("--users", type=int, default=4)
+    p.add_argument("--rampup", type=float, default=10)
+    p.add_argument("--duration", type=float, default=duration)
+    p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    p.add_argument("--seed", type=int, default=20261121)
+
+
 def db_spec(a: argparse.Namespace, dbname: str = "tpcc") -> DbSpec:
     return DbSpec(datadir=a.datadir, port=a.port, db_memory=parse_size(a.db_memory), dsn=a.dsn,
                   dbname=dbname)

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import bench_database, db_args, ensure_schema, fetchval, sum_next_o_id
+from common import bench_database, ensure_schema, fetchval, run_args, sum_next_o_id
 
 from oltplab.config import RunSpec
 from oltplab.runner.manager import run_tpcc
@@ -133,15 +133,9 @@ def pin(target) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    db_args(p)
-    p.add_argument("--warehouses", type=int, default=4)
-    p.add_argument("--users", type=int, default=4)
-    p.add_argument("--rampup", type=float, default=10)
-    p.add_argument("--duration", type=float, default=60)
-    p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    run_args(p, duration=60)
     p.add_argument("--workers", type=int, default=None, help="oltplab driver processes")
     p.add_argument("--pgbench-jobs", type=int, default=1, help="pgbench threads (-j)")
-    p.add_argument("--seed", type=int, default=20261121)
     p.add_argument("--pin", action="store_true",
                    help="server processes on CPU 0, this process and its clients on CPU 1")
     a = p.parse_args()

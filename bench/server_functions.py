@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import asyncpg
-from common import bench_database, db_args, ensure_schema, fetchval
+from common import bench_database, ensure_schema, fetchval, run_args
 from driver_efficiency import run_pgbench
 
 from oltplab.workloads.tpcc.schema import sql_text
@@ -87,14 +87,8 @@ def cpu_between(a: dict[int, float], b: dict[int, float]) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    db_args(p)
-    p.add_argument("--warehouses", type=int, default=4)
-    p.add_argument("--users", type=int, default=4)
-    p.add_argument("--rampup", type=float, default=10)
-    p.add_argument("--duration", type=float, default=30)
-    p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    run_args(p, duration=30)
     p.add_argument("--pgbench-jobs", type=int, default=1, help="pgbench threads (-j)")
-    p.add_argument("--seed", type=int, default=20261121)
     a = p.parse_args()
     if a.users > 16:
         sys.exit("the pgbench scripts hold home warehouses for up to 16 users")

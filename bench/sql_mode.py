@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import bench_database, db_args, ensure_schema, fetchval
+from common import bench_database, ensure_schema, fetchval, run_args
 
 from oltplab.config import RunSpec
 from oltplab.runner.manager import run_tpcc
@@ -50,14 +50,8 @@ def run_mode(dsn: str, mode: str, a) -> tuple[float, float, float, int]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    db_args(p)
-    p.add_argument("--warehouses", type=int, default=4)
-    p.add_argument("--users", type=int, default=4)
-    p.add_argument("--rampup", type=float, default=10)
-    p.add_argument("--duration", type=float, default=30)
-    p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    run_args(p, duration=30)
     p.add_argument("--workers", type=int, default=None, help="oltplab driver processes")
-    p.add_argument("--seed", type=int, default=20261121)
     a = p.parse_args()
     with bench_database(a, connections=a.users + 20) as target:
         ensure_schema(target.dsn, a.warehouses)
