@@ -4,6 +4,7 @@
  * terminal.c  Terminal: one virtual user's random generator, card deck and transaction inputs
  * pq.c        the libpq functions, from the very library psycopg loaded
  * procloop.c  ProcLoop: a worker's users on libpq and epoll, without the GIL
+ * procloop_type.c  the Python type around that loop (procloop.h: what the two share)
  * sqlloop.c   --mode sql in ProcLoop: each type's statements as round trips in pipeline mode
  * module.c    the module and its constants
  */

@@ -1,0 +1,340 @@
+/*
+ * The Python type oltplab._native.ProcLoop around the loop of procloop.c: __init__ takes the
+ * connections libpq opened and the Terminals, run() releases the GIL for loop_run(), and
+ * counts() and take_samples() hand over what the loop recorded.
+ */
+#include "procloop.h"
+
+static int copy_states(PyObject *seq, char (*out)[6], int *n, const char *what) {
+    PyObject *fast = PySequence_Fast(seq, "SQLSTATE lists must be sequences");
+    if (!fast) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    if (len > MAX_STATES) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "too many %s SQLSTATEs", what);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+        if (!s || strlen(s) != 5) {
+            Py_DECREF(fast);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "bad SQLSTATE in %s", what);
+            return -1;
+        }
+        memcpy(out[i], s, 6);
+    }
+    *n = (int)len;
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* Free what __init__ took, back to the state of a new object (a failed __init__ too). */
+static void release(ProcLoop *self) {
+    if (self->ready)
+        for (int i = 0; i < self->n; i++) self->users[i].term->driven--;
+    self->ready = 0;
+    if (self->epfd >= 0) close(self->epfd);
+    if (self->stopfd >= 0) close(self->stopfd);
+    self->epfd = self->stopfd = -1;
+    for (int i = 0; self->users && i < self->n; i++) {
+        if (self->users[i].held) pq.clear(self->users[i].held);
+        sql_free(self->users[i].sql);
+    }
+    PyMem_Free(self->users);
+    self->users = NULL;
+    self->n = 0;
+    PyMem_Free(self->flush_sql);
+    self->flush_sql = NULL;
+    for (int k = 0; k < NKINDS; k++) {
+        PyMem_Free(self->samples[k]);
+        self->samples[k] = NULL;
+        self->nsamples[k] = 0;
+    }
+    for (int b = 0; b < 2; b++) {
+        PyMem_Free(self->cross_ns[b]);
+        self->cross_ns[b] = NULL;
+        self->ncross_ns[b] = 0;
+    }
+    Py_CLEAR(self->terms);
+    Py_CLEAR(self->conns);
+}
+
+static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"libpq", "connections", "pointers", "terminals", "names",
+                             "flush_sql", "ramp_end_ns", "measure_end_ns", "waits",
+                             "flush_stats", "idle_published_after_ns",
+                             "max_retries", "max_consecutive_errors", "retryable", "fatal",
+                             "bulk", "sql", NULL};
+    const char *libpq, *flush_sql;
+    PyObject *conns, *ptrs, *terms, *names, *retryable, *fatal;
+    long long ramp_end, stop_at, idle;
+    int waits, flush_stats, max_retries, max_errors, sql = 0;
+    Py_ssize_t bulk;
+    if (self->ready || self->running) {
+        PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLiiOOn|p", kwlist, &libpq, &conns,
+                                     &ptrs, &terms, &names, &flush_sql, &ramp_end, &stop_at,
+                                     &waits, &flush_stats, &idle, &max_retries,
+                                     &max_errors, &retryable, &fatal, &bulk, &sql))
+        return -1;
+    if (load_libpq(libpq) < 0) return -1;
+    if (sql && !pq_has_pipeline()) {
+        PyErr_SetString(PyExc_RuntimeError, "--mode sql needs libpq 14 or later (pipeline mode)");
+        return -1;
+    }
+    if (copy_states(retryable, self->retryable, &self->nretryable, "retryable") < 0 ||
+        copy_states(fatal, self->fatal, &self->nfatal, "fatal") < 0)
+        return -1;
+    PyObject *tl = PySequence_List(terms), *pl = PySequence_List(ptrs);
+    PyObject *nl = PySequence_Fast(names, "names must be a sequence");
+    if (!tl || !pl || !nl) goto bad;
+    Py_ssize_t n = PyList_GET_SIZE(tl);
+    if (n < 1 || PyList_GET_SIZE(pl) != n || PySequence_Fast_GET_SIZE(nl) != NKINDS) {
+        PyErr_SetString(PyExc_ValueError,
+                        "need one pointer per terminal, at least one, and five names");
+        goto bad;
+    }
+    if (n >= INT32_MAX || bulk < 1 || bulk > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "bulk must be at least 1, and the users fewer");
+        goto bad;
+    }
+    for (int k = 0; k < NKINDS; k++) {
+        const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(nl, k));
+        if (!s) goto bad;
+        snprintf(self->names[k], sizeof self->names[k], "%s", s);
+    }
+    self->n = (int)n;
+    self->users = PyMem_Calloc(n, sizeof(User));
+    self->flush_sql = PyMem_Malloc(strlen(flush_sql) + 1);
+    self->bulk = bulk;
+    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
+    self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
+    self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
+    if (!self->users || !self->flush_sql || !self->cross_ns[0] || !self->cross_ns[1]) {
+        PyErr_NoMemory();
+        goto bad;
+    }
+    for (int k = 0; k < NKINDS; k++)
+        if (!self->samples[k]) {
+            PyErr_NoMemory();
+            goto bad;
+        }
+    strcpy(self->flush_sql, flush_sql);
+    self->epfd = epoll_create1(EPOLL_CLOEXEC);
+    self->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->epfd < 0 || self->stopfd < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto bad;
+    }
+    int64_t t = now_ns();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        User *u = &self->users[i];
+        PyObject *term = PyList_GET_ITEM(tl, i);
+        if (!PyObject_TypeCheck(term, &TerminalType)) {
+            PyErr_SetString(PyExc_TypeError, "terminals must be Terminal objects");
+            goto bad;
+        }
+        if (term_check((Terminal *)term) < 0) goto bad;
+        u->term = (Terminal *)term;
+        u->conn = PyLong_AsVoidPtr(PyList_GET_ITEM(pl, i));
+        if (!u->conn) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null connection");
+            goto bad;
+        }
+        u->fd = pq.socket(u->conn);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        if (u->fd < 0 || epoll_ctl(self->epfd, EPOLL_CTL_ADD, u->fd, &ev) < 0) {
+            PyErr_Format(PyExc_OSError, "connection %zd has no usable socket", i);
+            goto bad;
+        }
+        for (int a = 0; a < MAX_ARGS; a++) u->values[a] = u->text[a];
+        if (sql && !(u->sql = sql_new())) {
+            PyErr_NoMemory();
+            goto bad;
+        }
+        u->state = S_READY;
+        u->next = ramp_end;
+        u->last_end = t;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)n};
+    if (epoll_ctl(self->epfd, EPOLL_CTL_ADD, self->stopfd, &ev) < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto bad;
+    }
+    self->terms = tl;
+    Py_INCREF(conns);
+    self->conns = conns;
+    Py_DECREF(pl);
+    Py_DECREF(nl);
+    self->ramp_end = ramp_end;
+    self->stop_at = stop_at;
+    self->waits = waits;
+    self->flush_stats = flush_stats;
+    self->idle_published_after = idle;
+    self->max_retries = max_retries;
+    self->max_errors = max_errors;
+    for (Py_ssize_t i = 0; i < n; i++) self->users[i].term->driven++;
+    self->ready = 1;
+    return 0;
+bad:
+    Py_XDECREF(tl);
+    Py_XDECREF(pl);
+    Py_XDECREF(nl);
+    release(self);
+    return -1;
+}
+
+static PyObject *ProcLoop_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    ProcLoop *self = (ProcLoop *)type->tp_alloc(type, 0);
+    if (self) self->epfd = self->stopfd = -1;
+    return (PyObject *)self;
+}
+
+static void ProcLoop_dealloc(ProcLoop *self) {
+    release(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A ProcLoop made by __new__ alone, or whose __init__ failed, has nothing to drive. */
+static int check_ready(ProcLoop *self) {
+    if (self->ready) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is not initialised");
+    return -1;
+}
+
+static PyObject *ProcLoop_run(ProcLoop *self, PyObject *unused) {
+    if (check_ready(self) < 0) return NULL;
+    if (__atomic_exchange_n(&self->running, 1, __ATOMIC_ACQ_REL)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running already");
+        return NULL;
+    }
+    int ev;
+    Py_BEGIN_ALLOW_THREADS
+    ev = loop_run(self);
+    Py_END_ALLOW_THREADS
+    __atomic_store_n(&self->running, 0, __ATOMIC_RELEASE);
+    return PyLong_FromLong(ev);
+}
+
+static PyObject *ProcLoop_stop(ProcLoop *self, PyObject *unused) {
+    uint64_t one = 1;
+    if (check_ready(self) < 0) return NULL;
+    if ( write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ints(const int64_t *v, Py_ssize_t n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *ProcLoop_take_samples(ProcLoop *self, PyObject *unused) {
+    if (check_ready(self) < 0) return NULL;
+    if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(NKINDS);
+    if (!out) return NULL;
+    for (int k = 0; k < NKINDS; k++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)self->samples[k],
+                                                self->nsamples[k] * (Py_ssize_t)sizeof(int64_t));
+        if (!b) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, k, b);
+        self->nsamples[k] = 0;
+    }
+    return out;
+}
+
+static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
+    if (check_ready(self) < 0) return NULL;
+    if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
+        return NULL;
+    }
+    PyObject *inputs = PyDict_New();
+    for (int i = 0; inputs && i < NINPUTS; i++) {
+        PyObject *v = PyLong_FromLongLong(self->inputs[i]);
+        if (!v || PyDict_SetItemString(inputs, INPUT_KEYS[i], v) < 0) Py_CLEAR(inputs);
+        Py_XDECREF(v);
+    }
+    if (!inputs) return NULL;
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N,s:N}", "committed",
+                         ints(self->committed, NKINDS), "rolled_back",
+                         ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
+                         "retries", ints(self->retries, NKINDS), "total_us",
+                         ints(self->total_us, NKINDS), "skipped", (long long)self->skipped,
+                         "completed", (long long)self->completed, "new_orders",
+                         (long long)self->new_orders,
+                         "cross_ns", Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
+                                                   ints(self->cross_ns[1], self->ncross_ns[1])),
+                         "inputs", inputs);
+}
+
+static PyObject *ProcLoop_get_completed(ProcLoop *self, void *c) {
+    return PyLong_FromLongLong(__atomic_load_n(&self->completed, __ATOMIC_RELAXED));
+}
+
+static PyObject *ProcLoop_get_new_orders(ProcLoop *self, void *c) {
+    return PyLong_FromLongLong(__atomic_load_n(&self->new_orders, __ATOMIC_RELAXED));
+}
+
+static PyObject *ProcLoop_get_error(ProcLoop *self, void *c) {
+    if (!self->failed) Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(self->error, strlen(self->error), "replace");
+}
+
+static PyObject *ProcLoop_get_crossed(ProcLoop *self, void *c) {
+    return Py_BuildValue("(ii)", self->crossed[0], self->crossed[1]);
+}
+
+static PyMethodDef ProcLoop_methods[] = {
+    {"run", (PyCFunction)ProcLoop_run, METH_NOARGS,
+     "Drive the users without the GIL until the next event (BOUNDARY, FINISHED, SAMPLES, "
+     "FAILED or STOPPED); call it from one thread at a time."},
+    {"stop", (PyCFunction)ProcLoop_stop, METH_NOARGS,
+     "Make run() return STOPPED soon; safe from any thread."},
+    {"take_samples", (PyCFunction)ProcLoop_take_samples, METH_NOARGS,
+     "The response times (us, native int64) held per type, and empty the buffers."},
+    {"counts", (PyCFunction)ProcLoop_counts, METH_NOARGS,
+     "The counts of the measured window, the flush times at each boundary, and 'inputs': the "
+     "input counts of the window's completed transactions (new_orders, order_lines, "
+     "remote_order_lines, payments, remote_payments, payments_by_last_name, order_statuses, "
+     "order_status_by_last_name, deliveries, skipped_deliveries)."},
+    {NULL}};
+
+static PyGetSetDef ProcLoop_getset[] = {
+    {"completed", (getter)ProcLoop_get_completed, NULL, "Transactions completed, every phase.",
+     NULL},
+    {"new_orders", (getter)ProcLoop_get_new_orders, NULL,
+     "New-Orders committed, every phase.", NULL},
+    {"error", (getter)ProcLoop_get_error, NULL, "Why the loop failed, or None.", NULL},
+    {"crossed", (getter)ProcLoop_get_crossed, NULL, "Users past each boundary.", NULL},
+    {NULL}};
+
+PyTypeObject ProcLoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.ProcLoop",
+    .tp_doc = PyDoc_STR("The users of one worker, either mode, driven from C."),
+    .tp_basicsize = sizeof(ProcLoop),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = ProcLoop_new,
+    .tp_init = (initproc)ProcLoop_init,
+    .tp_dealloc = (destructor)ProcLoop_dealloc,
+    .tp_methods = ProcLoop_methods,
+    .tp_getset = ProcLoop_getset,
+};
