@@ -117,7 +117,9 @@ def test_rapl_watts_through_the_sampler_with_a_wrap(tmp_path):
     assert mean == pytest.approx(50.0, rel=0.05)
     full = [w for w, d in zip(tl.columns["power.watts"], tl.columns["dt_s"])
             if w is not None and d >= 0.05]
-    assert min(full) > 40  # no lost or negative energy across the wraps
+    # no lost or negative energy across the wraps: a lost wrap (30 J) would take 300 W from a
+    # 0.1 s sample; the margin is for the writer thread falling behind on a loaded host
+    assert min(full) > 25
 
 
 def test_command_plugin_for_real():
