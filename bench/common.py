@@ -75,3 +75,17 @@ def fetchval(dsn: str, sql: str):
 
 def sum_next_o_id(dsn: str) -> int:
     return int(fetchval(dsn, "SELECT sum(d_next_o_id) FROM district"))
+
+
+def ratio_with_noise(a: list[float], b: list[float]) -> tuple[float, str]:
+    """mean(a) / mean(b), and its run-to-run noise as text: the standard error of each mean,
+    carried into the ratio (2 standard errors; empty with fewer than two runs a side)."""
+    import math
+    import statistics
+
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    ratio = ma / mb
+    if len(a) < 2 or len(b) < 2:
+        return ratio, ""
+    rel = [statistics.stdev(v) / math.sqrt(len(v)) / m for v, m in ((a, ma), (b, mb))]
+    return ratio, f"  +/- {2 * ratio * math.sqrt(sum(r * r for r in rel)):.3f} (2 standard errors)"

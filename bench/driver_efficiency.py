@@ -18,7 +18,6 @@ pgbench does; without it both share every CPU and the driver's own CPU use count
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import resource
@@ -29,7 +28,8 @@ import threading
 import time
 from pathlib import Path
 
-from common import bench_database, ensure_schema, fetchval, run_args, sum_next_o_id
+from common import (bench_database, ensure_schema, fetchval, ratio_with_noise, run_args,
+                    sum_next_o_id)
 
 from oltplab.config import RunSpec
 from oltplab.runner.manager import run_tpcc
@@ -158,12 +158,7 @@ def main() -> None:
             print(f"{who:>8}: NOPM {nopm:>10,.0f}  client CPU {cpu:6.1f} s "
                   f"({1e6 * cpu / max(n, 1):.0f} us/transaction, {n:,} transactions)", flush=True)
     mean = {k: statistics.fmean(x[0] for x in v) for k, v in res.items()}
-    ratio = mean["oltplab"] / mean["pgbench"]
-    # run-to-run noise: the standard error of each mean, carried into the ratio
-    rel = [statistics.stdev(x[0] for x in v) / math.sqrt(len(v)) / mean[k]
-           for k, v in res.items() if len(v) > 1]
-    noise = f"  +/- {2 * ratio * math.sqrt(sum(r * r for r in rel)):.3f} (2 standard errors)" \
-        if len(rel) == 2 else ""
+    ratio, noise = ratio_with_noise([x[0] for x in res["oltplab"]], [x[0] for x in res["pgbench"]])
     print(f"\nwarehouses {a.warehouses}, users {a.users}, rampup {a.rampup:.0f} s, "
           f"duration {a.duration:.0f} s, {len(order)} runs")
     print(f"NOPM oltplab {mean['oltplab']:,.0f}  pgbench {mean['pgbench']:,.0f}  "

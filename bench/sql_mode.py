@@ -14,13 +14,12 @@ from the reaped children's rusage) over the same transactions. A CHECKPOINT prec
 from __future__ import annotations
 
 import argparse
-import math
 import resource
 import statistics
 import sys
 from pathlib import Path
 
-from common import bench_database, ensure_schema, fetchval, run_args
+from common import bench_database, ensure_schema, fetchval, ratio_with_noise, run_args
 
 from oltplab.config import RunSpec
 from oltplab.runner.manager import run_tpcc
@@ -67,11 +66,7 @@ def main() -> None:
     mean = {m: statistics.fmean(x[0] for x in v) for m, v in res.items()}
     per_txn = {m: 1e6 * sum(x[1] for x in v) / max(sum(x[3] for x in v), 1)
                for m, v in res.items()}
-    ratio = mean["sql"] / mean["procedures"]
-    rel = [statistics.stdev(x[0] for x in v) / math.sqrt(len(v)) / mean[m]
-           for m, v in res.items() if len(v) > 1]
-    noise = f"  +/- {2 * ratio * math.sqrt(sum(r * r for r in rel)):.3f} (2 standard errors)" \
-        if len(rel) == 2 else ""
+    ratio, noise = ratio_with_noise([x[0] for x in res["sql"]], [x[0] for x in res["procedures"]])
     print(f"\nwarehouses {a.warehouses}, users {a.users}, rampup {a.rampup:.0f} s, "
           f"duration {a.duration:.0f} s, {len(order)} runs")
     print(f"driver CPU per transaction: sql {per_txn['sql']:.1f} us (target <= 100), "
