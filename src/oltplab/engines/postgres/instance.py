@@ -427,6 +427,7 @@ class PostgresInstance:
             group = hostmem.create_group(self.spec.host_memory,
                                          f"pg{self.spec.port}-{os.getpid()}")
             fd = group.open_procs()
+            hostmem.evict_files(self.datadir, self.wal_location())
         try:
             code, out = self._run(user, args, timeout=START_TIMEOUT_S + 30,
                                   preexec_fn=hostmem.join_from(fd) if group else None)
