@@ -14,8 +14,8 @@ import click
 
 from . import __version__
 from .cliopts import duration_option, make_sampler, save_timeline, telemetry_options
-from .config import (BuildSpec, DbSpec, RunSpec, parse_setting, parse_size,
-                     parse_users)
+from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_setting,
+                     parse_size, parse_users)
 from .errors import Interrupted, OltplabError, UsageError
 
 DEFAULT_DATADIR = Path("oltplab-data/postgres")
@@ -42,6 +42,10 @@ def db_options(f: Callable) -> Callable:
                           "or '*'); TCP clients need the password in <datadir>.pgpass."),
         click.option("--db-memory", "db_memory", default="1GiB", show_default=True, callback=_size,
                      help="shared_buffers and derived settings: the DRAM knob."),
+        click.option("--host-memory", "host_memory", default="none", show_default=True,
+                     metavar="SIZE|none",
+                     help="Run the managed server in a memory control group with this limit, "
+                          "page cache included: the host's DRAM."),
         click.option("--pg-bin", type=click.Path(path_type=Path), default=None,
                      help="PostgreSQL binaries to use instead of the embedded ones."),
         click.option("-c", "settings", multiple=True, metavar="NAME=VALUE",
@@ -58,11 +62,15 @@ def db_options(f: Callable) -> Callable:
 def make_db_spec(kw: dict[str, Any]) -> DbSpec:
     if kw.get("dsn") and kw.get("listen"):
         raise UsageError("--listen configures a managed server; it does not go with --dsn")
+    host_memory = parse_host_memory(kw.pop("host_memory"))
+    if kw.get("dsn") and host_memory is not None:
+        raise UsageError("--host-memory limits a managed server; it does not go with --dsn")
     return DbSpec(
         datadir=kw.pop("datadir"), waldir=kw.pop("waldir"), port=kw.pop("port"),
         db_memory=kw.pop("db_memory"), pg_bin=kw.pop("pg_bin"),
         settings=tuple(parse_setting(s) for s in kw.pop("settings")),
         dsn=kw.pop("dsn"), dbname=kw.pop("dbname"), listen=kw.pop("listen"),
+        host_memory=host_memory,
     )
 
 
@@ -95,6 +103,9 @@ def db_start(**kw):
     inst.start()
     inst.ensure_database(spec.dbname)
     click.echo(f"PostgreSQL running: datadir {spec.datadir}, port {spec.port}, dsn {inst.dsn(spec.dbname)}")
+    group = inst.memory_group()
+    if group is not None:
+        click.echo(f"host memory: limit {group.limit()} bytes, control group {group.path}")
     tcp = inst.tcp_dsn(spec.dbname)
     if tcp:
         click.echo(f"TCP (password in {inst.password_file}): {tcp}")
@@ -198,11 +209,12 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @click.option("--seed", type=int, default=None, help="Seed for the drivers' random inputs.")
 @click.option("--name", default="tpcc", show_default=True, help="Label of the run.")
 @click.option("--check", is_flag=True, help="Run the consistency checks after the last step.")
+@click.option("--cold", is_flag=True, help="Drop the page cache before each step (root only).")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
 @telemetry_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
-             workers, seed, name, check, results_dir, sample_interval, power, **kw):
+             workers, seed, name, check, cold, results_dir, sample_interval, power, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     if warehouses is not None and warehouses < 1:
@@ -212,7 +224,11 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
-                    results_dir=results_dir, sample_interval=sample_interval, power=power)
+                    results_dir=results_dir, sample_interval=sample_interval, power=power,
+                    cold=cold)
+    if cold:
+        from .hostmem import check_drop_caches
+        check_drop_caches()
     run = run_tpcc_recorded(spec, rspec)
     _exit_for_run(run)
 
@@ -221,6 +237,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
     """Run the user sequence against the (managed) database and keep the record on disk."""
     from .engines.postgres.instance import effective_settings
     from .engines.postgres.session import database
+    from .hostmem import RunMemory
     from .results.store import RunRecord
     from .runner.manager import run_tpcc
     from .telemetry.host import host_metadata
@@ -250,6 +267,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
             schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
         )
         log_offset = _log_size(target)
+        memory = RunMemory(target.instance.memory_group() if target.instance else None,
+                           len(rspec.users), rspec.cold, sampler.mark if sampler else None)
         line = LiveLine(every=10)
         err.print(f"run {record.path}")
 
@@ -263,14 +282,16 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
                       f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
                       f"NOPM {fmt_int(step['nopm'])}"
                       f"{'  (partial)' if step.get('partial') else ''}")
+            memory.step(step)
             record.add_step(step)
 
         status, error = "failed", None
         try:
+            memory.begin()
             if sampler is not None:
                 sampler.start()
             outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step,
-                               on_mark=sampler.mark if sampler else None,
+                               on_mark=memory.mark,
                                sampler_db=sampler.database if sampler else None)
             status, error = outcome.status, outcome.error
             record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
@@ -288,6 +309,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
         finally:
             line.done()
             save_timeline(sampler, record)
+            if (host_memory := memory.record()) is not None:
+                record.data["host_memory"] = host_memory
             _copy_log(target, record.path, log_offset)
             record.finish(status, error)
     _print_steps(record.data)

@@ -48,6 +48,16 @@ def parse_duration(text: str, what: str = "duration", allow_zero: bool = True) -
     return value
 
 
+HOST_MEMORY_HEADROOM = 64 * 1024**2  # the server's processes beside shared_buffers
+
+
+def parse_host_memory(text: str) -> int | None:
+    """'256MiB' -> bytes; 'none' -> None (no memory control group)."""
+    if str(text).strip().lower() == "none":
+        return None
+    return parse_size(text, "--host-memory")
+
+
 def parse_users(text: str) -> tuple[int, ...]:
     """'1,2,4,8' -> (1, 2, 4, 8): HammerDB's autopilot user sequence."""
     parts = [p.strip() for p in str(text).split(",")]
@@ -92,8 +102,15 @@ class DbSpec:
     dsn: str | None = None
     dbname: str = "tpcc"
     listen: str = ""  # listen_addresses of the managed server; '' = unix socket only
+    host_memory: int | None = None  # limit of the server's memory control group; None = none
 
     def __post_init__(self):
+        room = self.db_memory + HOST_MEMORY_HEADROOM
+        if self.host_memory is not None and self.host_memory < room:
+            raise UsageError(f"--host-memory {format_size(self.host_memory)} leaves no room beside "
+                             f"--db-memory {format_size(self.db_memory)}: give at least "
+                             f"{format_size(room)} or a smaller "
+                             "--db-memory")
         if not re.fullmatch(r"[A-Za-z0-9.:*%\-]*(\s*,\s*[A-Za-z0-9.:*%\-]+)*", self.listen):
             raise UsageError(f"--listen: {self.listen!r} is not a list of addresses "
                              "(examples: 127.0.0.1, '*', 10.0.0.5,::1)")
@@ -133,6 +150,7 @@ class RunSpec:
     results_dir: Path = Path("results")
     sample_interval: float = 1.0  # telemetry sampling, seconds; 0 turns the sampler off
     power: str = "auto"  # power meter: auto | none | rapl[:DIR] | ipmi | redfish:URL | cmd:COMMAND
+    cold: bool = False  # drop the page cache before each step
 
     def __post_init__(self):
         if self.mode not in MODES:

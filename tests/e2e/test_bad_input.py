@@ -33,6 +33,11 @@ def _one_line_error(p, rc: int, needle: str) -> None:
     (["db", "start", "--dsn", "postgresql://x@127.0.0.1:1/x"], "--dsn"),
     (["db", "start", "--listen", "127.0.0.1'; x"], "--listen"),
     (["tpcc", "run", "--listen", "*", "--dsn", "postgresql://x@127.0.0.1:1/x"], "--listen"),
+    (["db", "start", "--host-memory", "lots"], "--host-memory"),
+    (["db", "start", "--host-memory", "0"], "--host-memory"),
+    (["tpcc", "run", "--host-memory", "64MiB", "--db-memory", "32MiB"], "--host-memory"),
+    (["tpcc", "run", "--host-memory", "1GiB", "--dsn", "postgresql://x@127.0.0.1:1/x"],
+     "--host-memory"),
 ])
 def test_usage_errors_exit_2(cli, tmp_path, args, needle):
     _one_line_error(cli(*args, cwd=tmp_path), 2, needle)

@@ -302,6 +302,34 @@ def devices_table(run: RunData) -> Table:
                          "2^20 and 2^30 bytes.")
 
 
+def host_memory_table(run: RunData) -> Table | None:
+    """--host-memory: the limit and peak per step beside what was read from the devices, which
+    shows whether the step ran in memory or from the device."""
+    rows = []
+    for i, s in enumerate(run.steps):
+        hm = s.get("host_memory")
+        if not hm:
+            continue
+        f = fig(run, i) or {}
+        reads = [d.get("read_mb_s") for d in (f.get("devices") or {}).values()
+                 if d and d.get("read_mb_s") is not None]
+        rows.append((s.get("users"), _mib(hm.get("limit_bytes")), _mib(hm.get("peak_bytes")),
+                     hm.get("peak_scope"), sum(reads) if reads else None,
+                     (f.get("db") or {}).get("blks_read_s")))
+    if not rows:
+        return None
+    return Table("host_memory_per_step", "Host memory per step",
+                 ("users", "limit (MiB)", "peak (MiB)", "peak of", "device read MB/s",
+                  "blocks read/s"), tuple(rows),
+                 caption="The server's memory control group (page cache included); device "
+                         "reads over the measured window, summed over the run's devices.")
+
+
+def _mib(x):
+    return x / 2**20 if x is not None else None
+
+
 def tables(run: RunData) -> list[Table]:
+    memory = host_memory_table(run)
     return [steps_table(run), inputs_table(run), warnings_table(run), transactions_table(run),
-            host_steps_table(run), devices_table(run)]
+            host_steps_table(run), *([memory] if memory else []), devices_table(run)]

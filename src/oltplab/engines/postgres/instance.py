@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
+from ... import hostmem
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
 from . import access
@@ -215,7 +216,8 @@ class PostgresInstance:
         env.update(LC_ALL="C", LANG="C", HOME=user.home if Path(user.home).is_dir() else "/")
         return env
 
-    def _run(self, user: User, args: list[str], timeout: float) -> tuple[int, str]:
+    def _run(self, user: User, args: list[str], timeout: float,
+             preexec_fn=None) -> tuple[int, str]:
         """Run a PostgreSQL program as ``user``; output goes through a file, not a pipe, because
         the server started by pg_ctl must not inherit a pipe that we wait on."""
         with tempfile.TemporaryFile("w+") as out:
@@ -223,7 +225,7 @@ class PostgresInstance:
                 res = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=out,
                                      stderr=subprocess.STDOUT, text=True, timeout=timeout,
                                      env=self._subprocess_env(user), cwd="/",
-                                     **user.popen_kwargs())
+                                     preexec_fn=preexec_fn, **user.popen_kwargs())
             except subprocess.TimeoutExpired:
                 return -1, f"{os.path.basename(args[0])} did not finish within {timeout:.0f} s"
             except OSError as e:
@@ -404,6 +406,7 @@ class PostgresInstance:
         """
         if self.is_running():
             self._check_connections_of_running(need_connections)
+            hostmem.check_running(self.memory_group(), self.spec.host_memory, self.datadir)
             return
         settings = self.settings(need_connections)  # bad --db-memory fails before anything
         self._check_inputs()
@@ -419,11 +422,24 @@ class PostgresInstance:
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         args = [self._bin("pg_ctl"), "start", "-D", str(self.datadir), "-l", str(self.log_path),
                 "-w", "-t", str(START_TIMEOUT_S), "-s"]
-        code, out = self._run(user, args, timeout=START_TIMEOUT_S + 30)
+        group = fd = None
+        if self.spec.host_memory is not None:  # pg_ctl joins it before exec; the server inherits
+            group = hostmem.create_group(self.spec.host_memory,
+                                         f"pg{self.spec.port}-{os.getpid()}")
+            fd = group.open_procs()
+            hostmem.evict_files(self.datadir, self.wal_location())
+        try:
+            code, out = self._run(user, args, timeout=START_TIMEOUT_S + 30,
+                                  preexec_fn=hostmem.join_from(fd) if group else None)
+        finally:
+            if fd is not None:
+                os.close(fd)
         if code != 0 or not self.is_running():
             why = self._log_since(offset) or (out.strip().splitlines() or ["no output"])[-1]
             if self.is_running():  # pg_ctl gave up waiting; do not leave a half-started server
                 self.stop("immediate")
+            if group is not None and group.path.is_dir():
+                group.remove()
             raise DatabaseError(f"PostgreSQL in {self.datadir} failed to start: {why} "
                                 f"(log: {self.log_path})")
         try:
@@ -431,6 +447,11 @@ class PostgresInstance:
         except DatabaseError:
             self.stop("immediate")
             raise
+
+    def memory_group(self) -> hostmem.MemoryGroup | None:
+        """The memory control group the running server was started in (--host-memory)."""
+        pid = self._pid()
+        return hostmem.group_of(pid) if pid is not None else None
 
     def _check_memory(self) -> None:
         import psutil
@@ -458,17 +479,21 @@ class PostgresInstance:
         pid = self._pid()
         if pid is None:
             return
+        group = hostmem.group_of(pid)
         for sig in (signals[mode], signal.SIGQUIT):
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
-                return
+                break
             except PermissionError as e:
                 raise DatabaseError(f"cannot stop PostgreSQL (pid {pid}): {e.strerror}; "
                                     "run as the cluster's owner or root") from e
             if self._wait_gone(pid, STOP_TIMEOUT_S):
-                return
-        raise DatabaseError(f"PostgreSQL (pid {pid}) in {self.datadir} did not stop")
+                break
+        else:
+            raise DatabaseError(f"PostgreSQL (pid {pid}) in {self.datadir} did not stop")
+        if group is not None:  # the backends exit before the postmaster; then the group goes
+            group.remove()
 
     def _wait_gone(self, pid: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -543,6 +568,8 @@ class PostgresInstance:
             "dsn": self.dsn(),
             "tcp_dsn": self.tcp_dsn(),
             "log": str(self.log_path),
+            "host_memory": (group.record() if pid and (group := hostmem.group_of(pid))
+                            else None),
         }
 
     def ensure_database(self, name: str) -> bool:
