@@ -446,6 +446,8 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
         run = run_backup(spec, bspec, progress=progress, on_cycle=on_cycle)
     finally:
         line.done()
+    from .ui import cycles_table, out
+    out.print(cycles_table(run))
     err.print(f"saved {run['_path']}")
     failed = [c["cycle"] for c in run["cycles"] if c.get("restore") and not c["restore"]["check_ok"]]
     _exit_for_run(run)
@@ -527,6 +529,11 @@ def results_show(run, results_dir, as_json):
     if as_json:
         data = {k: v for k, v in data.items() if not k.startswith("_")}
         click.echo(json.dumps(data, indent=2, default=str))
+        return
+    if data.get("kind") == "backup":
+        from .ui import cycles_table, out
+        out.print(cycles_table(data))
+        click.echo(f"folder: {data.get('_path')}")
         return
     if data.get("kind") == "fio":
         from .storage.cli import steps_table as fio_table

@@ -80,6 +80,8 @@ def test_backup_run_two_cycles(site):
     assert len(list(Path(f"{datadir}-backup").iterdir())) == 1, "only the newest backup is kept"
     assert not _server_pids(datadir) and not _scratch(root)
 
+    p = oltplab("results", "show", run["id"], cwd=root, check_rc=0)
+    assert "backup MB/s" in p.stdout and p.stdout.count(" ok") == 2, p.stdout
     oltplab("report", run["id"], "--out", str(root / "rep"), cwd=root, check_rc=0)
     assert (root / "rep" / "backup_cycles.png").is_file()
     html = (root / "rep" / "report.html").read_text()
