@@ -126,3 +126,19 @@ def runs_table(runs: list[dict[str, Any]]) -> Table:
         t.add_row(r.get("id", "?"), r.get("kind", "?"), r.get("status", "?"),
                   str(len(r.get("steps", []))), headline(r))
     return t
+
+
+def cycles_table(run: dict[str, Any]) -> Table:
+    """A backup run's cycles: bytes, seconds and MB/s of each backup and restore, the check."""
+    t = Table(title=f"{run.get('id', '')}  {run.get('status', '')}", title_justify="left")
+    for col in ("cycle", "backup MB", "backup s", "backup MB/s", "restore s", "restore MB/s",
+                "check"):
+        t.add_column(col, justify="right")
+    for c in run.get("cycles") or []:
+        b, r = c.get("backup") or {}, c.get("restore") or {}
+        check = "-" if not r else "ok" if r.get("check_ok") else \
+            "FAILED " + ",".join(r.get("check_failed") or [])
+        t.add_row(str(c.get("cycle")), fmt_ms((b.get("bytes") or 0) / 1e6), fmt_ms(b.get("seconds")),
+                  fmt_ms(b.get("mb_per_s")), fmt_ms(r.get("seconds")), fmt_ms(r.get("mb_per_s")),
+                  check)
+    return t

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..telemetry.sources.disks import column as disk_column
 from .charts import histogram, line_chart, time_axis, timeline_bands
 from .model import PALETTE, Chart, no_data
+from .backup import phase_bands
 from .runs import RunData
 
 
@@ -44,6 +45,9 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
     x = [(v - tl.t0_ns) / 1e9 / divisor for v in t]
     bands = timeline_bands(run, divisor)
     shaded = "Shaded: each step's measured window (ramp-up excluded)." if bands else ""
+    if not bands and run.kind == "backup":
+        bands = phase_bands(run, divisor)
+        shaded = "Shaded: each cycle's backup and restore." if bands else ""
     per = _per(tl.interval_s)
     devs = busy_devices(run)
     col = tl.columns.get

@@ -1,0 +1,1 @@
+"""Scenarios: experiments made of several timed phases, each recorded as one run."""
