@@ -13,10 +13,12 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .cliopts import duration_option, make_sampler, save_timeline, telemetry_options
+from .cliopts import duration_option, print_repeats, repeat_option, telemetry_options
 from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_setting,
                      parse_size, parse_users)
 from .errors import Interrupted, OltplabError, UsageError
+from .services import (TpccProgress, check_record, raise_for_status, run_group,
+                       run_tpcc_recorded)
 
 DEFAULT_DATADIR = Path("oltplab-data/postgres")
 DEFAULT_RESULTS = Path("results")
@@ -212,9 +214,11 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @click.option("--cold", is_flag=True, help="Drop the page cache before each step (root only).")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
+@repeat_option
 @telemetry_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
-             workers, seed, name, check, cold, results_dir, sample_interval, power, **kw):
+             workers, seed, name, check, cold, results_dir, repeat, sample_interval, power,
+             **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     if warehouses is not None and warehouses < 1:
@@ -229,93 +233,51 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     if cold:
         from .hostmem import check_drop_caches
         check_drop_caches()
-    run = run_tpcc_recorded(spec, rspec)
-    _exit_for_run(run)
+    runs = run_group(repeat, name, lambda labels: run_tpcc_printed(spec, rspec, labels))
+    print_repeats(runs)
+    raise_for_status(runs[-1])
 
 
-def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec) -> dict:
-    """Run the user sequence against the (managed) database and keep the record on disk."""
-    from .engines.postgres.instance import effective_settings
-    from .engines.postgres.session import database
-    from .hostmem import RunMemory
-    from .results.store import RunRecord
-    from .runner.manager import run_tpcc
-    from .telemetry.host import host_metadata
-    from .ui import LiveLine, err, fmt_int
-    from .workloads.tpcc.schema import require_warehouses, schema_info
+class TpccLines(TpccProgress):
+    """The run folder, the live line and one line per step, on stderr."""
 
-    with database(spec, need_connections=max(rspec.users) + 21) as target:
-        info = schema_info(target.dsn)
-        if rspec.warehouses is not None:
-            require_warehouses(info, rspec.warehouses)
-        paths = {"datadir": spec.datadir} if target.instance else {}
-        if target.instance and spec.waldir:
-            paths["waldir"] = spec.waldir
-        server = effective_settings(target.dsn)
-        if not paths and server["settings"].get("data_directory"):
-            paths["datadir"] = Path(server["settings"]["data_directory"])
-        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn)
-        record = RunRecord.create(
-            rspec.results_dir, "tpcc", rspec.name,
-            oltplab_version=__version__,
-            command=sys.argv,
-            config={"db": _spec_dict(spec), "run": _spec_dict(rspec)},
-            host=host_metadata(paths),
-            database={"engine": "postgresql", "version": server["server_version"],
-                      "version_num": server["server_version_num"], "settings": server["settings"],
-                      "managed": target.instance is not None, "warehouses": info.warehouses},
-            schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
-        )
-        log_offset = _log_size(target)
-        memory = RunMemory(target.instance.memory_group() if target.instance else None,
-                           len(rspec.users), rspec.cold, sampler.mark if sampler else None)
-        line = LiveLine(every=10)
-        err.print(f"run {record.path}")
+    def __init__(self, steps: int):
+        from .ui import LiveLine
+        self.steps = steps
+        self.line = LiveLine(every=10)
 
-        def on_tick(t) -> None:
-            line.show(f"step {t.step + 1}/{len(rspec.users)}  users {t.users}  {t.phase:<10} "
-                      f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
-                      f"client NOPM {t.nopm:>9,.0f}")
+    def started(self, run_dir: Path) -> None:
+        from .ui import err
+        err.print(f"run {run_dir}")
 
-        def on_step(step: dict) -> None:
-            line.done(f"step users={step['users']}: TPM (instance) {fmt_int(step['tpm'])}  "
-                      f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
-                      f"NOPM {fmt_int(step['nopm'])}"
-                      f"{'  (partial)' if step.get('partial') else ''}")
-            memory.step(step)
-            record.add_step(step)
+    def tick(self, t) -> None:
+        self.line.show(f"step {t.step + 1}/{self.steps}  users {t.users}  {t.phase:<10} "
+                       f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
+                       f"client NOPM {t.nopm:>9,.0f}")
 
-        status, error = "failed", None
-        try:
-            memory.begin()
-            if sampler is not None:
-                sampler.start()
-            outcome = run_tpcc(target.dsn, rspec, on_tick=on_tick, on_step=on_step,
-                               on_mark=memory.mark,
-                               sampler_db=sampler.database if sampler else None)
-            status, error = outcome.status, outcome.error
-            record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
-            record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
-            _sync_steps(record, outcome.steps)
-            if rspec.check and status == "completed":
-                record.data["check"] = _check_record(target.dsn, after_run=True)
-                if not record.data["check"]["ok"]:
-                    status, error = "check-failed", "consistency checks failed: " + ", ".join(
-                        c["name"] for c in record.data["check"]["conditions"] if not c["ok"])
-        except KeyboardInterrupt:
-            status, error = "interrupted", "interrupted by the user"
-        except OltplabError as e:
-            status, error = "failed", str(e)
-        finally:
-            line.done()
-            save_timeline(sampler, record)
-            if (host_memory := memory.record()) is not None:
-                record.data["host_memory"] = host_memory
-            _copy_log(target, record.path, log_offset)
-            record.finish(status, error)
-    _print_steps(record.data)
-    err.print(f"saved {record.path}")
-    return record.data
+    def step(self, step: dict) -> None:
+        from .ui import fmt_int
+        self.line.done(f"step users={step['users']}: TPM (instance) {fmt_int(step['tpm'])}  "
+                       f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
+                       f"NOPM {fmt_int(step['nopm'])}"
+                       f"{'  (partial)' if step.get('partial') else ''}")
+
+    def finished(self) -> None:
+        self.line.done()
+
+
+def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None) -> dict:
+    """One recorded run with its progress on stderr, then its table and folder."""
+    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users)), labels)
+    print_run(run)
+    return run
+
+
+def print_run(run: dict) -> None:
+    """A finished run's tables and warnings, then where it is saved."""
+    from .ui import err
+    _print_steps(run)
+    err.print(f"saved {run['_path']}")
 
 
 def _print_steps(run: dict) -> None:
@@ -326,54 +288,6 @@ def _print_steps(run: dict) -> None:
         out.print(inputs_table(run))
     for line in warning_lines(run):
         click.echo(line)
-
-
-def _sync_steps(record, steps: list[dict]) -> None:
-    """The outcome's steps are authoritative (a partial step is only known at the end)."""
-    if steps and len(steps) >= len(record.data["steps"]):
-        record.data["steps"] = list(steps)
-    record.save()
-
-
-def _spec_dict(spec) -> dict:
-    import dataclasses
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(spec).items()}
-
-
-def _log_size(target) -> int:
-    try:
-        return target.instance.log_path.stat().st_size if target.instance else 0
-    except (OSError, AttributeError):
-        return 0
-
-
-def _copy_log(target, run_dir: Path, offset: int) -> None:
-    """The server log written during the run, beside run.json."""
-    from .results.store import atomic_write
-    if not target.instance:
-        return
-    try:
-        with open(target.instance.log_path, "rb") as f:
-            f.seek(offset)
-            atomic_write(run_dir / "server.log", f.read())
-    except OSError:
-        pass
-
-
-def _exit_for_run(run: dict) -> None:
-    status = run.get("status")
-    if status == "interrupted":
-        raise Interrupted(run.get("error") or "interrupted")
-    if status != "completed":
-        raise OltplabError(f"run {status}: {run.get('error')}")
-
-
-def _check_record(dsn: str, after_run: bool) -> dict:
-    from .workloads.tpcc.checks import run_checks
-    results = run_checks(dsn, after_run=after_run)
-    conds = [{"name": c.name, "clause": c.clause, "description": c.description, "ok": c.ok,
-              "violations": c.violations, "sample": c.sample} for c in results]
-    return {"ok": all(c["ok"] for c in conds), "after_run": after_run, "conditions": conds}
 
 
 @tpcc.command("check")
@@ -389,7 +303,7 @@ def tpcc_check(after_run, **kw):
         schema_info(target.dsn)
         if after_run is None:
             after_run = _has_run(target.dsn)
-        rec = _check_record(target.dsn, after_run=after_run)
+        rec = check_record(target.dsn, after_run=after_run)
     for c in rec["conditions"]:
         mark = "ok  " if c["ok"] else "FAIL"
         click.echo(f"{mark} {c['name']:<5} {c['clause']:<10} {c['description']}"
@@ -473,7 +387,7 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
     out.print(cycles_table(run))
     err.print(f"saved {run['_path']}")
     failed = [c["cycle"] for c in run["cycles"] if c.get("restore") and not c["restore"]["check_ok"]]
-    _exit_for_run(run)
+    raise_for_status(run)
     if failed:
         raise OltplabError(f"the restored copy failed the consistency checks in cycle(s) "
                            f"{', '.join(map(str, failed))}")
@@ -511,8 +425,8 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
             click.echo(f"built in {summary.get('seconds', 0):.1f} s", err=True)
         else:
             click.echo(f"reusing the {warehouses}-warehouse schema in {spec.datadir}", err=True)
-        run = run_tpcc_recorded(spec, rspec)
-    _exit_for_run(run)
+        run = run_tpcc_printed(spec, rspec)
+    raise_for_status(run)
 
 
 # ---- results
@@ -579,10 +493,12 @@ def results_show(run, results_dir, as_json):
 
 # ---- fio
 
+from .plancli import plan  # noqa: E402
 from .report.cli import report  # noqa: E402
 from .storage.cli import fio  # noqa: E402
 
 cli.add_command(fio)
+cli.add_command(plan)
 cli.add_command(report)
 
 

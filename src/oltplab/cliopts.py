@@ -24,6 +24,23 @@ def telemetry_options(f: Callable) -> Callable:
     return f
 
 
+def repeat_option(f: Callable) -> Callable:
+    """--repeat N: N runs of one configuration, recorded as one group."""
+    return click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+                        help="Make N runs of this configuration as one group; the summary and "
+                             "the report give each figure's mean, 95% CI and CV.")(f)
+
+
+def print_repeats(runs: list[dict]) -> None:
+    """After a group of repeats: each figure's mean, 95% CI and CV, then the unstable ones."""
+    from .report.compare import repeat_lines
+    lines = repeat_lines(runs)
+    if lines:
+        click.echo(f"{len(runs)} repeats, group {runs[0]['group']['id']}:")
+    for line in lines:
+        click.echo(("warning: " if line.startswith("unstable:") else "  ") + line)
+
+
 def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = None):
     """A telemetry sampler for a run's timeline (not started), or None when turned off."""
     if not interval:

@@ -233,3 +233,16 @@ def test_block_device_target(tmp_path, loop_device):
     p = oltplab_fio("run", "--target", str(loop_device), "--size", "1GiB",
                     "--results-dir", str(results))
     assert p.returncode == 2 and "larger than block device" in p.stderr
+
+
+def test_repeat_makes_one_group_of_runs(tmp_path):
+    target, results = tmp_path / "target", tmp_path / "results"
+    target.mkdir()
+    p = oltplab_fio("run", "--target", str(target), "--size", "64MiB", "--duration", "1s",
+                    "--ramp", "0s", "--profile", "4k-randread", "--sample-interval", "0",
+                    "--repeat", "2", "--results-dir", str(results), "--name", "rep")
+    assert p.returncode == 0, p.stderr
+    first, second = runs(results)
+    assert first["group"]["id"] == second["group"]["id"]
+    assert [first["group"]["index"], second["group"]["index"]] == [1, 2]
+    assert "IOPS at 4k-randread: mean " in p.stdout and "95% CI, n = 2" in p.stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from oltplab.report.build import build_report, default_out_dir
-from oltplab.report.compare import compare, headlines, spread_table
+from oltplab.report.compare import compare, headlines, spread_table, unstable
 from oltplab.report.runs import group_key
 
 from .test_report_fixtures import NOPM, fio_record, groups_of, tpcc_record
@@ -69,7 +69,16 @@ def test_spread_of_repeats():
     _, groups = groups_of(*repeats("A", (1.0, 1.1, 0.9)))
     t = spread_table(groups, "tpcc")
     row = next(r for r in t.rows if r[0] == "NOPM" and r[1] == "1 user")
-    assert row[3:] == (3, 1000, pytest.approx(100.0), pytest.approx(10.0), 900, 1100)
+    assert row[3:9] == (3, 1000, pytest.approx(100.0), pytest.approx(10.0), 900, 1100)
+    assert row[9] == pytest.approx(4.302653 * 100 / 3 ** 0.5, rel=1e-5)  # t(0.975, 2) = 4.3027
+
+
+def test_unstable_repeats_are_named_above_five_percent_cv():
+    _, groups = groups_of(*repeats("A", (1.0, 1.1, 0.9)))
+    lines = unstable(groups, "tpcc")
+    assert any(line.startswith("unstable: NOPM at 1 user of A varies by 10.0%") for line in lines)
+    _, steady = groups_of(*repeats("B", (1.0, 1.01, 0.99)))
+    assert unstable(steady, "tpcc") == []
 
 
 def test_fio_comparison_per_profile():

@@ -130,6 +130,7 @@ def build_report(records: list[dict]) -> Report:
                 notes.append("All runs are repeats of one configuration: nothing to compare; "
                              "their spread is below.")
             notes.append(compare.TEST_TEXT)
+            notes.extend(compare.unstable(kgroups, kind))
             report.sections.append(Section(f"Comparison{'' if len(kinds) == 1 else ': ' + kind}",
                                            tables=tuple(tables), notes=tuple(notes)))
         unknown = () if kind in ("tpcc", "fio", "backup") else (

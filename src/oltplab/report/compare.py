@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .fio import mean_latency
 from .model import Table
 from .runs import Group
-from .stats import mean, noise_test, ratio, stdev
+from .stats import CV_LIMIT_PCT, ci_half_width, cv_pct, mean, noise_test, ratio, stdev
 
 TEST_TEXT = (
     "Runs with the same kind, label and workload configuration count as repeats. A difference "
@@ -119,18 +119,57 @@ def comparison_table(comparisons: list[Comparison]) -> Table:
 
 
 def spread_table(groups: list[Group], kind: str) -> Table | None:
-    """Run-to-run spread of every group with repeats."""
-    rows = []
-    for metric, values, at in _metrics(kind):
-        for g in groups:
-            if len(g.runs) < 2:
-                continue
-            for k, v in values(g).items():
-                m, sd = mean(v), stdev(v)
-                rows.append((metric, at(k), g.label, len(v), m, sd,
-                             None if sd is None or not m else sd / m * 100, min(v), max(v)))
+    """Run-to-run spread of every group with repeats, with the 95% confidence interval of the
+    mean."""
+    rows = [(metric, at, g.label, len(v), mean(v), stdev(v), cv_pct(v), min(v), max(v),
+             ci_half_width(v)) for metric, at, g, v in _repeated(groups, kind)]
     if not rows:
         return None
     return Table("spread", "Run-to-run spread of repeated runs",
-                 ("metric", "at", "runs", "n", "mean", "stdev", "CV %", "lowest", "highest"),
-                 tuple(rows), caption="Sample standard deviation (n - 1); CV = stdev / mean.")
+                 ("metric", "at", "runs", "n", "mean", "stdev", "CV %", "lowest", "highest",
+                  "95% CI ±"),
+                 tuple(rows), caption="Sample standard deviation (n - 1); CV = stdev / mean; "
+                                      "the 95% confidence interval of the mean is mean ± the "
+                                      "last column (Student's t, n - 1 degrees of freedom).")
+
+
+def unstable(groups: list[Group], kind: str, limit: float = CV_LIMIT_PCT) -> list[str]:
+    """One warning per figure whose repeats vary by more than ``limit`` percent (CV)."""
+    out = []
+    for metric, at, g, v in _repeated(groups, kind):
+        cv = cv_pct(v)
+        if cv is not None and cv > limit:
+            out.append(f"unstable: {metric} at {at} of {g.label} varies by {cv:.1f}% "
+                       f"(CV over {len(v)} repeats; above {limit:g}%)")
+    return out
+
+
+def _repeated(groups: list[Group], kind: str):
+    """(metric, where, group, values) of every figure of every group with repeats."""
+    for metric, values, at in _metrics(kind):
+        for g in groups:
+            if len(g.runs) >= 2:
+                for k, v in values(g).items():
+                    yield metric, at(k), g, v
+
+
+def repeat_lines(records: list[dict]) -> list[str]:
+    """One group of repeats in a few lines: mean ± 95% confidence interval and CV per figure
+    over the completed runs, then the unstable figures."""
+    from .runs import RunData
+    done = [r for r in records if r.get("status") == "completed"]
+    if len(done) < 2:
+        return []
+    kind = done[0].get("kind", "?")
+    g = Group(label=done[0].get("name") or "?", runs=[RunData(record=r) for r in done], color="")
+    lines = []
+    for metric, values, at in _metrics(kind):
+        for k, v in values(g).items():
+            half, cv = ci_half_width(v), cv_pct(v)
+            lines.append(f"{metric} at {at(k)}: mean {_num(mean(v))} ± {_num(half)} "
+                         f"(95% CI, n = {len(v)}), CV {'-' if cv is None else f'{cv:.1f}%'}")
+    return lines + unstable([g], kind)
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 ALPHA = 0.05
+CV_LIMIT_PCT = 5.0  # repeats whose coefficient of variation exceeds this are flagged unstable
 
 
 def mean(xs) -> float | None:
@@ -82,6 +83,39 @@ def t_two_sided_p(t: float, df: float) -> float:
     if math.isinf(df):
         return math.erfc(abs(t) / math.sqrt(2.0))
     return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_critical(df: float, alpha: float = ALPHA) -> float:
+    """The t with P(|T| >= t) = alpha for ``df`` degrees of freedom (bisection on the p-value)."""
+    lo, hi = 0.0, 1.0
+    while t_two_sided_p(hi, df) > alpha:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_two_sided_p(mid, df) > alpha:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12:
+            break
+    return (lo + hi) / 2.0
+
+
+def ci_half_width(xs, alpha: float = ALPHA) -> float | None:
+    """Half the width of the (1 - alpha) confidence interval of the mean (Student's t, n - 1
+    degrees of freedom); None below two values."""
+    xs = [x for x in xs if x is not None]
+    sd = stdev(xs)
+    if sd is None:
+        return None
+    return t_critical(len(xs) - 1, alpha) * sd / math.sqrt(len(xs))
+
+
+def cv_pct(xs) -> float | None:
+    """The coefficient of variation (sample stdev / mean) in percent; None below two values or
+    for a zero mean."""
+    m, sd = mean(xs), stdev(xs)
+    return None if sd is None or not m else sd / abs(m) * 100.0
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,12 @@ them into one line and an exit code.
 
 from __future__ import annotations
 
-import re
-import sys
 from typing import Any, Callable
 
 import click
 
-from .. import __version__
-from ..cliopts import make_sampler, save_timeline, telemetry_options
-from ..errors import Interrupted, OltplabError
+from ..cliopts import print_repeats, repeat_option, telemetry_options
+from ..services import FioProgress, raise_for_status, run_fio_recorded, run_group
 from .profiles import GROUPS, PROFILES
 from .spec import OPTIONS, FioSpec, spec_from_options
 
@@ -61,107 +58,62 @@ def fio_profiles():
 
 @fio.command("run")
 @table_options
+@repeat_option
 @telemetry_options
-def fio_run(sample_interval, power, **raw):
+def fio_run(repeat, sample_interval, power, **raw):
     """Run storage profiles with fio and save them as a run.
 
     Each profile runs with direct IO; fio's json+ output gives IOPS, MB/s and completion-latency
     percentiles pooled over all jobs, and its per-second IOPS log the series.
     """
     spec = spec_from_options(raw)
-    run = run_fio_recorded(spec, sample_interval, power)
-    status = run.get("status")
-    if status == "interrupted":
-        raise Interrupted(run.get("error") or "interrupted")
-    if status != "completed":
-        raise OltplabError(f"run {status}: {run.get('error')}")
+    runs = run_group(repeat, spec.name,
+                     lambda labels: run_fio_printed(spec, sample_interval, power, labels))
+    print_repeats(runs)
+    raise_for_status(runs[-1])
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:64] or "step"
+class _FioLines(FioProgress):
+    """The run folder, the live line and one line per profile, on stderr."""
+
+    def __init__(self):
+        from ..ui import LiveLine
+        self.line = LiveLine(every=10)
+        self.total = 0
+
+    def started(self, run_dir, jobs: list[str]) -> None:
+        self.total = len(jobs)
+        click.echo(f"run {run_dir}", err=True)
+
+    def tick(self, p) -> None:
+        what = "precondition" if p.step < 0 else f"{p.step + 1}/{self.total} {p.name}"
+        pct = f"{p.percent:5.1f}%" if p.percent is not None else "     -"
+        rates = ""
+        if p.read_iops is not None or p.write_iops is not None:
+            rates = f"  r {p.read_iops or 0:>9,.0f}  w {p.write_iops or 0:>9,.0f} IOPS"
+        eta = f"  eta {p.eta_s} s" if p.eta_s is not None else ""
+        self.line.show(f"fio {what}  {p.elapsed_s:5.0f} s  {pct}{rates}{eta}")
+
+    def precondition(self, rec: dict) -> None:
+        self.line.done(f"precondition: wrote {rec['bytes'] / 1024**2:,.0f} MiB in "
+                       f"{rec['seconds']:.1f} s ({rec['mbps']:,.1f} MB/s)")
+
+    def step(self, step: dict) -> None:
+        self.line.done(_step_line(step))
+
+    def finished(self) -> None:
+        self.line.done()
 
 
-def run_fio_recorded(spec: FioSpec, sample_interval: float = 1.0, power: str = "auto") -> dict:
-    """Check everything, then run the plan and keep the record (and fio's raw json+) on disk."""
-    from ..results.store import RunRecord, atomic_write
-    from ..telemetry.host import host_metadata
-    from ..ui import LiveLine, out
-    from .plan import plan_jobs, run_plan
-    from .runner import find_fio
-    from .target import prepared
-
-    fio_bin = find_fio()
-    with prepared(spec.target, spec.size) as target:
-        jobs = plan_jobs(spec, target, fio_bin)
-        sampler = make_sampler(sample_interval, {"target": spec.target}, power)
-        record = RunRecord.create(
-            spec.results_dir, "fio", spec.name,
-            oltplab_version=__version__,
-            command=sys.argv,
-            config={"fio": spec.as_dict()},
-            host=host_metadata({"target": spec.target}),
-            target=target.as_dict(),
-            fio={"path": fio_bin.path, "version": fio_bin.version},
-            plan=[j.name for j in jobs],
-        )
-        click.echo(f"run {record.path}", err=True)
-        line = LiveLine(every=10)
-        total = len(jobs)
-
-        def on_progress(p) -> None:
-            what = "precondition" if p.step < 0 else f"{p.step + 1}/{total} {p.name}"
-            pct = f"{p.percent:5.1f}%" if p.percent is not None else "     -"
-            rates = ""
-            if p.read_iops is not None or p.write_iops is not None:
-                rates = f"  r {p.read_iops or 0:>9,.0f}  w {p.write_iops or 0:>9,.0f} IOPS"
-            eta = f"  eta {p.eta_s} s" if p.eta_s is not None else ""
-            line.show(f"fio {what}  {p.elapsed_s:5.0f} s  {pct}{rates}{eta}")
-
-        def on_precondition(rec: dict) -> None:
-            line.done(f"precondition: wrote {rec['bytes'] / 1024**2:,.0f} MiB in "
-                      f"{rec['seconds']:.1f} s ({rec['mbps']:,.1f} MB/s)")
-            record.data["precondition"] = rec
-            record.save()
-
-        def on_step(step: dict, raw_json: str) -> None:
-            if sampler is not None:
-                _mark_step(sampler, step, spec)
-            name = f"fio/{step['index'] + 1:02d}-{_safe(step['profile'])}.json"
-            atomic_write(record.path / name, raw_json)
-            step["raw_file"] = name
-            line.done(_step_line(step))
-            record.add_step(step)
-
-        status, error = "failed", None
-        try:
-            if sampler is not None:
-                sampler.start()
-            run_plan(spec, target, fio_bin, jobs, on_progress=on_progress,
-                     on_precondition=on_precondition, on_step=on_step)
-            status = "completed"
-        except KeyboardInterrupt:
-            status, error = "interrupted", "interrupted by the user"
-        except OltplabError as e:
-            status, error = "failed", str(e)
-        finally:
-            line.done()
-            save_timeline(sampler, record)
-            record.finish(status, error)
-    out.print(steps_table(record.data))
-    click.echo(f"saved {record.path}", err=True)
-    return record.data
-
-
-def _mark_step(sampler, step: dict, spec: FioSpec) -> None:
-    """The step's windows on the telemetry timeline, placed when fio has finished: its measured
-    runtime ends now and fio's ramp precedes it (file layout, before the ramp, is left out)."""
-    import time
-    end = time.monotonic_ns()
-    ramp_end = end - int((step.get("runtime_s") or 0) * 1e9)
-    attrs = {"step": step["index"], "profile": step.get("profile")}
-    sampler.mark("step_start", ramp_end - int(spec.ramp * 1e9), **attrs)
-    sampler.mark("ramp_end", ramp_end, **attrs)
-    sampler.mark("measure_end", end, **attrs)
+def run_fio_printed(spec: FioSpec, sample_interval: float = 1.0, power: str = "auto",
+                    labels: dict | None = None) -> dict:
+    """One recorded fio run with its progress on stderr, then its table and folder."""
+    from ..ui import out
+    progress = _FioLines()
+    run = run_fio_recorded(spec, sample_interval, power, progress, labels)
+    out.print(steps_table(run))
+    click.echo(f"saved {run['_path']}", err=True)
+    return run
 
 
 def _ms(x: float | None) -> str:

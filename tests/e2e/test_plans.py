@@ -1,0 +1,93 @@
+"""``oltplab plan`` end to end: the example plan at tiny sizes on a managed server, its
+interruption and ``--resume``, and a malformed plan refused before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from interrupts import INTERRUPTIBLE
+
+from .conftest import oltplab
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "plans" / "modes.toml"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _runs(results: Path) -> list[dict]:
+    if not results.is_dir():
+        return []
+    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
+            if (p / "run.json").is_file()]
+
+
+def _completed(results: Path) -> list[dict]:
+    return [r for r in _runs(results) if r["status"] == "completed"]
+
+
+def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
+    plan = tmp_path / "modes.toml"
+    plan.write_text(EXAMPLE.read_text()
+                    .replace('datadir = "oltplab-data/postgres"', f'datadir = "{tmp_path / "pg"}"')
+                    .replace("port = 5432", f"port = {_free_port()}"))
+    results = tmp_path / "results"
+    shown = oltplab("plan", "show", str(plan), cwd=tmp_path, check_rc=0)
+    assert "plan modes: 2 cells x 2 repeats = 4 runs" in shown.stdout
+    assert not results.exists() and not (tmp_path / "pg").exists()  # show runs nothing
+
+    proc = subprocess.Popen([sys.executable, "-m", "oltplab", "plan", "run", str(plan)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            **INTERRUPTIBLE)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not _completed(results):
+        time.sleep(0.5)
+    assert _completed(results), proc.stderr.read() if proc.poll() is not None else "no run"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "--resume" in err
+
+    status = oltplab("plan", "status", str(plan), cwd=tmp_path, check_rc=0)
+    assert "(1/2 runs done" in status.stdout and "pending" in status.stdout
+
+    again = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+    done = oltplab("plan", "run", str(plan), "--resume", cwd=tmp_path, check_rc=0,
+                   timeout=240)
+    runs = _completed(results)
+    assert len(runs) == 4
+    assert sorted((r["plan"]["cell"], r["plan"]["repeat"]) for r in runs) == [
+        ("mode=procedures", 1), ("mode=procedures", 2), ("mode=sql", 1), ("mode=sql", 2)]
+    assert {r["plan"]["name"] for r in runs} == {"modes"}
+    assert {r["name"] for r in runs} == {"modes.mode-procedures", "modes.mode-sql"}
+    assert all(r["group"]["of"] == 2 for r in runs)
+    # an interrupted run is kept as measured, and superseded by its repeat
+    assert all(r["status"] in ("completed", "interrupted") for r in _runs(results))
+    assert "plan modes: 2 done, 0 failed, 0 pending" in done.stdout
+    report = tmp_path / "reports" / "plan-modes" / "report.html"
+    assert report.is_file() and f"report {report.relative_to(tmp_path)}" in done.stdout
+    html = report.read_text()
+    assert "modes.mode-procedures" in html and "modes.mode-sql" in html
+
+
+def test_malformed_plan_is_refused_in_one_line(tmp_path):
+    plan = tmp_path / "bad.toml"
+    plan.write_text('[plan]\nname = "x"\n[matrix]\nusers = []\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == f"oltplab: error: {plan}: matrix.users: the list is empty; " \
+                               "give at least one value"
+    assert not (tmp_path / "results").exists()
