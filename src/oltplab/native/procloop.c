@@ -280,7 +280,6 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
             has = 1;
             result = sql_value(u->sql);
         }
-        if (u->kind == DELIVERY && has) L->skipped += 10 - result;
         rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && result < 0, u->retries);
         rec_inputs(L, u, end, u->kind == DELIVERY && has ? result : DISTRICTS);
     } else {

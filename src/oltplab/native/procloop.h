@@ -53,7 +53,7 @@ typedef struct {
     /* the recorder: the same rules as runner/vuser.py's Recorder */
     int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],
         total_us[NKINDS];
-    int64_t completed, new_orders, skipped; /* completed and new_orders: every phase */
+    int64_t completed, new_orders; /* every phase */
     int64_t inputs[NINPUTS];  /* the measured window */
     int64_t *samples[NKINDS]; /* bulk entries each: the loop stops at a full one [samples_full] */
     Py_ssize_t nsamples[NKINDS], bulk;

@@ -274,13 +274,12 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
         Py_XDECREF(v);
     }
     if (!inputs) return NULL;
-    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N,s:N}", "committed",
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:N,s:N}", "committed",
                          ints(self->committed, NKINDS), "rolled_back",
                          ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
                          "retries", ints(self->retries, NKINDS), "total_us",
-                         ints(self->total_us, NKINDS), "skipped", (long long)self->skipped,
-                         "completed", (long long)self->completed, "new_orders",
-                         (long long)self->new_orders,
+                         ints(self->total_us, NKINDS), "completed", (long long)self->completed,
+                         "new_orders", (long long)self->new_orders,
                          "cross_ns", Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
                                                    ints(self->cross_ns[1], self->ncross_ns[1])),
                          "inputs", inputs);
