@@ -1,26 +1,37 @@
-"""Plans: an experiment as a TOML file, expanded into cells and run through the services.
+"""Plans: an experiment as a TOML file, expanded into cells and steps and run through the
+services.
 
 A plan names itself and its repeats, gives defaults for any option of ``db start``,
 ``tpcc build`` and ``tpcc run`` (long name, ``-`` written as ``_``), a matrix whose every
-combination is a cell, and named targets (where the data lives)::
+combination is a cell, named targets (where the data lives) and, optionally, ``[[step]]``s of
+several kinds run in order (without them, one ``tpcc`` step)::
 
     [plan]
-    name = "modes"
+    name = "e4"
     repeat = 2
     [defaults]
     warehouses = 1
     users = [1, 2]
     duration = "30s"
     [matrix]
-    mode = ["procedures", "sql"]
-    target = ["nvme"]
+    target = ["nvme", "sata"]
     [targets.nvme]
-    datadir = "oltplab-data/nvme"
+    datadir = "/mnt/nvme/oltplab"
+    [[step]]
+    kind = "fio"
+    profile = "4k-70r30w-random"
+    [[step]]
+    kind = "tpcc"
+    [[step]]
+    kind = "backup"
+    cycles = 3
 
-The whole file is validated before anything runs; every error is one ``UsageError`` line
-naming the file and the key. A cell's runs carry ``plan: {name, cell, repeat}`` and
-``group: {id, index, of}``; what is done, failed or pending is read back from the results
-store, so ``--resume`` runs only what is missing and an interrupted plan loses nothing.
+A step kind (``STEP_KINDS``) is one table entry: the options a step takes, whether it runs
+once per cell or once per datastore, whether it needs the cell's server, how its spec is made
+and which service runs it. The pair (step, cell) - or (step, datastore) - is an ``Item``; each
+item runs ``repeat`` times. The whole file is validated before anything runs; every error is
+one ``UsageError`` line naming the file and the key. Running, status and resume are in
+``planrun``.
 """
 
 from __future__ import annotations
@@ -33,11 +44,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import DbSpec, RunSpec, parse_duration, parse_size, parse_users
-from .errors import Interrupted, OltplabError, UsageError
+from .config import (DbSpec, RunSpec, parse_duration, parse_host_memory, parse_size,
+                     parse_users)
+from .errors import UsageError
 
 PLAN_KEYS = {"name": str, "repeat": int}
-TOP_KEYS = ("plan", "defaults", "matrix", "targets")
+TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
 LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
@@ -48,7 +60,7 @@ class Key:
     """One option a plan may set: the TOML types it takes and how it becomes a spec value."""
 
     name: str
-    part: str  # "db", "build" or "run"
+    part: str  # "db", "build", "run", "plan", or the step kind that takes it
     types: tuple[type, ...]
     convert: Callable[[Any, str], Any]
     help: str
@@ -64,6 +76,13 @@ def _path(value, what):
 
 def _size(value, what):
     return parse_size(str(value), what)
+
+
+def _host_memory(value, what):
+    try:
+        return parse_host_memory(str(value))
+    except UsageError as e:
+        raise UsageError(f"{what}: {str(e).removeprefix('--host-memory: ')}") from None
 
 
 def _duration(value, what):
@@ -113,6 +132,8 @@ KEYS = {k.name: k for k in (
     Key("port", "db", (int,), _same, "port of the managed server"),
     Key("listen", "db", (str,), _same, "TCP listen addresses"),
     Key("db_memory", "db", (int, str), _size, "shared_buffers and derived settings"),
+    Key("host_memory", "db", (int, str), _host_memory,
+        "memory limit of the server's process tree, page cache included ('none': no limit)"),
     Key("pg_bin", "db", (str,), _path, "PostgreSQL binaries"),
     Key("settings", "db", (dict,), _settings, "server settings, as a table"),
     Key("dsn", "db", (str,), _same, "an existing server instead of a managed one"),
@@ -128,6 +149,7 @@ KEYS = {k.name: k for k in (
     Key("workers", "run", (int,), _positive, "driver processes"),
     Key("seed", "run", (int,), _same, "seed of the drivers' inputs"),
     Key("check", "run", (bool,), _same, "consistency checks after the last step"),
+    Key("cold", "run", (bool,), _same, "drop the page cache before each step (root)"),
     Key("sample_interval", "run", NUM, _duration, "telemetry sampling interval"),
     Key("power", "run", (str,), _same, "power meter"),
     Key("target", "plan", (str,), _same, "a target named under [targets]"),
@@ -149,6 +171,32 @@ class Cell:
     warehouses: int | None
     build_users: int
     run: RunSpec
+    target: str | None = None  # the named target the cell's data lives in
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ``[[step]]`` of the plan (index from 1) with its options as the file gives them."""
+
+    index: int
+    kind: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Item:
+    """A step of one cell (or of one datastore, for per-target kinds): what runs ``repeat``
+    times. ``name`` is the ``plan.cell`` of its runs; ``spec`` the spec its service takes."""
+
+    cell: Cell  # the cell it runs in (the first that reaches it, for per-target kinds)
+    step: Step
+    name: str
+    label: str
+    spec: Any
+
+    @property
+    def kind(self) -> "StepKind":
+        return STEP_KINDS[self.step.kind]
 
 
 @dataclass(frozen=True)
@@ -158,31 +206,132 @@ class Plan:
     repeat: int
     varied: tuple[str, ...]  # the matrix keys, in the file's order
     cells: tuple[Cell, ...]
+    steps: tuple[Step, ...] = (Step(1, "tpcc"),)
+    items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
 
+
+# --------------------------------------------------------------------------- step kinds
 
 @dataclass(frozen=True)
-class CellState:
-    cell: Cell
-    repeats: int  # runs the cell needs
-    done: tuple[int, ...]  # repeats with a completed run
-    failed: tuple[int, ...]  # repeats that failed (an interrupted run is still pending)
-    runs: tuple[dict, ...]  # the completed runs, in repeat order
+class StepKind:
+    """What a ``[[step]]`` of one kind takes and does.
 
-    @property
-    def todo(self) -> tuple[int, ...]:
-        return tuple(r for r in range(1, self.repeats + 1) if r not in self.done)
+    ``scope`` is "cell" (once per cell and repeat, with the cell's server and options) or
+    "target" (once per datastore and repeat, however many cells share it).
+    ``make(cell, options, label, results_dir)`` builds and validates the spec at load time
+    (``options``: converted, by key); ``run(item, progress, labels)`` runs it through the
+    services and returns the saved record (``progress``: what ``PlanProgress.run_progress``
+    gave for the kind)."""
 
-    @property
-    def state(self) -> str:
-        if not self.todo:
-            return "done"
-        return "failed" if self.failed else "pending"
+    name: str
+    keys: dict[str, Key]
+    scope: str
+    needs_db: bool  # the cell's server is up and its schema built before the step runs
+    make: Callable[[Cell, dict, str, Path], Any]
+    run: Callable[[Item, Any, dict], dict]
+    help: str
+
+
+def _tpcc_make(cell: Cell, opts: dict, label: str, results_dir: Path):
+    import dataclasses
+    return dataclasses.replace(cell.run, name=label, **opts)
+
+
+def _tpcc_run(item: Item, progress, labels: dict) -> dict:
+    from .services import run_tpcc_recorded
+    return run_tpcc_recorded(item.cell.db, item.spec, progress, labels)
+
+
+def _backup_make(cell: Cell, opts: dict, label: str, results_dir: Path):
+    from .scenarios.backup import BackupSpec
+    if cell.db.dsn and "to" not in opts:
+        raise UsageError("a backup of a server given by dsn needs 'to' (where backups go)")
+    return BackupSpec(name=label, results_dir=results_dir, **opts,
+                      sample_interval=cell.run.sample_interval, power=cell.run.power)
+
+
+def _backup_run(item: Item, progress, labels: dict) -> dict:
+    from .scenarios.backup import run_backup
+    on_progress, on_cycle = progress or (None, None)
+    return run_backup(item.cell.db, item.spec, progress=on_progress, on_cycle=on_cycle,
+                      labels=labels)
+
+
+def fio_path(cell: Cell, opts: dict) -> Path:
+    """Where a fio step measures: its ``path``, else the folder that holds the cell's data
+    directory (the datastore the data lives on, not the server's own folder)."""
+    if "path" in opts:
+        return Path(opts["path"])
+    if cell.db.dsn:
+        raise UsageError("a fio step against a server given by dsn needs 'path'")
+    return Path(os.path.abspath(cell.db.datadir)).parent
+
+
+def _fio_make(cell: Cell, opts: dict, label: str, results_dir: Path):
+    from .storage.spec import spec_from_options
+    raw = {k: (v if isinstance(v, bool) else str(v)) for k, v in opts.items()
+           if k not in ("path", "profile")}
+    profiles = opts.get("profile")
+    raw["profiles"] = tuple(profiles) if isinstance(profiles, list) else (
+        (profiles,) if profiles else None)
+    raw.update(target=str(fio_path(cell, opts)), name=label, results_dir=str(results_dir))
+    return spec_from_options(raw)
+
+
+def _fio_run(item: Item, progress, labels: dict) -> dict:
+    from .services import run_fio_recorded
+    if not Path(item.spec.target).exists():  # a datastore folder the plan will use
+        Path(item.spec.target).mkdir(parents=True)
+    return run_fio_recorded(item.spec, item.cell.run.sample_interval, item.cell.run.power,
+                            progress, labels)
+
+
+def _profiles(value, what):
+    if isinstance(value, list) and not (value and all(isinstance(v, str) for v in value)):
+        raise UsageError(f"{what}: give a profile name or a list of them")
+    return value
+
+
+def _fio_keys() -> dict[str, Key]:
+    from .storage.spec import OPTIONS
+    keys = [Key("profile", "fio", (str, list), _profiles,
+                "named profiles, groups or job files, run in order"),
+            Key("path", "fio", (str,), _path, "directory or block device under test "
+                "[default: the folder holding the cell's data directory]")]
+    keys += [Key(o.name, "fio", (bool,) if o.is_flag else NUM, _same, o.help)
+             for o in OPTIONS if o.name not in ("target", "profiles", "name", "results_dir")]
+    return {k.name: k for k in keys}
+
+
+def _backup_keys() -> dict[str, Key]:
+    from .scenarios.backup import COMPRESSIONS, METHODS
+    return {k.name: k for k in (
+        Key("cycles", "backup", (int,), _positive, "backup and restore cycles"),
+        Key("method", "backup", (str,), _choice(*METHODS), "pg_basebackup, or pg_dump -Fd"),
+        Key("to", "backup", (str,), _path, "folder for the backups"),
+        Key("interval", "backup", NUM, _duration, "time between cycle starts"),
+        Key("compress", "backup", (str,), _choice(*COMPRESSIONS), "pg_basebackup -Z"),
+        Key("max_rate", "backup", (int, str), _size, "pg_basebackup -r, bytes per second"),
+        Key("restore", "backup", (bool,), _same, "restore and check each backup"),
+        Key("jobs", "backup", (int,), _positive, "pg_dump / pg_restore parallel jobs"),
+    )}
+
+
+STEP_KINDS: dict[str, StepKind] = {k.name: k for k in (
+    StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,
+             _tpcc_make, _tpcc_run, "the user sequence; its options override the cell's"),
+    StepKind("fio", _fio_keys(), "target", False, _fio_make, _fio_run,
+             "storage profiles on the cell's datastore, once per datastore"),
+    StepKind("backup", _backup_keys(), "cell", True, _backup_make, _backup_run,
+             "backup and restore cycles of the cell's database"),
+)}
 
 
 # --------------------------------------------------------------------------- loading
 
-def load_plan(path: Path, results_dir: Path) -> Plan:
-    """Read and validate the whole plan; raise one UsageError line naming file and key."""
+def load_plan(path: Path, results_dir: Path, overrides: tuple[str, ...] = ()) -> Plan:
+    """Read and validate the whole plan; raise one UsageError line naming file and key.
+    ``overrides`` are ``--set KEY=VALUE`` texts (see ``apply_overrides``)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -195,9 +344,48 @@ def load_plan(path: Path, results_dir: Path) -> Plan:
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: not valid TOML: {e}") from None
     try:
+        apply_overrides(doc, overrides)
         return _plan(path, doc, Path(results_dir))
     except UsageError as e:
         raise UsageError(f"{path}: {e}") from None
+
+
+def apply_overrides(doc: dict, overrides: tuple[str, ...]) -> None:
+    """``KEY=VALUE``: a bare key sets ``[defaults]`` and narrows a matrix that varies it to
+    that one value; ``plan.KEY``, ``matrix.KEY``, ``targets.NAME.KEY`` and ``step.N.KEY`` set
+    that place. VALUE is read as TOML (``3``, ``true``, ``[1, 2]``), else taken as text."""
+    for text in overrides:
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*", key):
+            raise UsageError(f"--set {text!r}: give KEY=VALUE, such as duration=10s")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        parts = key.split(".")
+        if len(parts) == 1:
+            _place(doc, "defaults", key)[key] = value
+            if key in (doc.get("matrix") or {}):
+                doc["matrix"][key] = [value]
+            continue
+        place = doc
+        if parts[0] == "step":
+            steps = doc.get("step") if isinstance(doc.get("step"), list) else []
+            if len(parts) != 3 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= len(steps):
+                raise UsageError(f"--set {key}: give step.N.KEY with N from 1 to {len(steps)} "
+                                 f"(the plan has {len(steps)} [[step]]s)")
+            place, parts = steps[int(parts[1]) - 1], parts[2:]
+        for p in parts[:-1]:
+            place = _place(place, p, key)
+        place[parts[-1]] = value
+
+
+def _place(table: dict, name: str, key: str) -> dict:
+    sub = table.setdefault(name, {})
+    if not isinstance(sub, dict):
+        raise UsageError(f"--set {key}: {name} is not a table")
+    return sub
 
 
 def _table(doc: dict, key: str, required: bool = False) -> dict:
@@ -211,12 +399,13 @@ def _table(doc: dict, key: str, required: bool = False) -> dict:
     return value
 
 
-def _typed(where: str, key: str, value: Any) -> Any:
+def _typed(where: str, key: str, value: Any, keys: dict[str, Key] = KEYS,
+           takes: str = "plans take") -> Any:
     """Check one option's TOML type and convert it; errors name ``where.key``."""
-    spec = KEYS.get(key)
+    spec = keys.get(key)
     what = f"{where}.{key}"
     if spec is None:
-        raise UsageError(f"unknown key {what} (plans take: {', '.join(KEYS)})")
+        raise UsageError(f"unknown key {what} ({takes}: {', '.join(keys)})")
     if isinstance(value, bool) and bool not in spec.types or not isinstance(value, spec.types):
         names = " or ".join({str: "a string", int: "a whole number", float: "a number",
                              bool: "true or false", list: "a list", dict: "a table"}[t]
@@ -228,8 +417,7 @@ def _typed(where: str, key: str, value: Any) -> Any:
 def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
     for key in doc:
         if key not in TOP_KEYS:
-            hint = " ([[step]]s of other kinds are not supported yet)" if key == "step" else ""
-            raise UsageError(f"unknown key {key!r}{hint} (a plan has: {', '.join(TOP_KEYS)})")
+            raise UsageError(f"unknown key {key!r} (a plan has: {', '.join(TOP_KEYS)})")
     head = _table(doc, "plan", required=True)
     for key, value in head.items():
         if key not in PLAN_KEYS:
@@ -269,9 +457,8 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
     for where, table in (("defaults", defaults), ("matrix", matrix)):
         if "target" in table:
             for t in table["target"] if where == "matrix" else [table["target"]]:
-                if t not in targets:
-                    known = ", ".join(targets) or "none"
-                    raise UsageError(f"{where}.target: unknown target {t!r} (known: {known})")
+                _known_target(where, t, targets)
+    steps = _steps(doc.get("step"), targets)
 
     cells = []
     combos = list(itertools.product(*matrix.values())) if matrix else [()]
@@ -288,7 +475,92 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             raise UsageError(f"cell {cname}: {e}") from None
     if len({c.label for c in cells}) != len(cells):  # labels cut to 64 characters may collide
         cells = [_relabel(c, f"{name}.c{c.index + 1}") for c in cells]
-    return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells))
+    items = _items(name, cells, steps, targets, results_dir)
+    return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
+                steps=steps, items=items)
+
+
+def _known_target(where: str, t: str, targets: dict) -> None:
+    if t not in targets:
+        known = ", ".join(targets) or "none"
+        raise UsageError(f"{where}.target: unknown target {t!r} (known: {known})")
+
+
+def _steps(raw: Any, targets: dict) -> tuple[Step, ...]:
+    """The ``[[step]]`` tables checked against their kind's option table; one tpcc step when
+    the plan gives none."""
+    if raw is None:
+        return (Step(1, "tpcc"),)
+    if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
+        raise UsageError("step: give one or more [[step]] tables")
+    steps = []
+    for n, table in enumerate(raw, 1):
+        where = f"step.{n}"
+        kind = table.get("kind")
+        if kind not in STEP_KINDS:
+            raise UsageError(f"{where}.kind: {'unknown kind ' + repr(kind) if kind else 'missing'}"
+                             f" (kinds: {', '.join(STEP_KINDS)})")
+        keys = {**STEP_KINDS[kind].keys, "target": KEYS["target"]}
+        options = []
+        for key, value in table.items():
+            if key == "kind":
+                continue
+            _typed(where, key, value, keys, f"a {kind} step takes")
+            if key == "target":
+                _known_target(where, value, targets)
+            options.append((key, value))
+        steps.append(Step(n, kind, tuple(options)))
+    return tuple(steps)
+
+
+def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: dict,
+           results_dir: Path) -> tuple[Item, ...]:
+    """Every (step, cell) pair - (step, datastore) for per-target kinds - with its spec."""
+    items: list[Item] = []
+    seen: set = set()
+    for cell in cells:
+        for step in steps:
+            kind = STEP_KINDS[step.kind]
+            where = f"step.{step.index} ({step.kind}) in cell {cell.name}"
+            given = dict(step.options)
+            home = _retarget(cell, given.pop("target"), targets, results_dir) \
+                if "target" in given else cell
+            try:
+                opts = {k: _typed(f"step.{step.index}", k, v, kind.keys)
+                        for k, v in given.items()}
+                if kind.scope == "target":
+                    path = fio_path(home, opts)
+                    if (step.index, path) in seen:
+                        continue
+                    seen.add((step.index, path))
+                    name = (f"target={home.target}" if home.target and "path" not in opts
+                            else f"path={path}")
+                    label = _step_label(plan_name, name, step, steps)
+                else:
+                    name = cell.name
+                    label = cell.label if step.kind == "tpcc" and sum(
+                        s.kind == "tpcc" for s in steps) == 1 else _step_label(
+                        cell.label, "", step, steps)
+                spec = kind.make(home, opts, label, results_dir)
+            except UsageError as e:
+                raise UsageError(f"{where}: {e}") from None
+            items.append(Item(cell=home, step=step, name=name, label=label, spec=spec))
+    return tuple(items)
+
+
+def _retarget(cell: Cell, target: str, targets: dict, results_dir: Path) -> Cell:
+    """The cell as it would be with its data in ``target`` (a step's own ``target``)."""
+    values = {k: v for k, v in cell.values if k not in TARGET_KEYS}
+    values["target"] = target
+    return _cell(cell.index, cell.name, cell.label, {**targets[target], **values}, results_dir)
+
+
+def _step_label(base: str, name: str, step: Step, steps: tuple[Step, ...]) -> str:
+    """``base[.name].kind``, with the step's number when the plan has several of its kind."""
+    several = sum(s.kind == step.kind for s in steps) > 1
+    tail = f"{step.kind}{step.index if several else ''}"
+    label = re.sub(r"[^A-Za-z0-9_.\-]", "_", ".".join(p for p in (base, name, tail) if p))
+    return label if len(label) <= 64 else f"{label[:55]}.{tail}"[-64:]
 
 
 def _show(v: Any) -> str:
@@ -315,158 +587,11 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) ->
     db = DbSpec(**{k: v for k, v in conv.items() if KEYS[k].part == "db"})
     if db.dsn and db.listen:
         raise UsageError("listen configures a managed server; it does not go with dsn")
+    if db.dsn and db.host_memory is not None:
+        raise UsageError("host_memory limits a managed server; it does not go with dsn")
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
     rspec = RunSpec(name=label, results_dir=results_dir, **run)
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
                 warehouses=conv.get("warehouses"),
-                build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec)
-
-
-# --------------------------------------------------------------------------- status
-
-def plan_runs(plan: Plan, results_dir: Path) -> list[dict]:
-    """Every run of this plan in the results store, oldest first."""
-    from .results.store import list_runs
-    return [r for r in list_runs(results_dir)
-            if isinstance(r.get("plan"), dict) and r["plan"].get("name") == plan.name]
-
-
-def plan_status(plan: Plan, results_dir: Path) -> list[CellState]:
-    """Each cell's done, failed and pending repeats, as the results store has them."""
-    runs = plan_runs(plan, results_dir)
-    out = []
-    for cell in plan.cells:
-        mine = [r for r in runs if r["plan"].get("cell") == cell.name]
-        done, failed, kept = [], [], []
-        for rep in range(1, plan.repeat + 1):
-            of_rep = [r for r in mine if r["plan"].get("repeat") == rep]
-            completed = [r for r in of_rep if r.get("status") == "completed"]
-            if completed:
-                done.append(rep)
-                kept.append(completed[-1])
-            elif any(r.get("status") != "interrupted" for r in of_rep):
-                failed.append(rep)
-        out.append(CellState(cell, plan.repeat, tuple(done), tuple(failed), tuple(kept)))
-    return out
-
-
-# --------------------------------------------------------------------------- running
-
-class PlanProgress:
-    """Hooks a plan calls while it goes; every one does nothing here."""
-
-    def cell(self, cell: Cell, todo: tuple[int, ...], of: int) -> None:
-        """A cell is about to run these repeats."""
-
-    def building(self, cell: Cell, warehouses: int):
-        """The cell's schema is missing or of another size and is about to be built; returns
-        the loader's progress callback ``(event, done, total)``, or None."""
-        return None
-
-    def run_progress(self, cell: Cell, repeat: int):
-        """The ``services.TpccProgress`` for one run of the cell (None: silent)."""
-        return None
-
-    def run_done(self, cell: Cell, run: dict) -> None:
-        """One run of the cell ended (in any way) and is saved."""
-
-    def cell_failed(self, cell: Cell, error: str) -> None:
-        """The cell failed; the plan goes on with the next cell."""
-
-
-def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
-             progress: PlanProgress | None = None) -> list[CellState]:
-    """Run every repeat of every cell that is not done; return the status at the end.
-
-    Without ``resume`` a plan that already has runs in ``results_dir`` is refused. A cell that
-    fails is recorded (a failed run) and the plan goes on; Ctrl-C keeps the runs so far and
-    raises ``Interrupted``."""
-    progress = progress or PlanProgress()
-    if not resume and plan_runs(plan, results_dir):
-        raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
-                         "add --resume to run only what is not done, or use another "
-                         "--results-dir")
-    for state in plan_status(plan, results_dir):
-        if state.todo:
-            _run_cell(plan, state.cell, state.todo, progress)
-    return plan_status(plan, results_dir)
-
-
-def _labels(plan: Plan, cell: Cell, repeat: int) -> dict:
-    return {"plan": {"name": plan.name, "cell": cell.name, "repeat": repeat,
-                     "file": str(plan.path)},
-            "group": {"id": f"{plan.name}:{cell.name}", "index": repeat, "of": plan.repeat}}
-
-
-def _run_cell(plan: Plan, cell: Cell, todo: tuple[int, ...], progress: PlanProgress) -> None:
-    from .engines.postgres.session import database
-    from .services import run_tpcc_recorded
-
-    progress.cell(cell, todo, plan.repeat)
-    need = max(max(cell.run.users) + 21, cell.build_users + 10)
-    repeat = todo[0]
-    try:
-        with database(cell.db, need_connections=need) as target:
-            _ensure_schema(target.dsn, cell, progress)
-            for repeat in todo:
-                run = run_tpcc_recorded(cell.db, cell.run, progress.run_progress(cell, repeat),
-                                        _labels(plan, cell, repeat))
-                progress.run_done(cell, run)
-                if run.get("status") == "interrupted":
-                    raise Interrupted(f"plan {plan.name} interrupted in cell {cell.name}; "
-                                      "--resume goes on from there")
-                if run.get("status") != "completed":
-                    progress.cell_failed(cell, run.get("error") or run.get("status"))
-                    return
-    except KeyboardInterrupt:
-        raise Interrupted(f"plan {plan.name} interrupted in cell {cell.name}; "
-                          "--resume goes on from there") from None
-    except Interrupted:
-        raise
-    except OltplabError as e:  # before a run could start: record the cell as failed
-        _failed_record(plan, cell, repeat, str(e))
-        progress.cell_failed(cell, str(e))
-
-
-def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
-    """Reuse the schema when it has the cell's warehouses; build it (again) otherwise."""
-    from .config import BuildSpec
-    from .errors import SchemaError
-    from .workloads.tpcc.loader import build
-    from .workloads.tpcc.schema import schema_info
-    try:
-        info = schema_info(dsn)
-    except SchemaError:
-        if cell.warehouses is None:
-            raise
-        info = None
-    if cell.warehouses is None or (info is not None and info.warehouses == cell.warehouses):
-        return
-    if cell.db.dsn:
-        raise SchemaError(f"the schema at dsn has {info.warehouses if info else 'no'} "
-                          f"warehouses, not {cell.warehouses}; a plan rebuilds only managed "
-                          "servers")
-    on_build = progress.building(cell, cell.warehouses)
-    build(dsn, BuildSpec(warehouses=cell.warehouses, build_users=cell.build_users, force=True),
-          progress=on_build)
-
-
-def _failed_record(plan: Plan, cell: Cell, repeat: int, error: str) -> None:
-    from . import __version__
-    from .results.store import RunRecord
-    from .services import spec_dict
-    record = RunRecord.create(cell.run.results_dir, "tpcc", cell.label,
-                              oltplab_version=__version__,
-                              config={"db": spec_dict(cell.db), "run": spec_dict(cell.run)},
-                              **_labels(plan, cell, repeat))
-    record.finish("failed", error)
-
-
-def write_plan_report(plan: Plan, results_dir: Path, out_dir: Path | None = None):
-    """The report of every cell side by side (the comparison report over the completed
-    runs, in cell order); None when no run completed."""
-    from .report.build import write_report
-    runs = [r for s in plan_status(plan, results_dir) for r in s.runs]
-    if not runs:
-        return None
-    return write_report(runs, out_dir or Path("reports") / f"plan-{plan.name}")
+                build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,
+                target=conv.get("target"))

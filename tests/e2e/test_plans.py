@@ -51,13 +51,15 @@ def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             **INTERRUPTIBLE)
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and not _completed(results):
-        time.sleep(0.5)
+    while time.monotonic() < deadline and not (_completed(results) and len(_runs(results)) > 1):
+        time.sleep(0.2)  # the first run done, the second under way
     assert _completed(results), proc.stderr.read() if proc.poll() is not None else "no run"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "--resume" in err
+    cut = [r for r in _runs(results) if r["status"] == "interrupted"]
+    assert len(cut) == 1 and len(_runs(results)) == 2
 
     status = oltplab("plan", "status", str(plan), cwd=tmp_path, check_rc=0)
     assert "(1/2 runs done" in status.stdout and "pending" in status.stdout
@@ -67,15 +69,22 @@ def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
 
     done = oltplab("plan", "run", str(plan), "--resume", cwd=tmp_path, check_rc=0,
                    timeout=240)
-    runs = _completed(results)
-    assert len(runs) == 4
+    runs = _runs(results)
+    assert len(runs) == 4 and all(r["status"] == "completed" for r in runs)
     assert sorted((r["plan"]["cell"], r["plan"]["repeat"]) for r in runs) == [
         ("mode=procedures", 1), ("mode=procedures", 2), ("mode=sql", 1), ("mode=sql", 2)]
     assert {r["plan"]["name"] for r in runs} == {"modes"}
     assert {r["name"] for r in runs} == {"modes.mode-procedures", "modes.mode-sql"}
     assert all(r["group"]["of"] == 2 for r in runs)
-    # an interrupted run is kept as measured, and superseded by its repeat
-    assert all(r["status"] in ("completed", "interrupted") for r in _runs(results))
+    listed = json.loads(oltplab("results", "list", "--json", cwd=tmp_path, check_rc=0).stdout)
+    assert sorted(r["id"] for r in listed) == sorted(r["id"] for r in runs)
+    # the interrupted attempt is kept as measured, inside the run that completed its repeat
+    heir = next(r for r in runs if r.get("superseded"))
+    assert heir["superseded"] == [cut[0]["id"]]
+    assert (heir["plan"]["cell"], heir["plan"]["repeat"]) == (cut[0]["plan"]["cell"],
+                                                              cut[0]["plan"]["repeat"])
+    kept = results / heir["id"] / "superseded" / cut[0]["id"] / "run.json"
+    assert json.loads(kept.read_text())["status"] == "interrupted"
     assert "plan modes: 2 done, 0 failed, 0 pending" in done.stdout
     report = tmp_path / "reports" / "plan-modes" / "report.html"
     assert report.is_file() and f"report {report.relative_to(tmp_path)}" in done.stdout

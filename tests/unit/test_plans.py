@@ -62,7 +62,16 @@ def test_the_example_plan_expands(tmp_path):
     (('datadir = "/tmp/a"', 'datadir = "/tmp/a"\nusers = 3'), "unknown key targets.a.users"),
     (("repeat = 2", "repeat = 0"), "plan.repeat: must be at least 1"),
     (('name = "p"', 'name = "a b"'), "plan.name"),
-    (("[plan]", "[[step]]\nkind = 'fio'\n[plan]"), "unknown key 'step'"),
+    (("[plan]", "bogus = 1\n[plan]"), "unknown key 'bogus'"),
+    (("[targets.a]", "[[step]]\nkind = 'fi'\n[targets.a]"), "step.1.kind: unknown kind 'fi'"),
+    (("[targets.a]", "[[step]]\nkind = 'backup'\ncycle = 2\n[targets.a]"),
+     "unknown key step.1.cycle (a backup step takes: cycles"),
+    (("[targets.a]", "[[step]]\nkind = 'backup'\ncycles = '2'\n[targets.a]"),
+     "step.1.cycles: '2' is the wrong type"),
+    (("[targets.a]", "[[step]]\nkind = 'fio'\ntarget = 'z'\n[targets.a]"),
+     "step.1.target: unknown target 'z'"),
+    (("[targets.a]", "[[step]]\nkind = 'fio'\nprofile = 'nope'\n[targets.a]"),
+     "step.1 (fio) in cell mode=procedures,db_memory=128MiB: --profile: unknown profile"),
     (("[matrix]", "[matrix\n"), "not valid TOML"),
 ])
 def test_malformed_plan_is_refused_naming_file_and_key(tmp_path, change, needle):
@@ -76,3 +85,90 @@ def test_malformed_plan_is_refused_naming_file_and_key(tmp_path, change, needle)
 def test_missing_plan_file_is_one_line(tmp_path):
     with pytest.raises(UsageError, match="no such plan file"):
         load_plan(tmp_path / "none.toml", tmp_path)
+
+
+STEPS = """
+[plan]
+name = "s"
+repeat = 2
+[defaults]
+warehouses = 1
+[matrix]
+target = ["a", "b"]
+mode = ["procedures", "sql"]
+[targets.a]
+datadir = "/tmp/ds-a/pg"
+[targets.b]
+datadir = "/tmp/ds-b/pg"
+[[step]]
+kind = "fio"
+profile = ["4k-randread", "4k-randwrite"]
+size = "16MiB"
+[[step]]
+kind = "tpcc"
+duration = "7s"
+[[step]]
+kind = "backup"
+cycles = 2
+"""
+
+
+def test_steps_expand_to_items_per_cell_and_fio_once_per_datastore(tmp_path):
+    p = plan_of(tmp_path, STEPS)
+    assert [s.kind for s in p.steps] == ["fio", "tpcc", "backup"]
+    got = [(i.cell.name, i.step.index, i.name, i.label) for i in p.items]
+    assert got == [
+        ("target=a,mode=procedures", 1, "target=a", "s.target_a.fio"),
+        ("target=a,mode=procedures", 2, "target=a,mode=procedures", "s.target-a_mode-procedures"),
+        ("target=a,mode=procedures", 3, "target=a,mode=procedures",
+         "s.target-a_mode-procedures.backup"),
+        ("target=a,mode=sql", 2, "target=a,mode=sql", "s.target-a_mode-sql"),
+        ("target=a,mode=sql", 3, "target=a,mode=sql", "s.target-a_mode-sql.backup"),
+        ("target=b,mode=procedures", 1, "target=b", "s.target_b.fio"),
+        ("target=b,mode=procedures", 2, "target=b,mode=procedures", "s.target-b_mode-procedures"),
+        ("target=b,mode=procedures", 3, "target=b,mode=procedures",
+         "s.target-b_mode-procedures.backup"),
+        ("target=b,mode=sql", 2, "target=b,mode=sql", "s.target-b_mode-sql"),
+        ("target=b,mode=sql", 3, "target=b,mode=sql", "s.target-b_mode-sql.backup")]
+    fio = p.items[0].spec
+    assert str(fio.target) == "/tmp/ds-a" and [s.name for s in fio.steps] == [
+        "4k-randread", "4k-randwrite"] and fio.size == 16 * 1024**2
+    assert fio.results_dir == tmp_path / "results" and fio.name == "s.target_a.fio"
+    tpcc, backup = p.items[1].spec, p.items[2].spec
+    assert tpcc.duration == 7.0 and tpcc.mode == "procedures" and tpcc.name == p.items[1].label
+    assert backup.cycles == 2 and backup.name == p.items[2].label
+
+
+def test_a_plan_without_steps_has_one_tpcc_step(tmp_path):
+    p = plan_of(tmp_path, BASE)
+    assert [(s.index, s.kind) for s in p.steps] == [(1, "tpcc")]
+    assert [i.label for i in p.items] == [c.label for c in p.cells]
+    assert all(i.spec == i.cell.run for i in p.items)
+
+
+def test_set_overrides_defaults_narrows_the_matrix_and_reaches_steps(tmp_path):
+    f = tmp_path / "plan.toml"
+    f.write_text(STEPS)
+    p = load_plan(f, tmp_path, ("duration=2s", "mode=sql", "users=[1,3]", "plan.repeat=1",
+                                "targets.b.datadir=/tmp/elsewhere/pg", "step.3.cycles=1",
+                                "step.1.duration=1"))
+    assert p.repeat == 1 and [c.name for c in p.cells] == ["target=a,mode=sql",
+                                                            "target=b,mode=sql"]
+    assert all(c.run.duration == 2.0 and c.run.users == (1, 3) for c in p.cells)
+    assert str(p.cells[1].db.datadir) == "/tmp/elsewhere/pg"
+    assert p.items[-1].spec.cycles == 1 and p.items[0].spec.duration == 1.0
+    assert p.items[1].spec.duration == 7.0  # the step's own value wins over the default
+
+
+@pytest.mark.parametrize("override, needle", [
+    ("duration", "--set 'duration': give KEY=VALUE"),
+    ("step.9.cycles=1", "--set step.9.cycles: give step.N.KEY with N from 1 to 3"),
+    ("plan.name.x=1", "--set plan.name.x: name is not a table"),
+    ("bogus=1", "unknown key defaults.bogus"),
+])
+def test_bad_set_is_one_line(tmp_path, override, needle):
+    f = tmp_path / "plan.toml"
+    f.write_text(STEPS)
+    with pytest.raises(UsageError) as e:
+        load_plan(f, tmp_path, (override,))
+    assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)

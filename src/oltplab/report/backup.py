@@ -10,18 +10,19 @@ from .runs import Group, RunData
 PHASES = ("backup", "restore")
 
 
-def _per_cycle(group: Group, phase: str) -> dict:
+def per_cycle(group: Group, phase: str, key: str = "seconds") -> dict:
+    """{cycle: [the phase's ``key`` in each run of the group]}."""
     out: dict = {}
     for r in group.runs:
         for c in r.record.get("cycles") or []:
-            secs = (c.get(phase) or {}).get("seconds")
-            if secs is not None:
-                out.setdefault(c.get("cycle"), []).append(secs)
+            value = (c.get(phase) or {}).get(key)
+            if value is not None:
+                out.setdefault(c.get("cycle"), []).append(value)
     return out
 
 
 def charts(groups: list[Group]) -> list[Chart]:
-    items = entries(groups, [(p, lambda g, p=p: _per_cycle(g, p)) for p in PHASES])
+    items = entries(groups, [(p, lambda g, p=p: per_cycle(g, p)) for p in PHASES])
     return [bar_chart("backup_cycles", "Time to complete per cycle", "cycle", "seconds", items,
                       why="no cycle finished",
                       caption="Seconds from the start to the end of each cycle's backup and "

@@ -98,8 +98,9 @@ def _subtitle(runs: list[RunData]) -> str:
     return f"{len(runs)} runs: " + ", ".join(f"{r.label} ({r.id})" for r in runs)
 
 
-def build_report(records: list[dict]) -> Report:
-    """The report's sections (charts and tables), nothing written."""
+def build_report(records: list[dict], sections: list[Section] = ()) -> Report:
+    """The report's sections (charts and tables), nothing written; ``sections`` (a plan's own,
+    say) come after the runs table."""
     if not records:
         raise UsageError("no run to report")
     runs = [prepare(r) for r in records]
@@ -113,6 +114,7 @@ def build_report(records: list[dict]) -> Report:
         report.notes.append(CAVEAT)
     if not single:
         report.sections.append(Section("Runs", tables=(_runs_table(groups),)))
+    report.sections.extend(sections)
     for kind in kinds:
         kgroups = [g for g in groups if g.runs[0].kind == kind]
         head = "Results" if len(kinds) == 1 else f"Results: {kind}"
@@ -149,10 +151,11 @@ def build_report(records: list[dict]) -> Report:
 
 
 def write_report(records: list[dict], out_dir: Path | None = None, *,
-                 progress: Progress | None = None, png: bool = True) -> ReportResult:
+                 progress: Progress | None = None, png: bool = True,
+                 sections: list[Section] = ()) -> ReportResult:
     """Write report.html and one PNG per chart with data into ``out_dir``."""
     t0 = time.monotonic()
-    report = build_report(records)
+    report = build_report(records, sections)
     out = Path(out_dir) if out_dir is not None else default_out_dir(records)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file")

@@ -332,9 +332,11 @@ def default_to(db: DbSpec) -> Path:
 
 
 def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
-               on_cycle: Callable[[dict], None] | None = None) -> dict:
+               on_cycle: Callable[[dict], None] | None = None,
+               labels: dict | None = None) -> dict:
     """Run the cycles against the (managed) database and keep the record on disk; the record's
-    data. A managed server is started when needed and stopped again if it was started here."""
+    data. A managed server is started when needed and stopped again if it was started here.
+    ``labels`` are extra top-level fields of the record (e.g. ``plan``, ``group``)."""
     from ..cliopts import make_sampler, save_timeline
     from ..engines.postgres.instance import default_bin_dir, effective_settings
     from ..engines.postgres.session import database
@@ -360,7 +362,7 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
             database={"engine": "postgresql", "version": server["server_version"],
                       "version_num": server["server_version_num"],
                       "managed": target.instance is not None},
-            cycles=[])
+            cycles=[], **(labels or {}))
         if sampler is not None:
             cycles.mark = sampler.mark
         status, error = "failed", None
