@@ -147,7 +147,8 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
             try:
                 if item.kind.needs_db and item.cell.db not in sessions:
                     cell = item.cell
-                    need = max(max(cell.run.users) + 21, cell.build_users + 10)
+                    need = max(cell.build_users + 10, *(s.item.kind.connections(s.item.spec)
+                                                        for s in states))
                     target = stack.enter_context(database(cell.db, need_connections=need))
                     sessions[cell.db] = target
                     _ensure_schema(target.dsn, cell, progress)

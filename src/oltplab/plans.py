@@ -230,6 +230,7 @@ class StepKind:
     make: Callable[[Cell, dict, str, Path], Any]
     run: Callable[[Item, Any, dict], dict]
     help: str
+    connections: Callable[[Any], int] = lambda spec: 0  # the server connections its spec needs
 
 
 def _tpcc_make(cell: Cell, opts: dict, label: str, results_dir: Path):
@@ -319,11 +320,12 @@ def _backup_keys() -> dict[str, Key]:
 
 STEP_KINDS: dict[str, StepKind] = {k.name: k for k in (
     StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,
-             _tpcc_make, _tpcc_run, "the user sequence; its options override the cell's"),
+             _tpcc_make, _tpcc_run, "the user sequence; its options override the cell's",
+             lambda spec: max(spec.users) + 21),
     StepKind("fio", _fio_keys(), "target", False, _fio_make, _fio_run,
              "storage profiles on the cell's datastore, once per datastore"),
     StepKind("backup", _backup_keys(), "cell", True, _backup_make, _backup_run,
-             "backup and restore cycles of the cell's database"),
+             "backup and restore cycles of the cell's database", lambda spec: 100),
 )}
 
 

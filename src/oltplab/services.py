@@ -242,7 +242,7 @@ def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
             host=host_metadata({"target": spec.target}),
             target=target.as_dict(),
             fio={"path": fio_bin.path, "version": fio_bin.version},
-            plan=[j.name for j in jobs],
+            jobs=[j.name for j in jobs],
             **(labels or {}),
         )
         progress.started(record.path, [j.name for j in jobs])

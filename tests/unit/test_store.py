@@ -65,3 +65,13 @@ def test_future_schema_versions_are_skipped(tmp_path):
 
 def test_steps_csv_header_only():
     assert steps_csv([]).count("\n") == 1
+
+
+def test_fio_job_list_of_version_1_no_longer_collides_with_the_plan_label(tmp_path):
+    rec = RunRecord.create(tmp_path, "fio", "f")
+    data = json.loads((rec.path / "run.json").read_text())
+    data.update(schema_version=1, plan=["4k-randread", "4k-randwrite"])
+    (rec.path / "run.json").write_text(json.dumps(data))
+    (run,) = list_runs(tmp_path)
+    assert run["schema_version"] == SCHEMA_VERSION == 2
+    assert run["jobs"] == ["4k-randread", "4k-randwrite"] and "plan" not in run

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import UsageError
 from ..metrics.rigor import SHARE_KEYS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a fio run's job list is ``jobs`` (was ``plan``, now a plan's label)
 TRANSACTION_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max")
 
@@ -183,4 +183,8 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     version = data.get("schema_version")
     if version is None or version > SCHEMA_VERSION:
         raise ValueError(f"unsupported run schema version {version}")
+    if version < 2:
+        if data.get("kind") == "fio" and isinstance(data.get("plan"), list):
+            data["jobs"] = data.pop("plan")
+        data["schema_version"] = 2
     return data

@@ -1,0 +1,91 @@
+"""The example plans E1-E4 run end to end at tiny sizes (``--set``: W=1, 1-2 s steps), each
+leaving its runs with their ``plan`` labels and the report's charts for what it varies."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from oltplab import hostmem
+from oltplab.errors import UsageError
+
+from .conftest import oltplab
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "plans"
+MiB = 1024**2
+SHORT = ("--set", "duration=1s", "--set", "rampup=0s", "--set", "users=[1,2]")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _runs(results: Path) -> list[dict]:
+    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
+            if (p / "run.json").is_file()]
+
+
+def _run(tmp_path: Path, name: str, *sets: str) -> tuple[list[dict], Path]:
+    """Run the example in ``tmp_path`` (its relative data folders land there)."""
+    p = oltplab("plan", "run", str(EXAMPLES / f"{name}.toml"), "--set",
+                f"port={_free_port()}", *sets, cwd=tmp_path, check_rc=0, timeout=240)
+    runs = _runs(tmp_path / "results")
+    assert all(r["status"] == "completed" and r["plan"]["name"] == name for r in runs)
+    report = tmp_path / "reports" / f"plan-{name}"
+    assert f"report {report.relative_to(tmp_path)}/report.html" in p.stdout
+    return runs, report
+
+
+def _need_memory_groups() -> None:
+    try:
+        hostmem.create_group(96 * MiB, f"probe-{_free_port()}").remove()
+    except UsageError as e:
+        pytest.skip(str(e))
+
+
+def test_e1_dram_sweep_draws_a_line_per_host_memory(tmp_path):
+    _need_memory_groups()
+    runs, report = _run(tmp_path, "e1-dram", *SHORT)
+    assert [r["plan"]["cell"] for r in runs] == ["host_memory=none", "host_memory=96MiB"]
+    assert "host_memory" not in runs[0] and runs[1]["host_memory"]["limit_bytes"] == 96 * MiB
+    assert [[s["users"] for s in r["steps"]] for r in runs] == [[1, 2], [1, 2]]
+    assert (report / "plan_tpm_nopm.png").is_file()
+    html = (report / "report.html").read_text()
+    assert "Plan e1-dram" in html and "it varies host_memory" in html
+
+
+def test_e2_datastores_profile_each_once_then_drive_both(tmp_path):
+    runs, report = _run(tmp_path, "e2-datastores", *SHORT, "--set", "step.1.duration=1s",
+                        "--set", "step.1.ramp=0s", "--set", "step.1.size=16MiB")
+    got = sorted((r["kind"], r["plan"]["cell"], r["plan"]["step"]) for r in runs)
+    assert got == [("fio", "target=nvme", 1), ("fio", "target=sata", 1),
+                   ("tpcc", "target=nvme", 2), ("tpcc", "target=sata", 2)]
+    fio = {r["plan"]["cell"]: r for r in runs if r["kind"] == "fio"}
+    assert fio["target=nvme"]["config"]["fio"]["target"] == str(tmp_path / "oltplab-data/nvme")
+    assert fio["target=sata"]["jobs"] == ["4k-70r30w-random"]
+    for chart in ("plan_tpm_nopm", "plan_cpu", "fio_iops_latency"):
+        assert (report / f"{chart}.png").is_file(), chart
+
+
+def test_e3_io_bound_run_draws_disk_latency_per_step(tmp_path):
+    _need_memory_groups()
+    runs, report = _run(tmp_path, "e3-latency", *SHORT)
+    (run,) = runs
+    assert run["host_memory"]["limit_bytes"] == 96 * MiB and len(run["steps"]) == 2
+    devices = [d for s in run["steps"] for d in s["telemetry"]["devices"].values()]
+    assert any(d.get("await_ms") is not None for d in devices)
+    assert (report / "plan_disk_latency.png").is_file()
+
+
+def test_e4_backup_step_after_the_build(tmp_path):
+    runs, report = _run(tmp_path, "e4-backup", "--set", "step.1.cycles=1")
+    (run,) = runs
+    assert run["kind"] == "backup" and run["plan"]["step"] == 1 and len(run["cycles"]) == 1
+    assert run["cycles"][0]["restore"]["check_ok"]
+    for chart in ("backup_cycles", "plan_backup_rate"):
+        assert (report / f"{chart}.png").is_file(), chart

@@ -1,0 +1,61 @@
+"""The plan report's own charts: one line per cell over the user counts, repeats averaged,
+steps cut short left out; backup MB/s per cycle."""
+
+from __future__ import annotations
+
+from oltplab.plans import load_plan
+from oltplab.report.plan import plan_section
+
+from .test_report_fixtures import NOPM, tpcc_record
+
+PLAN = """
+[plan]
+name = "p"
+repeat = 2
+[matrix]
+db_memory = ["1GiB", "2GiB"]
+[[step]]
+kind = "tpcc"
+[[step]]
+kind = "backup"
+"""
+
+
+def _labelled(record: dict, cell: str, repeat: int, step: int = 1) -> dict:
+    return {**record, "id": f"{record['id']}-{cell}-{repeat}-{step}",
+            "plan": {"name": "p", "cell": cell, "repeat": repeat, "step": step}}
+
+
+def _backup(cell: str, rates: list[float]) -> dict:
+    cycles = [{"cycle": i + 1, "backup": {"seconds": 1.0, "mb_per_s": r},
+               "restore": {"seconds": 2.0, "mb_per_s": r / 2}} for i, r in enumerate(rates)]
+    return _labelled({"kind": "backup", "id": "b", "name": f"p.{cell}.backup",
+                      "status": "completed", "cycles": cycles, "steps": []}, cell, 1, 2)
+
+
+def test_plan_charts_draw_a_line_per_cell_and_a_bar_per_cycle(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text(PLAN)
+    plan = load_plan(f, tmp_path)
+    a1 = _labelled(tpcc_record("a", factor=1.0), "db_memory=1GiB", 1)
+    a2 = _labelled(tpcc_record("a", factor=1.2), "db_memory=1GiB", 2)
+    b1 = _labelled(tpcc_record("b", factor=2.0), "db_memory=2GiB", 1)
+    b1["steps"][-1]["partial"] = True  # the last step (8 users) was cut short
+    section = plan_section(plan, [a1, a2, b1, _backup("db_memory=1GiB", [100.0, 80.0])])
+    charts = {c.key: c for c in section.charts}
+    assert "it varies db_memory; steps 1. tpcc, 2. backup; 2 repeats" in section.notes[0]
+
+    tpm = charts["plan_tpm_nopm"]
+    assert [s.name for s in tpm.series] == ["db_memory=1GiB: TPM", "db_memory=1GiB: NOPM",
+                                            "db_memory=2GiB: TPM", "db_memory=2GiB: NOPM"]
+    nopm_a, nopm_b = tpm.series[1], tpm.series[3]
+    assert nopm_a.x == (1.0, 2.0, 4.0, 8.0) and nopm_a.style == 1
+    assert nopm_a.y[1] == round(NOPM[2] * 1.0) / 2 + round(NOPM[2] * 1.2) / 2
+    assert nopm_b.y == (2 * NOPM[1], 2 * NOPM[2], 2 * NOPM[4], None)
+    assert tpm.series[0].color == nopm_a.color != nopm_b.color
+    # the fixtures carry no telemetry: those charts say why instead of drawing
+    assert charts["plan_cpu"].empty and "no step has telemetry" in charts["plan_cpu"].note
+
+    rate = charts["plan_backup_rate"]
+    assert [(s.name, s.x, s.y) for s in rate.series] == [("backup", ("1", "2"), (100.0, 80.0)),
+                                                         ("restore", ("1", "2"), (50.0, 40.0))]
