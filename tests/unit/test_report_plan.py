@@ -59,3 +59,16 @@ def test_plan_charts_draw_a_line_per_cell_and_a_bar_per_cycle(tmp_path):
     rate = charts["plan_backup_rate"]
     assert [(s.name, s.x, s.y) for s in rate.series] == [("backup", ("1", "2"), (100.0, 80.0)),
                                                          ("restore", ("1", "2"), (50.0, 40.0))]
+
+
+def test_two_tpcc_steps_of_a_cell_are_two_lines_not_one_average(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text(PLAN.replace('kind = "backup"', 'kind = "tpcc"'))
+    plan = load_plan(f, tmp_path)
+    first = _labelled(tpcc_record("a", factor=1.0), "db_memory=1GiB", 1, step=1)
+    second = _labelled(tpcc_record("a", factor=3.0), "db_memory=1GiB", 1, step=2)
+    (tpm, *_) = plan_section(plan, [first, second]).charts
+    assert [s.name for s in tpm.series] == [
+        "db_memory=1GiB step 1: TPM", "db_memory=1GiB step 1: NOPM",
+        "db_memory=1GiB step 2: TPM", "db_memory=1GiB step 2: NOPM"]
+    assert tpm.series[3].y[0] == 3 * NOPM[1]

@@ -22,10 +22,13 @@ Value = Callable[[RunData, int, dict], float | None]
 
 
 def _cells(plan, records: list[dict]) -> list[Group]:
-    """The plan's runs of one kind per cell (or datastore), in plan order."""
+    """The plan's runs of one kind per cell (or datastore), in plan order; per cell and step
+    when the plan has several steps of the kind."""
     groups: dict[str, Group] = {}
+    several = len({(r.get("plan") or {}).get("step", 1) for r in records}) > 1
     for rec in records:
-        cell = (rec.get("plan") or {}).get("cell", "?")
+        label = rec.get("plan") or {}
+        cell = label.get("cell", "?") + (f" step {label.get('step', 1)}" if several else "")
         if cell not in groups:
             groups[cell] = Group(label=cell, runs=[], color=PALETTE[len(groups) % len(PALETTE)])
         run = prepare(rec)

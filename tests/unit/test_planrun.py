@@ -1,0 +1,52 @@
+"""A plan's status read back from run folders, and attempts superseded by the run that
+completes their repeat (kept as measured, no longer counted)."""
+
+from __future__ import annotations
+
+import json
+
+from oltplab.planrun import SUPERSEDED, plan_status, supersede
+from oltplab.plans import load_plan
+from oltplab.results.store import RunRecord, list_runs
+
+PLAN = """
+[plan]
+name = "p"
+repeat = 2
+[[step]]
+kind = "tpcc"
+[[step]]
+kind = "backup"
+"""
+
+
+def _attempt(results, kind: str, step: int, repeat: int, status: str) -> dict:
+    rec = RunRecord.create(results, kind, f"p.{kind}",
+                           plan={"name": "p", "cell": "all", "repeat": repeat, "step": step})
+    rec.finish(status, None if status == "completed" else status)
+    return {**rec.data, "_path": str(rec.path)}
+
+
+def test_status_counts_each_step_and_supersede_moves_unfinished_attempts(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text(PLAN)
+    results = tmp_path / "results"
+    plan = load_plan(f, results)
+    _attempt(results, "tpcc", 1, 1, "completed")
+    _attempt(results, "tpcc", 1, 2, "completed")
+    cut = _attempt(results, "backup", 2, 1, "interrupted")
+    broken = _attempt(results, "backup", 2, 1, "failed")
+    tpcc, backup = plan_status(plan, results)
+    assert (tpcc.state, tpcc.done) == ("done", (1, 2))
+    assert (backup.state, backup.done, backup.failed, backup.todo) == ("failed", (), (1,), (1, 2))
+
+    heir = _attempt(results, "backup", 2, 1, "completed")
+    assert supersede(plan, backup.item, 1, heir, results) == [cut["id"], broken["id"]]
+    assert sorted(r["id"] for r in list_runs(results)) == sorted(
+        [r["id"] for r in tpcc.runs] + [heir["id"]])
+    saved = json.loads((results / heir["id"] / "run.json").read_text())
+    assert saved["superseded"] == [cut["id"], broken["id"]]
+    moved = results / heir["id"] / SUPERSEDED / cut["id"] / "run.json"
+    assert json.loads(moved.read_text())["status"] == "interrupted"
+    (_, backup) = plan_status(plan, results)
+    assert (backup.state, backup.done, backup.failed) == ("pending", (1,), ())
