@@ -23,6 +23,9 @@ from ..base import Failure
 
 CONNECT_TIMEOUT_S = 10
 
+#: The client's base exception; dialect modules catch this instead of importing the client.
+Error = pymysql.MySQLError
+
 # Server errors a driver retries: the transaction was rolled back (or must be) and the same
 # inputs may succeed. 1213 deadlock, 1205 lock wait timeout, 1020 record changed since read
 # (snapshot isolation), 1180 and 1637 a commit or too many active transactions.
