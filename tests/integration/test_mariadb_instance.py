@@ -10,6 +10,7 @@ import os
 import socket
 import stat
 
+import psutil
 import pytest
 
 from oltplab.config import DbSpec
@@ -84,6 +85,7 @@ def test_access_socket_dir_private_and_tcp_needs_password(listening):
     assert stat.S_IMODE(st.st_mode) == 0o700
     if os.geteuid() == 0:  # run as root, the server runs as the unprivileged oltplab user
         assert st.st_uid != 0
+        assert psutil.Process(inst.status()["pid"]).uids().real == st.st_uid
         assert _query(inst.dsn(""), "SELECT @@hostname IS NOT NULL")  # root on the socket
     pw = os.stat(inst.password_file)
     assert stat.S_IMODE(pw.st_mode) == 0o600
@@ -136,3 +138,18 @@ def test_a_bad_option_fails_the_start_with_the_servers_reason(server_tmp):
     with pytest.raises(DatabaseError, match="no.such.option"):
         inst.start()
     assert not inst.is_running()
+
+
+def test_settings_derive_from_db_memory_and_overrides_win():
+    from oltplab.engines.mariadb.settings import derive_settings
+
+    s = derive_settings(4 * 1024**3, need_connections=200)
+    assert s["innodb_buffer_pool_size"] == "4G"
+    assert s["innodb_log_file_size"] == "8G"  # 2 x pool
+    assert s["innodb_log_buffer_size"] == "128M"  # pool / 32
+    assert s["max_connections"] == "220"
+    big = derive_settings(256 * 1024**3)
+    assert big["innodb_log_file_size"] == "64G" and big["innodb_log_buffer_size"] == "256M"
+    small = derive_settings(100 * _MiB, overrides=(("Innodb-Flush-Log-At-Trx-Commit", "2"),))
+    assert small["innodb_log_file_size"] == "256M" and small["innodb_log_buffer_size"] == "16M"
+    assert small["innodb_flush_log_at_trx_commit"] == "2"

@@ -7,6 +7,7 @@ then each procedure changes the database, and the checks at the end must still h
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -16,10 +17,13 @@ from pathlib import Path
 import pytest
 
 from oltplab.config import BuildSpec, DbSpec
-from oltplab.engines.base import Failure
+from oltplab.engines.base import Counters, Dialect, Failure
 from oltplab.engines.mariadb import client, counters
 from oltplab.engines.mariadb.instance import MariaDBInstance, find_binary
-from oltplab.errors import SchemaError
+from oltplab.errors import DatabaseError, SchemaError
+from oltplab.workloads.tpcc.loader import _Job
+from oltplab.workloads.tpcc.mariadb import DIALECT
+from oltplab.workloads.tpcc.mariadb import loader as mloader
 from oltplab.workloads.tpcc.mariadb import procedures as proc
 from oltplab.workloads.tpcc.mariadb.checks import run_checks
 from oltplab.workloads.tpcc.mariadb.loader import build
@@ -47,7 +51,9 @@ def w1(mariadb) -> str:
     """The DSN of a seeded W=1 build (which the tests below change, in order)."""
     mariadb.ensure_database("w1")
     dsn = mariadb.dsn("w1")
-    summary = build(dsn, BuildSpec(warehouses=1, build_users=1, seed=12345))
+    # two build users: one process loads the warehouse, a spare one loads ITEM
+    summary = DIALECT.build(dsn, BuildSpec(warehouses=1, build_users=2, seed=12345))
+    assert summary["method"] == "infile"
     assert summary["rows"]["stock"] == 100_000 and summary["rows"]["customer"] == 30_000
     return dsn
 
@@ -66,7 +72,8 @@ def _one(conn, sql: str, args=None):
 
 
 def test_build_w1_passes_every_check(w1):
-    results = run_checks(w1)
+    assert isinstance(DIALECT, Dialect) and isinstance(counters, Counters)
+    results = DIALECT.run_checks(w1)
     assert [r.name for r in results] == [f"CC{k}" for k in range(1, 13)]
     assert [r.name for r in results if not r.ok] == []
 
@@ -74,6 +81,37 @@ def test_build_w1_passes_every_check(w1):
 def test_build_refuses_an_existing_schema_without_force(w1):
     with pytest.raises(SchemaError, match="--force"):
         build(w1, BuildSpec(warehouses=1, build_users=1))
+
+
+def _item_job(dsn: str, now: str) -> _Job:
+    return _Job(dsn=dsn, worker=0, first_w=1, last_w=0, load_item=True, seed=7,
+                reproducible=True, c_last_load=0, now=now, parent_pid=os.getpid())
+
+
+def test_insert_and_infile_load_the_same_rows(mariadb):
+    """HammerDB's multi-row INSERT and LOAD DATA from a pipe give the same table (ITEM)."""
+    checksums = []
+    for method in mloader.METHODS:
+        name = f"items_{method}"
+        mariadb.ensure_database(name)
+        dsn = mariadb.dsn(name)
+        now = mloader._prepare(dsn, force=True)
+        assert mloader._load(_item_job(dsn, now), method) == {"item": 100_000}
+        c = client.connect(dsn)
+        try:
+            checksums.append(_one(c, "CHECKSUM TABLE item")[1])
+        finally:
+            c.close()
+    assert checksums[0] == checksums[1] and checksums[0]
+
+
+def test_a_failed_load_data_raises_and_does_not_hang(mariadb):
+    """Regression: the statement fails before the server reads the pipe; the thread that
+    fills the pipe must not block for ever (closing the read end ends its write)."""
+    mariadb.ensure_database("no_tables")
+    dsn = mariadb.dsn("no_tables")
+    with pytest.raises(DatabaseError, match="doesn't exist"):
+        mloader._load(_item_job(dsn, "2026-01-01 00:00:00"), "infile")
 
 
 def test_population_rules_hold_in_the_loaded_rows(conn):
@@ -231,6 +269,55 @@ def test_a_deadlock_is_retryable(conn, w1):
         other.close()
 
 
+def test_a_lost_session_is_a_connection_failure(conn, w1):
+    other = client.connect(w1)
+    try:
+        session = _one(other, "SELECT CONNECTION_ID()")[0]
+        _one(conn, f"KILL {session}")
+        with pytest.raises(client.Error) as err:
+            _one(other, "SELECT 1")
+        assert client.classify(err.value) is Failure.CONNECTION
+    finally:
+        other.close()
+
+
+def test_sessions_run_without_snapshot_isolation(conn, w1):
+    """HammerDB's rule: TPC-C users fail with 'Record has changed since last read' under
+    innodb_snapshot_isolation, so every session turns it off where the server has it."""
+    with conn.cursor() as cur:
+        if not cur.execute("SHOW VARIABLES LIKE 'innodb_snapshot_isolation'"):
+            pytest.skip("this MariaDB has no innodb_snapshot_isolation")
+        cur.execute("SET GLOBAL innodb_snapshot_isolation = ON")
+    try:
+        fresh = client.connect(w1)
+        try:
+            assert _one(fresh, "SELECT @@SESSION.innodb_snapshot_isolation")[0] == 0
+        finally:
+            fresh.close()
+    finally:
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_snapshot_isolation = OFF")
+
+
 def test_checks_still_hold_after_the_procedures(w1):
     failed = [r for r in run_checks(w1, after_run=True) if not r.ok]
     assert failed == []
+
+
+def test_checks_see_a_broken_order(w1):
+    """The checks can fail: an order loses its NEW_ORDER row (CC5 by its first side) and a
+    NEW_ORDER row without an order appears (CC2, and CC5 by its second side). Runs last."""
+    c = client.connect(w1)
+    try:
+        with c.cursor() as cur:
+            cur.execute("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 2"
+                        " ORDER BY no_o_id DESC LIMIT 1")
+            cur.execute("INSERT INTO new_order SELECT d_next_o_id + 5, 8, 1 FROM district"
+                        " WHERE d_w_id = 1 AND d_id = 8")
+    finally:
+        c.close()
+    failed = {r.name: r for r in run_checks(w1, after_run=True) if not r.ok}
+    assert set(failed) == {"CC2", "CC3", "CC5"}
+    assert failed["CC5"].violations == 2
+    assert any("new_order_exists=1" in row and "order_exists=0" in row
+               for row in failed["CC5"].sample)

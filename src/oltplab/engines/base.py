@@ -84,12 +84,14 @@ class ManagedInstance(Protocol):
         """Create database ``name`` when missing; True when it was created."""
 
 
+@runtime_checkable
 class Counters(Protocol):
     """Reads ServerCounters on an open connection of the engine's client."""
 
     def snapshot(self, conn) -> ServerCounters: ...
 
 
+@runtime_checkable
 class Dialect(Protocol):
     """The TPC-C-derived workload in one engine's SQL.
 

@@ -8,7 +8,7 @@ between fields, newline after rows, ``\\N`` for NULL, backslash escapes). Two wa
   with the generator's chunks, one statement per run of chunks of a table;
 - ``insert``: HammerDB's way, multi-row ``INSERT`` of 1,000 rows, a commit each.
 
-At W=1 on 2 cores, ``infile`` loads in about half the time of ``insert`` (docs/benchmarks.md).
+At W=1 on 2 cores, ``insert`` took 3.2 times as long as ``infile`` (docs/design.md).
 Steps: drop (with force) and create the tables with their primary keys, load, add the
 secondary keys, ANALYZE TABLE, install the procedures, record the build in ``tpcc_meta``.
 ``build_users`` processes load contiguous chunks of warehouses at once, ITEM in the last.
