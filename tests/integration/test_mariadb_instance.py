@@ -75,6 +75,9 @@ def test_start_status_settings_and_stop(listening):
     assert not os.path.exists(f"/proc/{pid}") or not inst.status()["running"]
     inst.stop()  # a no-op when stopped
     inst.start()  # starts again on the same files
+    inst.start()  # a no-op on a running server that allows enough connections
+    with pytest.raises(DatabaseError, match="allows 151 connections"):
+        inst.start(need_connections=500)
     assert _query(inst.dsn(), "SELECT DATABASE()") == (("tpcc",),)
 
 
@@ -128,6 +131,9 @@ def test_bad_inputs_are_refused_in_one_line(server_tmp):
         MariaDBInstance(DbSpec(datadir=server_tmp / "d", listen="127.0.0.1,::1")).start()
     with pytest.raises(UsageError, match="set by oltplab"):
         MariaDBInstance(DbSpec(datadir=server_tmp / "d", settings=(("socket", "/x"),))).start()
+    with pytest.raises(UsageError, match="host-memory"):
+        MariaDBInstance(DbSpec(datadir=server_tmp / "d", db_memory=32 * _MiB,
+                               host_memory=1024 * _MiB))
     with pytest.raises(UsageError, match="not a MariaDB option name"):
         MariaDBInstance(DbSpec(datadir=server_tmp / "d", settings=(("a b", "1"),))).start()
 

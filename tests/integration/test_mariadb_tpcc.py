@@ -227,6 +227,24 @@ def test_counters_move_with_commits_rollbacks_and_new_orders(conn):
     assert end.t_ns > start.t_ns
 
 
+
+def test_purge_catches_up_on_an_idle_server(conn, w1):
+    """An open snapshot holds purge back: the history list grows; once it ends, purge
+    catches up and wait_for_purge sees the list fall."""
+    reader = client.connect(w1)
+    try:
+        with reader.cursor() as cur:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        with conn.cursor() as cur:
+            for step in (1, -1):  # committed changes whose undo the snapshot still needs
+                cur.execute("UPDATE customer SET c_payment_cnt = c_payment_cnt + %s"
+                            " WHERE c_d_id = 10", (step,))
+        assert counters.history_length(conn) >= 2
+    finally:
+        reader.close()
+    assert counters.wait_for_purge(conn, below=2, timeout_s=60, poll_s=0.1) < 2
+
+
 def test_a_failed_call_rolls_back_and_is_classified(conn, w1):
     with pytest.raises(client.Error) as err:
         proc.payment(conn, 1, 1, 1, 1, 999_999, -1, Decimal("5.00"))

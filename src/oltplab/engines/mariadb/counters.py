@@ -8,6 +8,10 @@
 
 Both are read in one round trip. Unlike PostgreSQL's statistics, the status counters are
 exact at the moment they are read.
+
+Between a build and a run, or between runs, ``wait_for_purge`` waits until InnoDB's purge has
+caught up (the history list length stops falling or falls below a bound), so that runs start
+from the same state, as HammerDB's CI does.
 """
 
 from __future__ import annotations
@@ -29,6 +33,33 @@ def snapshot(conn) -> ServerCounters:
         xacts, new_orders = cur.fetchone()
     return ServerCounters(t_ns=time.monotonic_ns(), xacts=int(xacts or 0),
                           new_orders=int(new_orders or 0))
+
+
+HISTORY_SQL = ("SELECT count FROM information_schema.innodb_metrics"
+               " WHERE name = 'trx_rseg_history_len'")
+
+
+def history_length(conn) -> int:
+    """InnoDB's history list length: undo records that purge has yet to remove."""
+    with conn.cursor() as cur:
+        cur.execute(HISTORY_SQL)
+        row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def wait_for_purge(conn, below: int = 1000, timeout_s: float = 300.0,
+                   poll_s: float = 0.5) -> int:
+    """Wait until the history list length is below ``below``, or stops falling for 10 polls,
+    or ``timeout_s`` passes; returns the last length read."""
+    deadline = time.monotonic() + timeout_s
+    length = history_length(conn)
+    best, stalled = length, 0
+    while length >= below and stalled < 10 and time.monotonic() < deadline:
+        time.sleep(poll_s)
+        length = history_length(conn)
+        stalled = stalled + 1 if length >= best else 0
+        best = min(best, length)
+    return length
 
 
 def delta(start: ServerCounters, end: ServerCounters) -> dict:

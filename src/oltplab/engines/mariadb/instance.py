@@ -281,6 +281,7 @@ class MariaDBInstance:
         """Start the server (installing first when needed) and wait until it answers on its
         socket. A server already running on this data directory is left as it is."""
         if self.is_running():
+            self._check_connections_of_running(need_connections)
             return
         settings = self.settings(need_connections)  # bad --db-memory or -c fails first
         self._check_inputs()
@@ -319,6 +320,22 @@ class MariaDBInstance:
             _terminate(proc.pid, first_wait=0.0)
         raise DatabaseError(f"MariaDB in {self.datadir} failed to start: "
                             f"{self._log_since(offset) or 'no message'} (log: {self.log_path})")
+
+    def _check_connections_of_running(self, need_connections: int) -> None:
+        conn = client.connect(self.dsn(""))
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT @@max_connections")
+                allowed = int(cur.fetchone()[0])
+        except client.Error as e:
+            raise DatabaseError(f"the server in {self.datadir} runs but does not answer: "
+                                f"{client.error_text(e)}") from e
+        finally:
+            conn.close()
+        if need_connections > allowed:
+            raise DatabaseError(f"the server in {self.datadir} is already running and allows "
+                                f"{allowed} connections, fewer than the {need_connections} "
+                                "needed; stop it so that it restarts with more")
 
     def _answers(self) -> bool:
         if not self.socket_path.exists():
