@@ -15,7 +15,7 @@ import click
 from . import __version__
 from .cliopts import duration_option, print_repeats, repeat_option, telemetry_options
 from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_setting,
-                     parse_size, parse_users)
+                     parse_size, parse_user_option, parse_users)
 from .errors import Interrupted, OltplabError, UsageError
 from .services import (TpccProgress, check_record, raise_for_status, run_group,
                        run_tpcc_recorded)
@@ -196,7 +196,8 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @tpcc.command("run")
 @db_options
 @click.option("--users", "-u", default="1", show_default=True,
-              help="User sequence, e.g. 1,2,4,8: one step per user count.")
+              help="User sequence, e.g. 1,2,4,8: one step per user count; or auto[:MAX]: "
+                   "1, 2, 4 ... until TPM grows less than 5% (MAX default 64).")
 @click.option("--rampup", default="30s", show_default=True, callback=duration_option,
               help="Ramp-up per step (not measured).")
 @click.option("--duration", default="2m", show_default=True, callback=duration_option,
@@ -225,7 +226,11 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
         raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be at least 1 (got {workers})")
-    rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration, mode=mode,
+    user_fields = parse_user_option(users)
+    if user_fields["users_auto"] is not None and repeat > 1:
+        raise UsageError("--users auto searches for the best user count in one run; --repeat "
+                         "does not go with it (repeat the user count it finds)")
+    rspec = RunSpec(**user_fields, rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
@@ -277,6 +282,9 @@ def print_run(run: dict) -> None:
     """A finished run's tables and warnings, then where it is saved."""
     from .ui import err
     _print_steps(run)
+    if run.get("users_auto"):
+        from .runner.sequence import describe
+        click.echo(describe(run["users_auto"]))
     err.print(f"saved {run['_path']}")
 
 

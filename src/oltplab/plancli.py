@@ -37,7 +37,8 @@ def plan_show(plan_file: Path, results_dir: Path) -> None:
                f"{p.repeat} repeat{'s' if p.repeat != 1 else ''} = {len(p.cells) * p.repeat} runs")
     for c in p.cells:
         click.echo(f"{c.index + 1:>4}  {c.name}")
-        click.echo(f"      {_where(c)}; users {','.join(map(str, c.run.users))}, "
+        users = f"auto:{c.run.users_auto}" if c.run.users_auto else ",".join(map(str, c.run.users))
+        click.echo(f"      {_where(c)}; users {users}, "
                    f"rampup {c.run.rampup:g} s, duration {c.run.duration:g} s, "
                    f"mode {c.run.mode}; runs labelled {c.label}")
 
