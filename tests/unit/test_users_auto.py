@@ -126,8 +126,13 @@ def test_describe_names_peak_and_knee_in_one_line():
     steps, why = search({1: 1000, 2: 2000, 4: 2010}, 64)
     line = sequence.describe(summary(steps, 64, why))
     assert line.startswith("best user count: peak at 4 users (TPM 2,010, NOPM 1,005)")
-    assert "knee at 4 users" in line and "+0.5%" in line and "\n" not in line
+    assert "knee at 4 users (TPM 2,010, +0.5% over 2 users)" in line and "\n" not in line
     assert "stopped: TPM grew less than 5%" in line
+    steps, why = search({1: 10, 2: 9}, 64)
+    assert "peak at 1 user (TPM 10," in sequence.describe(summary(steps, 64, why))
+    steps, why = search({1: 10, 2: 20}, 2)
+    assert sequence.describe(summary(steps, 2, why)).endswith(
+        "no knee up to 2 users; stopped: doubling would exceed 2 users")
 
 
 # ---------------------------------------------------------------- plans

@@ -102,15 +102,21 @@ def describe(auto: dict) -> str:
     peak, knee = auto.get("peak"), auto.get("knee")
     if not peak:
         return "best user count: no step completed"
-    text = (f"best user count: peak at {peak['users']} users (TPM {_int(peak['tpm'])}, "
+    text = (f"best user count: peak at {_users(peak['users'])} (TPM {_int(peak['tpm'])}, "
             f"NOPM {_int(peak.get('nopm'))})")
     if knee:
-        text += (f"; knee at {knee['users']} users (TPM {_int(knee['tpm'])}, "
-                 f"{_pct(knee.get('gain_pct'))} over the step before, under "
-                 f"{auto.get('threshold_pct', GAIN_PCT):g}%)")
+        users = [s.get("users") for s in auto.get("steps") or []]
+        k = users.index(knee["users"]) if knee["users"] in users else 0
+        before = f" over {_users(users[k - 1])}" if k > 0 else ""
+        text += (f"; knee at {_users(knee['users'])} (TPM {_int(knee['tpm'])}, "
+                 f"{_pct(knee.get('gain_pct'))}{before})")
     else:
-        text += f"; no knee below {auto.get('max')} users"
+        text += f"; no knee up to {_users(auto.get('max'))}"
     return text + f"; stopped: {_why(auto.get('stopped_because'), auto)}"
+
+
+def _users(n) -> str:
+    return f"{n} user{'' if n == 1 else 's'}"
 
 
 def _why(reason: str | None, auto: dict) -> str:
