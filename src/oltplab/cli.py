@@ -282,18 +282,19 @@ def print_run(run: dict) -> None:
     """A finished run's tables and warnings, then where it is saved."""
     from .ui import err
     _print_steps(run)
-    if run.get("users_auto"):
-        from .runner.sequence import describe
-        click.echo(describe(run["users_auto"]))
     err.print(f"saved {run['_path']}")
 
 
 def _print_steps(run: dict) -> None:
-    """The step table, the input shares, then the warnings (which never change the exit code)."""
+    """The step table, the input shares, the best user count of --users auto, then the
+    warnings (which never change the exit code)."""
     from .ui import inputs_table, out, steps_table, warning_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(inputs_table(run))
+    if isinstance(run.get("users_auto"), dict):
+        from .runner.sequence import describe
+        click.echo(describe(run["users_auto"]))
     for line in warning_lines(run):
         click.echo(line)
 

@@ -51,7 +51,10 @@ def test_auto_run_records_peak_and_knee_from_its_steps(scratch_w1, tmp_path):
     assert run["status"] == "completed" and run["config"]["run"]["users_auto"] == 4
     assert_search_consistent(run, 4)
     peak = run["users_auto"]["peak"]
-    assert f"best user count: peak at {peak['users']} users (TPM {peak['tpm']:,.0f}" in p.stdout
+    line = f"best user count: peak at {peak['users']} user"
+    assert line in p.stdout and f"(TPM {peak['tpm']:,.0f}, NOPM" in p.stdout
+    shown = oltplab("results", "show", "latest", "--results-dir", str(results), check_rc=0)
+    assert line in shown.stdout
 
     from oltplab.report.build import build_report
     report = build_report([{**run, "_path": str(next(results.iterdir()))}])
