@@ -63,6 +63,13 @@ def test_auto_run_records_peak_and_knee_from_its_steps(scratch_w1, tmp_path):
     chart = next(c for c in report.charts if c.key == "tpm_nopm")
     assert [s.name for s in chart.series] == ["TPM", "TPM (workload)", "NOPM"]
     assert any("peak" in x for x in chart.series[0].x), chart.series[0].x
+    exported = oltplab("results", "export", "latest", "--csv", "--results-dir", str(results),
+                       check_rc=0)
+    best = Path(next(x for x in exported.stdout.split() if x.endswith("best_users.csv")))
+    rows = best.read_text().splitlines()
+    assert rows[0] == "users,TPM (workload),gain over the step before (%),step is"
+    assert [int(r.split(",")[0]) for r in rows[1:]] == [s["users"] for s in run["steps"]]
+    assert sum("peak" in r for r in rows[1:]) == 1
 
 
 @pytest.mark.parametrize("users, needle", [

@@ -363,7 +363,25 @@ def _mib(x):
     return x / 2**20 if x is not None else None
 
 
+def best_users_table(run: RunData) -> Table | None:
+    """--users auto: each step of the search with the TPM it compared, its gain over the step
+    before, and which step is the peak and which the knee."""
+    auto = run.record.get("users_auto")
+    if not isinstance(auto, dict) or not auto.get("steps"):
+        return None
+    marks = {what: (auto.get(what) or {}).get("users") for what in ("peak", "knee")}
+    rows = tuple((s.get("users"), s.get("tpm"), s.get("gain_pct"),
+                  " and ".join(w for w, u in marks.items() if u == s.get("users")) or None)
+                 for s in auto["steps"])
+    return Table("best_users", "Best user count (--users auto)",
+                 ("users", "TPM (workload)", "gain over the step before (%)", "step is"), rows,
+                 caption=f"The search stops after the first step that gains less than "
+                         f"{auto.get('threshold_pct')}%, or at {auto.get('max')} users; "
+                         f"it stopped: {auto.get('stopped_because')}.")
+
+
 def tables(run: RunData) -> list[Table]:
-    memory = host_memory_table(run)
-    return [steps_table(run), inputs_table(run), warnings_table(run), transactions_table(run),
-            host_steps_table(run), *([memory] if memory else []), devices_table(run)]
+    memory, best = host_memory_table(run), best_users_table(run)
+    return [steps_table(run), *([best] if best else []), inputs_table(run),
+            warnings_table(run), transactions_table(run), host_steps_table(run),
+            *([memory] if memory else []), devices_table(run)]
