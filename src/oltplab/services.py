@@ -131,7 +131,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         )
         log_offset = _log_size(target)
         memory = RunMemory(target.instance.memory_group() if target.instance else None,
-                           len(rspec.users), rspec.cold, sampler.mark if sampler else None)
+                           rspec.cold, sampler.mark if sampler else None)
         progress.started(record.path)
 
         def on_step(step: dict) -> None:

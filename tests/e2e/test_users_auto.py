@@ -4,6 +4,7 @@ the steps it ran; bad input is one line; the E9 example plan runs at tiny sizes.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,28 @@ def test_e9_example_plan_runs_at_tiny_sizes(scratch_w1, tmp_path):
     assert p.stdout.count("best user count: peak at") == 2
     html = (tmp_path / "reports" / "plan-e9-best-users" / "report.html").read_text()
     assert html.count("best user count: peak at") >= 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="--cold drops the page cache: root only")
+def test_cold_auto_run_drops_no_cache_after_its_last_step(scratch_w1, tmp_path):
+    """A search decides after each step whether another follows; --cold drops the cache
+    before the first step and between steps, never after the last one."""
+    results = tmp_path / "results"
+    oltplab("tpcc", "run", "--dsn", scratch_w1, "--cold", "--users", "auto:4", "--rampup", "0s",
+            "--duration", "1s", "--workers", "1", "--sample-interval", "0",
+            "--results-dir", str(results), check_rc=0)
+    [run] = _runs(results)
+    assert run["host_memory"]["cold_drops"] == len(run["steps"])
+
+
+def test_step_end_says_whether_another_step_follows(scratch_w1):
+    from oltplab.config import RunSpec, parse_user_option
+    from oltplab.runner.manager import run_tpcc
+    marks = []
+    spec = RunSpec(**parse_user_option("auto:2"), rampup=0, duration=1, workers=1)
+    outcome = run_tpcc(scratch_w1, spec, on_mark=lambda name, t, **a: marks.append((name, a)))
+    assert outcome.status == "completed" and outcome.stopped_because is not None
+    ends = [a for name, a in marks if name == "step_end"]
+    assert [(a["step"], a["users"]) for a in ends] == [(i, s["users"])
+                                                        for i, s in enumerate(outcome.steps)]
+    assert [a["last"] for a in ends] == [False] * (len(ends) - 1) + [True]

@@ -55,7 +55,8 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
 
     ``on_mark(name, t_ns, **attrs)`` hears the step boundaries on the monotonic clock, for a
     telemetry timeline: ``step_start`` (workers spawned), ``ramp_end`` and ``measure_end``
-    (announced in advance, with their future instants) and ``step_end``.
+    (announced in advance, with their future instants) and ``step_end`` (after ``on_step``,
+    with ``last`` true when no step follows).
     """
     from ..workloads.tpcc.schema import schema_info
 
@@ -88,8 +89,10 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
             steps.append(record)
             if on_step is not None:
                 on_step(record)
-            index += 1
             users, stopped = sequence.next_users(spec.users, spec.users_auto, steps)
+            if on_mark is not None:
+                on_mark("step_end", None, step=index, users=record["users"], last=users is None)
+            index += 1
     except KeyboardInterrupt:
         status, error = "interrupted", "interrupted by the user"
     finally:

@@ -312,7 +312,6 @@ class Step:
             elif self.s1 is None:
                 events.append(self.measure_end + wait_ns)
             self._pump((min(events) - now) / 1e9)
-        self._mark("step_end")
         return self._record(self.measure_end, partial=False)
 
     def _boundary_due(self, boundary: int, at_ns: int, wait_ns: int, now: int) -> bool:
