@@ -246,9 +246,9 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
 class TpccLines(TpccProgress):
     """The run folder, the live line and one line per step, on stderr."""
 
-    def __init__(self, steps: int):
+    def __init__(self, steps: int, auto: bool = False):
         from .ui import LiveLine
-        self.steps = steps
+        self.steps = f"up to {steps}" if auto else str(steps)  # --users auto may stop sooner
         self.line = LiveLine(every=10)
 
     def started(self, run_dir: Path) -> None:
@@ -256,7 +256,7 @@ class TpccLines(TpccProgress):
         err.print(f"run {run_dir}")
 
     def tick(self, t) -> None:
-        self.line.show(f"step {t.step + 1}/{self.steps}  users {t.users}  {t.phase:<10} "
+        self.line.show(f"step {t.step + 1} of {self.steps}  users {t.users}  {t.phase:<10} "
                        f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
                        f"client NOPM {t.nopm:>9,.0f}")
 
@@ -273,7 +273,8 @@ class TpccLines(TpccProgress):
 
 def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None) -> dict:
     """One recorded run with its progress on stderr, then its table and folder."""
-    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users)), labels)
+    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
+                            labels)
     print_run(run)
     return run
 

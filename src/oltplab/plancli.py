@@ -97,7 +97,7 @@ class _PlanLines(PlanProgress):
 
     def run_progress(self, cell: Cell, repeat: int):
         from .cli import TpccLines
-        return TpccLines(len(cell.run.users))
+        return TpccLines(len(cell.run.users), bool(cell.run.users_auto))
 
     def run_done(self, cell: Cell, run: dict) -> None:
         from .cli import print_run
