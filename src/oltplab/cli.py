@@ -15,7 +15,7 @@ import click
 from . import __version__
 from .cliopts import duration_option, print_repeats, repeat_option, telemetry_options
 from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_setting,
-                     parse_size, parse_users)
+                     parse_size, parse_user_option, parse_users)
 from .errors import Interrupted, OltplabError, UsageError
 from .services import (TpccProgress, check_record, raise_for_status, run_group,
                        run_tpcc_recorded)
@@ -196,7 +196,8 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @tpcc.command("run")
 @db_options
 @click.option("--users", "-u", default="1", show_default=True,
-              help="User sequence, e.g. 1,2,4,8: one step per user count.")
+              help="User sequence, e.g. 1,2,4,8: one step per user count; or auto[:MAX]: "
+                   "1, 2, 4 ... until TPM grows less than 5% (MAX default 64).")
 @click.option("--rampup", default="30s", show_default=True, callback=duration_option,
               help="Ramp-up per step (not measured).")
 @click.option("--duration", default="2m", show_default=True, callback=duration_option,
@@ -225,7 +226,11 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
         raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be at least 1 (got {workers})")
-    rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration, mode=mode,
+    user_fields = parse_user_option(users)
+    if user_fields["users_auto"] is not None and repeat > 1:
+        raise UsageError("--users auto searches for the best user count in one run; --repeat "
+                         "does not go with it (repeat the user count it finds)")
+    rspec = RunSpec(**user_fields, rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
@@ -241,9 +246,9 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
 class TpccLines(TpccProgress):
     """The run folder, the live line and one line per step, on stderr."""
 
-    def __init__(self, steps: int):
+    def __init__(self, steps: int, auto: bool = False):
         from .ui import LiveLine
-        self.steps = steps
+        self.steps = f"up to {steps}" if auto else str(steps)  # --users auto may stop sooner
         self.line = LiveLine(every=10)
 
     def started(self, run_dir: Path) -> None:
@@ -251,7 +256,7 @@ class TpccLines(TpccProgress):
         err.print(f"run {run_dir}")
 
     def tick(self, t) -> None:
-        self.line.show(f"step {t.step + 1}/{self.steps}  users {t.users}  {t.phase:<10} "
+        self.line.show(f"step {t.step + 1} of {self.steps}  users {t.users}  {t.phase:<10} "
                        f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
                        f"client NOPM {t.nopm:>9,.0f}")
 
@@ -268,7 +273,8 @@ class TpccLines(TpccProgress):
 
 def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None) -> dict:
     """One recorded run with its progress on stderr, then its table and folder."""
-    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users)), labels)
+    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
+                            labels)
     print_run(run)
     return run
 
@@ -281,11 +287,15 @@ def print_run(run: dict) -> None:
 
 
 def _print_steps(run: dict) -> None:
-    """The step table, the input shares, then the warnings (which never change the exit code)."""
+    """The step table, the input shares, the best user count of --users auto, then the
+    warnings (which never change the exit code)."""
     from .ui import inputs_table, out, steps_table, warning_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(inputs_table(run))
+    if isinstance(run.get("users_auto"), dict):
+        from .runner.sequence import describe
+        click.echo(describe(run["users_auto"]))
     for line in warning_lines(run):
         click.echo(line)
 

@@ -61,12 +61,41 @@ def parse_host_memory(text: str) -> int | None:
 def parse_users(text: str) -> tuple[int, ...]:
     """'1,2,4,8' -> (1, 2, 4, 8): HammerDB's autopilot user sequence."""
     parts = [p.strip() for p in str(text).split(",")]
+    if any(p.lower().startswith("auto") for p in parts):
+        raise UsageError(f"--users: {text!r}: auto stands alone (auto or auto:MAX), "
+                         "without other user counts")
     users = []
     for p in parts:
         if not p.isdigit() or int(p) < 1:
             raise UsageError(f"--users: {p!r} in {text!r} is not a whole number of at least 1")
         users.append(int(p))
     return tuple(users)
+
+
+AUTO_MAX_USERS = 64  # the bound of --users auto without :MAX
+AUTO_MAX_LIMIT = 4096  # the largest MAX accepted (each user is a server connection)
+
+
+def auto_users(max_users: int) -> tuple[int, ...]:
+    """The steps ``auto:MAX`` may run: 1, 2, 4 ... up to MAX."""
+    out, n = [], 1
+    while n <= max_users:
+        out.append(n)
+        n *= 2
+    return tuple(out)
+
+
+def parse_user_option(text: str) -> dict:
+    """--users as RunSpec fields: a sequence ('1,2,4') or 'auto[:MAX]' (the best user count:
+    doubling until TPM stops growing, runner/sequence.py)."""
+    s = str(text).strip()
+    if s.lower() == "auto" or s.lower().startswith("auto:"):
+        bound = s[5:].strip() if ":" in s else str(AUTO_MAX_USERS)
+        if not bound.isdigit() or not 1 <= int(bound) <= AUTO_MAX_LIMIT:
+            raise UsageError(f"--users: {text!r}: MAX in auto:MAX must be a whole number from 1 "
+                             f"to {AUTO_MAX_LIMIT}")
+        return {"users": auto_users(int(bound)), "users_auto": int(bound)}
+    return {"users": parse_users(s), "users_auto": None}
 
 
 def parse_setting(text: str) -> tuple[str, str]:
@@ -136,7 +165,8 @@ MODES = ("procedures", "sql")
 
 @dataclass(frozen=True)
 class RunSpec:
-    users: tuple[int, ...] = (1,)
+    users: tuple[int, ...] = (1,)  # with users_auto: the steps the search may run
+    users_auto: int | None = None  # --users auto:MAX; None for a fixed sequence
     rampup: float = 30.0  # seconds
     duration: float = 120.0  # seconds
     mode: str = "procedures"
@@ -157,6 +187,10 @@ class RunSpec:
             raise UsageError(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
         if not self.users:
             raise UsageError("--users: give at least one user count")
+        if self.users_auto is not None and self.users != auto_users(self.users_auto):
+            raise UsageError(f"--users auto:{self.users_auto} runs "
+                             f"{','.join(map(str, auto_users(self.users_auto)))} at most, "
+                             f"not {','.join(map(str, self.users))}")
         if self.duration <= 0:
             raise UsageError("--duration must be longer than zero")
         if self.rampup < 0:

@@ -264,11 +264,12 @@ class RunMemory:
 
     ``mark`` chains in front of a step-boundary listener (the runner's ``on_mark``): at
     ``step_start`` the group's peak starts anew (cgroup v1), at ``step_end`` the cache is
-    dropped when another step follows. ``step`` adds ``host_memory`` to a step's record.
+    dropped unless the mark says ``last`` (a --users auto search decides after each step
+    whether another follows). ``step`` adds ``host_memory`` to a step's record.
     """
 
-    def __init__(self, group: MemoryGroup | None, steps: int, cold: bool, on_mark=None):
-        self.group, self.steps, self.cold, self.on_mark = group, steps, cold, on_mark
+    def __init__(self, group: MemoryGroup | None, cold: bool, on_mark=None):
+        self.group, self.cold, self.on_mark = group, cold, on_mark
         self.drops = 0
         self._peaks: list[int] = []
         self._step_peak_only = group is not None and group.version == 1
@@ -281,7 +282,7 @@ class RunMemory:
     def mark(self, name: str, t_ns: int | None = None, **attrs) -> None:
         if name == "step_start" and self.group is not None:
             self._step_peak_only = self.group.reset_peak() and self._step_peak_only
-        elif name == "step_end" and self.cold and attrs.get("step", self.steps) + 1 < self.steps:
+        elif name == "step_end" and self.cold and not attrs.get("last", True):
             drop_page_cache()
             self.drops += 1
         if self.on_mark is not None:

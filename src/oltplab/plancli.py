@@ -69,7 +69,8 @@ def _where(c: Cell) -> str:
 def _what(item: Item) -> str:
     s = item.spec
     if item.step.kind == "tpcc":
-        return (f"users {','.join(map(str, s.users))}, rampup {s.rampup:g} s, duration "
+        users = f"auto:{s.users_auto}" if s.users_auto else ",".join(map(str, s.users))
+        return (f"users {users}, rampup {s.rampup:g} s, duration "
                 f"{s.duration:g} s, mode {s.mode}")
     if item.step.kind == "fio":
         return (f"{', '.join(st.name for st in s.steps)} in {s.target} ({item.name}), "
@@ -130,7 +131,7 @@ class _PlanLines(PlanProgress):
     def run_progress(self, item: Item, repeat: int):
         if item.step.kind == "tpcc":
             from .cli import TpccLines
-            return TpccLines(len(item.spec.users))
+            return TpccLines(len(item.spec.users), bool(item.spec.users_auto))
         if item.step.kind == "fio":
             from .storage.cli import _FioLines
             return _FioLines()

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .config import (DbSpec, RunSpec, parse_duration, parse_host_memory, parse_size,
-                     parse_users)
+                     parse_user_option)
 from .errors import UsageError
 
 PLAN_KEYS = {"name": str, "repeat": int}
@@ -90,12 +90,13 @@ def _duration(value, what):
 
 
 def _users(value, what):
+    """RunSpec's user fields: a list, a number, "1,2,4" or "auto[:MAX]"."""
     if isinstance(value, list):
         if not value or not all(isinstance(u, int) and not isinstance(u, bool) for u in value):
             raise UsageError(f"{what}: give a list of whole numbers, such as [1, 2, 4]")
         value = ",".join(str(u) for u in value)
     try:
-        return parse_users(str(value))
+        return parse_user_option(str(value))
     except UsageError as e:
         raise UsageError(f"{what}: {str(e).removeprefix('--users: ')}") from None
 
@@ -140,7 +141,7 @@ KEYS = {k.name: k for k in (
     Key("dbname", "db", (str,), _same, "database that holds the schema"),
     Key("warehouses", "build", (int,), _positive, "warehouses built and driven"),
     Key("build_users", "build", (int,), _positive, "parallel loaders"),
-    Key("users", "run", (int, str, list), _users, "user sequence"),
+    Key("users", "run", (int, str, list), _users, "user sequence, or auto[:MAX]"),
     Key("rampup", "run", NUM, _duration, "ramp-up per step"),
     Key("duration", "run", NUM, _duration, "measured time per step"),
     Key("mode", "run", (str,), _choice("procedures", "sql"), "procedures or sql"),
@@ -475,6 +476,9 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             cells.append(_cell(i, cname, label, merged, results_dir))
         except UsageError as e:
             raise UsageError(f"cell {cname}: {e}") from None
+    if repeat > 1 and any(c.run.users_auto for c in cells):
+        raise UsageError("users = \"auto\" searches for the best user count in one run; "
+                         "give plan.repeat = 1")
     if len({c.label for c in cells}) != len(cells):  # labels cut to 64 characters may collide
         cells = [_relabel(c, f"{name}.c{c.index + 1}") for c in cells]
     items = _items(name, cells, steps, targets, results_dir)
@@ -592,6 +596,7 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) ->
     if db.dsn and db.host_memory is not None:
         raise UsageError("host_memory limits a managed server; it does not go with dsn")
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
+    run.update(run.pop("users", {}))
     rspec = RunSpec(name=label, results_dir=results_dir, **run)
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
                 warehouses=conv.get("warehouses"),

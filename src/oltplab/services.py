@@ -101,6 +101,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
     from .hostmem import RunMemory
     from .results.store import RunRecord
     from .runner.manager import run_tpcc
+    from .runner.sequence import summary
     from .telemetry.host import host_metadata
     from .workloads.tpcc.schema import require_warehouses, schema_info
 
@@ -130,7 +131,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         )
         log_offset = _log_size(target)
         memory = RunMemory(target.instance.memory_group() if target.instance else None,
-                           len(rspec.users), rspec.cold, sampler.mark if sampler else None)
+                           rspec.cold, sampler.mark if sampler else None)
         progress.started(record.path)
 
         def on_step(step: dict) -> None:
@@ -151,6 +152,9 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
             end.status, end.error = outcome.status, outcome.error
             record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
+            if rspec.users_auto is not None:
+                record.data["users_auto"] = summary(outcome.steps, rspec.users_auto,
+                                                    outcome.stopped_because)
             _sync_steps(record, outcome.steps)
             if rspec.check and end.status == "completed":
                 record.data["check"] = check_record(target.dsn, after_run=True)

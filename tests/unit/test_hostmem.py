@@ -23,7 +23,7 @@ def test_bad_host_memory_is_one_usage_error(text):
 
 def test_run_without_group_or_cold_records_nothing_and_passes_marks_on():
     heard = []
-    memory = RunMemory(None, steps=2, cold=False, on_mark=lambda *a, **k: heard.append((a, k)))
+    memory = RunMemory(None, cold=False, on_mark=lambda *a, **k: heard.append((a, k)))
     memory.begin()
     memory.mark("step_start", 5, step=0, users=1)
     step = {"users": 1}

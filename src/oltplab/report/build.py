@@ -135,10 +135,14 @@ def build_report(records: list[dict], sections: list[Section] = ()) -> Report:
             notes.extend(compare.unstable(kgroups, kind))
             report.sections.append(Section(f"Comparison{'' if len(kinds) == 1 else ': ' + kind}",
                                            tables=tuple(tables), notes=tuple(notes)))
-        unknown = () if kind in ("tpcc", "fio", "backup") else (
-            f"No charts are drawn for {kind} runs; their tables are below.",)
+        if kind == "tpcc":
+            kind_notes = tuple(tpcc.best_users_notes(kgroups))
+        elif kind in ("fio", "backup"):
+            kind_notes = ()
+        else:
+            kind_notes = (f"No charts are drawn for {kind} runs; their tables are below.",)
         report.sections.append(Section(head, charts=tuple(_kind_charts(kind, kgroups)),
-                                       notes=unknown))
+                                       notes=kind_notes))
     for i, r in enumerate(runs):
         suffix = "" if single else f"-{i + 1}"
         title = "Run details" if single else f"Run {r.label}"

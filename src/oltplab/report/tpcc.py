@@ -7,6 +7,7 @@ these results are not comparable with audited TPC-C results). Telemetry figures 
 
 from __future__ import annotations
 
+from ..runner.sequence import describe
 from ..telemetry.derive import label as figure_label
 from .charts import bar_chart, entries, per_step
 from .model import Chart, Table
@@ -79,14 +80,7 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
     def new_order(key):
         return lambda g: per_step(g, lambda r, i, s: _tx(s, "new_order", key))
 
-    out.append(bar_chart(
-        "tpm_nopm", "TPM and NOPM per user count", USERS, "transactions per minute",
-        entries(groups, [("TPM", step_value("tpm")), ("NOPM", step_value("nopm"))]),
-        why="no step has server TPM or NOPM", section=section,
-        caption="TPM: server commits and rollbacks per minute (pg_stat_database, every "
-                "database of the server); NOPM: New-Orders per minute (sum of d_next_o_id); "
-                "both over the measured interval, ramp-up excluded. Client-side counts are "
-                "in the tables."))
+    out.append(_tpm_nopm(groups, step_value, section))
     out.append(bar_chart(
         "tpm_per_user", "TPM per virtual user", USERS, "TPM per virtual user (per minute)",
         entries(groups, [("TPM per user", lambda g: per_step(
@@ -142,6 +136,46 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
     out.append(_device_totals(groups, devs, why_dev, section))
     out.append(_device_highest(groups, devs, why_dev, per, section))
     return out
+
+
+def _auto_runs(groups: list[Group]) -> list[RunData]:
+    return [r for g in groups for r in g.runs if isinstance(r.record.get("users_auto"), dict)]
+
+
+def best_users_notes(groups: list[Group]) -> list[str]:
+    """One sentence per run that searched for the best user count (``--users auto``)."""
+    runs = _auto_runs(groups)
+    several = len(groups) > 1 or len(runs) > 1
+    return [(f"{r.label}: " if several else "") + describe(r.record["users_auto"]) + "."
+            for r in runs]
+
+
+def _tpm_nopm(groups: list[Group], step_value, section: str) -> Chart:
+    """TPM and NOPM per user count; with a ``--users auto`` run, also the workload TPM the
+    search compared, and (one such run) its peak and knee marked on the user counts."""
+    metrics = [("TPM", step_value("tpm")), ("NOPM", step_value("nopm"))]
+    caption = ("TPM: server commits and rollbacks per minute (pg_stat_database, every "
+               "database of the server); NOPM: New-Orders per minute (sum of d_next_o_id); "
+               "both over the measured interval, ramp-up excluded. Client-side counts are "
+               "in the tables.")
+    cat_label = str
+    auto = _auto_runs(groups)
+    if auto:
+        metrics.insert(1, ("TPM (workload)", step_value("workload_tpm")))
+        caption += (" TPM (workload): the workload database's own transactions, the figure "
+                    "the search for the best user count compared (--users auto).")
+    if len(auto) == 1:
+        marks: dict = {}
+        a = auto[0].record["users_auto"]
+        for what in ("peak", "knee"):
+            if isinstance(a.get(what), dict):
+                marks.setdefault(a[what].get("users"), []).append(what)
+        cat_label = (lambda c: f"{c} ({' and '.join(marks[c])})" if c in marks else str(c))
+        caption += " The user counts carry the search's peak and knee."
+    return bar_chart("tpm_nopm", "TPM and NOPM per user count", USERS,
+                     "transactions per minute", entries(groups, metrics),
+                     why="no step has server TPM or NOPM", section=section, caption=caption,
+                     cat_label=cat_label)
 
 
 def _power_why(groups: list[Group], no_tel: str) -> str:
@@ -329,7 +363,25 @@ def _mib(x):
     return x / 2**20 if x is not None else None
 
 
+def best_users_table(run: RunData) -> Table | None:
+    """--users auto: each step of the search with the TPM it compared, its gain over the step
+    before, and which step is the peak and which the knee."""
+    auto = run.record.get("users_auto")
+    if not isinstance(auto, dict) or not auto.get("steps"):
+        return None
+    marks = {what: (auto.get(what) or {}).get("users") for what in ("peak", "knee")}
+    rows = tuple((s.get("users"), s.get("tpm"), s.get("gain_pct"),
+                  " and ".join(w for w, u in marks.items() if u == s.get("users")) or None)
+                 for s in auto["steps"])
+    return Table("best_users", "Best user count (--users auto)",
+                 ("users", "TPM (workload)", "gain over the step before (%)", "step is"), rows,
+                 caption=f"The search stops after the first step that gains less than "
+                         f"{auto.get('threshold_pct')}%, or at {auto.get('max')} users; "
+                         f"it stopped: {auto.get('stopped_because')}.")
+
+
 def tables(run: RunData) -> list[Table]:
-    memory = host_memory_table(run)
-    return [steps_table(run), inputs_table(run), warnings_table(run), transactions_table(run),
-            host_steps_table(run), *([memory] if memory else []), devices_table(run)]
+    memory, best = host_memory_table(run), best_users_table(run)
+    return [steps_table(run), *([best] if best else []), inputs_table(run),
+            warnings_table(run), transactions_table(run), host_steps_table(run),
+            *([memory] if memory else []), devices_table(run)]
