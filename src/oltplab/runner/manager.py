@@ -56,6 +56,7 @@ SPAWN_TIMEOUT_S = 30.0
 FINAL_TIMEOUT_S = worker.GRACE_S + 10.0  # after measure_end
 STOP_TIMEOUT_S = 3.0
 SNAPSHOT_TIMEOUT_S = 10.0
+RECOVERY_WAIT_S = 120.0  # with --inject: how long a snapshot waits for the server to be back
 # the monitor's own transactions between the snapshots when it flushes before each one: the
 # ramp_end snapshot's, published by the flush before the measure_end snapshot, and that flush
 MONITOR_XACTS = 2
@@ -135,7 +136,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     info = schema_info(dsn)
     rng = random.Random(spec.seed)
     constants = draw_constants(rng, info.c_last_load)
-    monitor = _Monitor(dsn, sampler_db)
+    monitor = _Monitor(dsn, sampler_db, patient=bool(spec.inject))
     steps: list[dict] = []
     status, error, most_workers = "completed", None, 0
     try:
@@ -174,8 +175,9 @@ class _StepFailed(Exception):
 class _Monitor:
     """The manager's own connection: checks before the run and the server snapshots."""
 
-    def __init__(self, dsn: str, sampler_db=None):
+    def __init__(self, dsn: str, sampler_db=None, patient: bool = False):
         self.dsn = dsn
+        self.patient = patient  # faults are injected: the server may be away for a while
         self.sampler_db = sampler_db
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda loop, context: None)  # the library never prints
@@ -226,7 +228,18 @@ class _Monitor:
 
     def snapshot(self) -> counters.ServerCounters:
         """The server's counters; first, when it can, the monitor publishes its own pending
-        transactions, so that exactly MONITOR_XACTS of them fall between two snapshots."""
+        transactions, so that exactly MONITOR_XACTS of them fall between two snapshots. A
+        patient monitor tries again on a new connection until RECOVERY_WAIT_S have passed."""
+        deadline = time.monotonic() + RECOVERY_WAIT_S
+        while True:
+            try:
+                return self._snapshot()
+            except _StepFailed:
+                if not self.patient or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _snapshot(self) -> counters.ServerCounters:
         try:
             conn = self._connection()
             with self.sampler_db.lock if self.sampler_db is not None else nullcontext():
@@ -235,7 +248,8 @@ class _Monitor:
                               SNAPSHOT_TIMEOUT_S + 1)
                 return self._run(counters.snapshot(conn, timeout=SNAPSHOT_TIMEOUT_S),
                                  SNAPSHOT_TIMEOUT_S + 1)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError) as e:
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError,
+                asyncpg.InternalClientError) as e:  # the last: a connection the server dropped
             self.reset()
             raise _StepFailed(f"server snapshot failed: {type(e).__name__}: {e}") from None
 
@@ -286,7 +300,7 @@ class _Step:
         self.flush_stats = monitor.flush_stats
         self.plans = [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
                                  spec.keying_thinking, CONNECT_TIMEOUT_S,
-                                 flush_stats=self.flush_stats)
+                                 flush_stats=self.flush_stats, resilient=bool(spec.inject))
                       for k, share in enumerate(shares)]
         self.procs: list[subprocess.Popen] = []
         self.pipes: list[Connection] = []
@@ -603,8 +617,11 @@ class _Step:
             rolled_back_new_orders=new_order.rolled_back, warehouses=self.warehouses,
             cv=cv, intervals=len(per_10s),
             autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0))
+        throughput = {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
+                      "cv": None if cv is None else round(cv, 4)}
+        if self.spec.inject and series:  # completions per second, for the faults' dips
+            throughput["per_s"] = rigor.per_interval(series, self.ramp_end, end_ns, 10**9)
         return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
                 "input_counts": inputs,
-                "throughput": {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
-                               "cv": None if cv is None else round(cv, 4)},
+                "throughput": throughput,
                 "warnings": warnings}

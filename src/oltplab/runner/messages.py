@@ -35,6 +35,7 @@ class WorkerPlan:
     connect_timeout: float = 30.0
     application_name: str = "oltplab"
     flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
+    resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
 
 
 @dataclass(frozen=True)
