@@ -76,3 +76,12 @@ def test_malformed_plan_is_refused_naming_file_and_key(tmp_path, change, needle)
 def test_missing_plan_file_is_one_line(tmp_path):
     with pytest.raises(UsageError, match="no such plan file"):
         load_plan(tmp_path / "none.toml", tmp_path)
+
+
+def test_a_plan_may_inject_faults_and_a_bad_event_names_its_key(tmp_path):
+    one_step = BASE.replace("users = [1, 2]", "users = [2]")
+    p = plan_of(tmp_path, one_step.replace("[defaults]",
+                                           '[defaults]\ninject = ["at=2s,kill-backend"]'))
+    assert all(c.run.inject[0].kind == "kill-backend" for c in p.cells)
+    with pytest.raises(UsageError, match=r"defaults.inject: --inject 'at=2s': give an action"):
+        plan_of(tmp_path, BASE.replace("[defaults]", '[defaults]\ninject = ["at=2s"]'))

@@ -4,8 +4,10 @@
 window. For a fault at ``at_s`` (seconds into the window) that lasts ``for_s`` (0 for a kill):
 
 - before: the mean of the BEFORE_S seconds before the fault (or of what exists), as TPM;
-- back within 10%: seconds from the fault to the first whole second ``i`` from which the mean
-  of the next SMOOTH_S seconds (or what exists) is at least 90% of before;
+- back within 10%: seconds from the fault to the first whole second ``i`` that itself and the
+  mean of the SMOOTH_S seconds from it (or what exists) are at least 90% of before (the mean
+  keeps one lucky second from counting; the second itself keeps a catch-up burst after a
+  stall from counting for the stall);
 - the dip: the seconds from the fault to the later of the fault's end and that return (at
   least one second); its mean and its lowest second, as % below before (negative: above).
 
@@ -55,7 +57,8 @@ def dip(series: list[int], at_s: float, for_s: float = 0.0) -> Dip:
     back = None
     for i in range(first, len(series)):
         ahead = series[i:i + SMOOTH_S]
-        if sum(ahead) / len(ahead) >= (1 - BACK_WITHIN) * per_s:
+        floor = (1 - BACK_WITHIN) * per_s
+        if series[i] >= floor and sum(ahead) / len(ahead) >= floor:
             back = i
             break
     end = len(series) if back is None else max(back, math.ceil(at_s + for_s))

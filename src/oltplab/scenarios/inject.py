@@ -59,6 +59,11 @@ def preflight(db: DbSpec, run: RunSpec) -> None:
         if e.kind == "throttle":
             io_root()
             device_of(db.datadir)
+    windows = sorted((e.at_s, e.at_s + e.for_s) for e in run.inject if e.kind == "throttle")
+    for (_, end), (start, _) in zip(windows, windows[1:]):
+        if start < end:
+            raise UsageError("--inject: throttles must not overlap (the server's processes are "
+                             "in one group at a time)")
 
 
 def io_root() -> tuple[Path, int]:
@@ -240,7 +245,7 @@ class Throttle:
         pid = self.instance.status()["pid"]
         if pid is None:
             raise DatabaseError("the managed server is not running")
-        self.path = parent / f"{PREFIX}{self.instance.spec.port}-{os.getpid()}"
+        self.path = parent / f"{PREFIX}{self.instance.spec.port}-{os.getpid()}-{id(self):x}"
         if self.version == 2 and "io" not in _words(parent / "cgroup.subtree_control"):
             (parent / "cgroup.subtree_control").write_text("+io")
         self.path.mkdir(exist_ok=True)
