@@ -182,6 +182,10 @@ def _record_events(record, injector, steps: list[dict]) -> None:
     from .scenarios.inject import crash_note
     per_s = steps[0].get("throughput", {}).get("per_s") if steps else None
     record.data["events"] = injector.events(per_s)
+    failed = [f"--inject {e['event']}: {e['error']}" for e in record.data["events"]
+              if e.get("error")]
+    for step in steps if failed else ():
+        step.setdefault("warnings", []).extend(failed)
     note = crash_note(record.data["events"])
     for step in steps if note else ():
         step["tpm"] = step["workload_tpm"] = None

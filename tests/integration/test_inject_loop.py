@@ -139,3 +139,13 @@ def test_replace_refuses_a_user_that_is_not_lost_or_out_of_range(scripted):
             _native.ProcLoop.__new__(_native.ProcLoop).replace(0, conn, conn.pgconn_ptr)
     finally:
         asyncio.run(users.aclose())
+
+
+def test_reconnect_stops_trying_when_the_users_stop(pg):
+    import threading
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(UserFailed, match="the users stopped"):
+        pquser.reconnect(pg.dsn("no_such_database_here"), "oltplab-test", False, cancel=cancel)
+    assert time.monotonic() - t0 < 2

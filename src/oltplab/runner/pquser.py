@@ -18,10 +18,11 @@ RECONNECT_TIMEOUT_S), wakes the loop and hands the connection over (``ProcLoop.r
 from __future__ import annotations
 
 import asyncio
+import functools
+import threading
 import time
 from array import array
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import Callable
 
 from psycopg import pq
@@ -66,9 +67,10 @@ def connect(dsn: str, application_name: str, flush_stats: bool, mode: str = "pro
 
 
 def reconnect(dsn: str, application_name: str, flush_stats: bool, mode: str = "procedures",
-              timeout: float = RECONNECT_TIMEOUT_S):
-    """``connect``, retried with a growing pause (50 ms to 1 s) until the server accepts or
-    ``timeout`` seconds have passed (blocking: run it in a thread)."""
+              timeout: float = RECONNECT_TIMEOUT_S, cancel: threading.Event | None = None):
+    """``connect``, retried with a growing pause (50 ms to 1 s) until the server accepts,
+    ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a thread)."""
+    cancel = cancel or threading.Event()
     deadline = time.monotonic() + timeout
     delay = 0.05
     while True:
@@ -78,7 +80,8 @@ def reconnect(dsn: str, application_name: str, flush_stats: bool, mode: str = "p
             if time.monotonic() + delay > deadline:
                 raise UserFailed(f"reconnecting a lost user: {e} (gave up after {timeout:g} s)"
                                  ) from None
-        time.sleep(delay)
+        if cancel.wait(delay):
+            raise UserFailed("reconnecting a lost user: the users stopped")
         delay = min(1.0, delay * 2)
 
 
@@ -102,7 +105,7 @@ def _text(message) -> str:
     return message.strip()
 
 
-@lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def libpq_path() -> str:
     """The libpq that psycopg loaded in this process: the loop calls the same library."""
     with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
@@ -125,6 +128,7 @@ class ProcUsers:
         self.conns = list(conns)
         self.reopen = reopen
         self.lost = 0  # connections lost and replaced
+        self._stopping = threading.Event()  # ends the reconnects still trying
         self.sql = sql
         self.bulk = bulk
         self.terminals = [terminal(up, w_max, constants) for up in plans]
@@ -167,7 +171,8 @@ class ProcUsers:
                     self._replace(opening.pop(fut), fut.result())
                 if event == _native.LOST:
                     for index in lp.take_lost():
-                        opening[loop.run_in_executor(pool, self.reopen)] = index
+                        opening[loop.run_in_executor(
+                            pool, functools.partial(self.reopen, cancel=self._stopping))] = index
                 elif event == _native.WOKEN:
                     continue
                 elif event == _native.SAMPLES:
@@ -181,6 +186,7 @@ class ProcUsers:
                 if event == _native.FINISHED:
                     return
         finally:
+            self._stopping.set()
             for fut in opening:  # a connection that arrives too late is closed
                 fut.add_done_callback(_finish_late)
             if pool is not None:
