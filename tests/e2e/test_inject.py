@@ -42,6 +42,7 @@ def _recovered(run: dict, kind: str) -> dict:
     back = int(event["at_s"] + event["recovery_s"]) + 1
     assert sum(per_s[back:]) > 0, f"nothing completed after the recovery: {per_s}"
     assert sum(t["errors"] for t in step["transactions"].values()) >= 0
+    assert step["driver"]["lost_connections"] >= 1  # and every one came back: completed
     assert step["tpm"] is None and any("crash recovery" in w for w in step["warnings"])
     assert run["check"]["ok"]
     return event

@@ -595,7 +595,9 @@ class _Step:
             "histograms": {name: encode(hists[name]) for name in mix.NAMES},
             "driver": {"workers": self.nworkers, "cpu_s": round(cpu_s, 3),
                        "cpu_us_per_transaction":
-                           round(cpu_s * 1e6 / completed, 1) if completed else None},
+                           round(cpu_s * 1e6 / completed, 1) if completed else None,
+                       **({"lost_connections": sum(f.lost for f in self.finals.values())}
+                          if self.spec.inject else {})},
             **rigor_fields,
             "partial": partial,
         }

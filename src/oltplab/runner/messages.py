@@ -93,6 +93,7 @@ class Final:
     crossings: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # users' flush end times
     cpu_s: float = 0.0  # the worker's CPU time (user + system) from Start to Final
     inputs: dict | None = None  # what the window's transactions drew (Recorder.inputs)
+    lost: int = 0  # connections lost (the users reconnected: --inject), every phase
 
 
 @dataclass(frozen=True)

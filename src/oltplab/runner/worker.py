@@ -211,7 +211,7 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
     _send(pipe, Progress(plan.worker, time.monotonic_ns(), rec.completed, rec.new_orders))
     _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.completed, rec.new_orders,
                       partial, (tuple(rec.cross_ns[0]), tuple(rec.cross_ns[1])),
-                      time.process_time() - cpu0, dict(rec.inputs)))
+                      time.process_time() - cpu0, dict(rec.inputs), rec.lost))
 
 
 if __name__ == "__main__":
