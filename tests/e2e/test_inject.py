@@ -87,11 +87,13 @@ def test_kill_backend_the_users_reconnect_and_checks_pass(server_tmp):
              "--db-memory", "64MiB"]
     oltplab("tpcc", "build", *flags, "-w", "1", "--build-users", "2", "--seed", "3",
             cwd=server_tmp, check_rc=0)
-    oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "8s",
-            "--inject", "at=3s,kill-backend", "--check", cwd=server_tmp, check_rc=0)
+    p = oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "8s",
+                "--inject", "at=3s,kill-backend", "--check", cwd=server_tmp, check_rc=0)
     (run,) = _runs(server_tmp / "results")
     event = _recovered(run, "kill-backend")
     assert event["reset_s"] <= event["recovery_s"]
+    assert f"event at=3s,kill-backend: at 3.0 s, recovery {event['recovery_s']:.1f} s, dip " \
+        in p.stdout
 
 
 @pytest.mark.parametrize("event, words", [
