@@ -289,29 +289,15 @@ def print_run(run: dict) -> None:
 
 def _print_steps(run: dict) -> None:
     """The step table, the input shares, then the warnings (which never change the exit code)."""
-    from .ui import inputs_table, out, steps_table, warning_lines
+    from .ui import event_lines, inputs_table, out, steps_table, warning_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(inputs_table(run))
     for line in warning_lines(run):
         click.echo(line)
-    for e in run.get("events") or []:
-        click.echo(_event_line(e))
+    for line in event_lines(run):
+        click.echo(line)
 
-
-def _event_line(e: dict) -> str:
-    """One injected fault: when, its recovery and the throughput around it."""
-    if e.get("at_s") is None or e.get("error"):
-        return f"event {e['event']}: {e.get('error') or 'not fired'}"
-    parts = [f"event {e['event']}: at {e['at_s']:.1f} s"]
-    if e.get("recovery_s") is not None:
-        parts.append(f"recovery {e['recovery_s']:.1f} s")
-    if e.get("dip_avg_pct") is not None:
-        parts.append(f"dip {e['dip_avg_pct']:.0f}% avg, {e['dip_max_pct']:.0f}% max "
-                     f"against {e['before_tpm']:,.0f} TPM before")
-    back = e.get("back_within_10pct_s")
-    parts.append("not back within 10%" if back is None else f"back within 10% after {back:g} s")
-    return ", ".join(parts)
 
 
 @tpcc.command("check")

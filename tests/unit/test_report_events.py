@@ -31,3 +31,12 @@ def test_the_table_lists_every_event_with_its_error_and_nothing_without_events()
     assert table.rows[0][3] == 4.2 and table.rows[1][-1] == "not fired: the run ended first"
     assert events_table(RunData({"kind": "tpcc"})) is None
     assert events_chart(RunData({"kind": "tpcc", "steps": []})) is None
+
+
+def test_the_command_line_prints_a_line_per_event():
+    from oltplab.ui import event_lines
+    assert event_lines(RECORD) == [
+        "event at=10s,kill-server: at 10.0 s, recovery 4.2 s, dip 100% avg, 100% max against "
+        "36,000 TPM before, back within 10% after 5 s",
+        "event at=99s,for=1s,throttle=write:1MiB: not fired: the run ended first"]
+    assert event_lines({"steps": []}) == []
