@@ -14,8 +14,8 @@ import click
 
 from . import __version__
 from .cliopts import duration_option, print_repeats, repeat_option, telemetry_options
-from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_setting,
-                     parse_size, parse_user_option, parse_users)
+from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_inject,
+                     parse_setting, parse_size, parse_user_option, parse_users)
 from .errors import Interrupted, OltplabError, UsageError
 from .services import (TpccProgress, check_record, raise_for_status, run_group,
                        run_tpcc_recorded)
@@ -213,13 +213,17 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
 @click.option("--name", default="tpcc", show_default=True, help="Label of the run.")
 @click.option("--check", is_flag=True, help="Run the consistency checks after the last step.")
 @click.option("--cold", is_flag=True, help="Drop the page cache before each step (root only).")
+@click.option("--inject", "inject", multiple=True, metavar="EVENT",
+              help="A fault during the run (repeatable): at=60s,kill-server; at=60s,kill-backend; "
+                   "at=30s,for=60s,throttle=write:10MiB/s (also read, read-iops, write-iops); "
+                   "at= counts from the start of the measured window.")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
 @repeat_option
 @telemetry_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
-             workers, seed, name, check, cold, results_dir, repeat, sample_interval, power,
-             **kw):
+             workers, seed, name, check, cold, inject, results_dir, repeat, sample_interval,
+             power, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     if warehouses is not None and warehouses < 1:
@@ -234,7 +238,10 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
-                    cold=cold)
+                    cold=cold, inject=tuple(parse_inject(e) for e in inject))
+    if rspec.inject:
+        from .scenarios.inject import preflight
+        preflight(spec, rspec)
     if cold:
         from .hostmem import check_drop_caches
         check_drop_caches()
@@ -288,8 +295,8 @@ def print_run(run: dict) -> None:
 
 def _print_steps(run: dict) -> None:
     """The step table, the input shares, the best user count of --users auto, then the
-    warnings (which never change the exit code)."""
-    from .ui import inputs_table, out, steps_table, warning_lines
+    warnings (which never change the exit code) and the injected faults."""
+    from .ui import event_lines, inputs_table, out, steps_table, warning_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(inputs_table(run))
@@ -298,6 +305,9 @@ def _print_steps(run: dict) -> None:
         click.echo(describe(run["users_auto"]))
     for line in warning_lines(run):
         click.echo(line)
+    for line in event_lines(run):
+        click.echo(line)
+
 
 
 @tpcc.command("check")

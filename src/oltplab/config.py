@@ -114,6 +114,76 @@ def format_size(n: int) -> str:
     return f"{n}B"
 
 
+INJECT_KINDS = ("kill-server", "kill-backend", "throttle")
+THROTTLE_LIMITS = ("read", "write", "read-iops", "write-iops")  # bytes/s, bytes/s, IO/s, IO/s
+
+
+@dataclass(frozen=True)
+class InjectEvent:
+    """One fault injected during a run (``--inject``): at ``at_s`` seconds from the start of
+    the measured window, ``kind``; a throttle lasts ``for_s`` seconds and limits ``limit``
+    (read, write: bytes/s; read-iops, write-iops: IO/s) to ``value``."""
+
+    kind: str
+    at_s: float
+    for_s: float | None = None
+    limit: str | None = None
+    value: int | None = None
+    text: str = ""  # as the user wrote it
+
+
+def parse_inject(text: str) -> InjectEvent:
+    """'at=60s,kill-server', 'at=30s,for=60s,throttle=write:10MiB/s',
+    'at=30s,for=20s,throttle=read-iops:200' -> InjectEvent; UsageError naming the EVENT."""
+    def bad(why: str) -> UsageError:
+        return UsageError(f"--inject {text!r}: {why} (examples: at=60s,kill-server; "
+                          "at=30s,for=60s,throttle=write:10MiB/s)")
+
+    at = for_ = kind = limit = value = None
+    for item in (p.strip() for p in str(text).split(",")):
+        key, sep, val = item.partition("=")
+        key = key.strip().lower()
+        if not sep and key in ("kill-server", "kill-backend"):
+            if kind is not None:
+                raise bad("give one action")
+            kind = key
+        elif sep and key in ("at", "for"):
+            if (at if key == "at" else for_) is not None:
+                raise bad(f"{key}= is given twice")
+            try:
+                seconds = parse_duration(val, f"{key}=", allow_zero=key == "at")
+            except UsageError as e:
+                raise bad(str(e)) from None
+            at, for_ = (seconds, for_) if key == "at" else (at, seconds)
+        elif sep and key == "throttle":
+            if kind is not None:
+                raise bad("give one action")
+            kind = "throttle"
+            limit, _, amount = val.strip().lower().partition(":")
+            if limit not in THROTTLE_LIMITS:
+                raise bad(f"throttle {limit!r} is not one of {', '.join(THROTTLE_LIMITS)}")
+            if limit.endswith("-iops"):
+                if not amount.strip().isdigit() or int(amount) < 1:
+                    raise bad(f"{limit} needs a whole number of IO/s of at least 1")
+                value = int(amount)
+            else:
+                try:
+                    value = parse_size(amount.strip().removesuffix("/s"), f"{limit} rate")
+                except UsageError as e:
+                    raise bad(str(e)) from None
+        else:
+            raise bad(f"{item!r} is not at=, for=, kill-server, kill-backend or throttle=")
+    if kind is None:
+        raise bad("give an action: kill-server, kill-backend or throttle=")
+    if at is None:
+        raise bad("give at= (seconds from the start of the measured window)")
+    if kind == "throttle" and not for_:
+        raise bad("a throttle needs for= (how long the limit holds)")
+    if kind != "throttle" and for_ is not None:
+        raise bad(f"{kind} takes no for=")
+    return InjectEvent(kind, at, for_, limit, value, str(text))
+
+
 @dataclass(frozen=True)
 class DbSpec:
     """Where and how the database runs.
@@ -181,6 +251,7 @@ class RunSpec:
     sample_interval: float = 1.0  # telemetry sampling, seconds; 0 turns the sampler off
     power: str = "auto"  # power meter: auto | none | rapl[:DIR] | ipmi | redfish:URL | cmd:COMMAND
     cold: bool = False  # drop the page cache before each step
+    inject: tuple[InjectEvent, ...] = ()  # faults during the run (--inject)
 
     def __post_init__(self):
         if self.mode not in MODES:

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import (DbSpec, RunSpec, parse_duration, parse_host_memory, parse_size,
-                     parse_user_option)
+from .config import (DbSpec, RunSpec, parse_duration, parse_host_memory, parse_inject,
+                     parse_size, parse_user_option)
 from .errors import UsageError
 
 PLAN_KEYS = {"name": str, "repeat": int}
@@ -118,6 +118,17 @@ def _settings(value, what):
     return tuple(out)
 
 
+def _inject(value, what):
+    """A list of EVENT strings (or one), as tpcc run --inject takes them."""
+    items = [value] if isinstance(value, str) else value
+    if not all(isinstance(v, str) for v in items):
+        raise UsageError(f"{what}: give a list of events, such as [\"at=20s,kill-server\"]")
+    try:
+        return tuple(parse_inject(v) for v in items)
+    except UsageError as e:
+        raise UsageError(f"{what}: {e}") from None
+
+
 def _choice(*choices):
     def convert(value, what):
         if value not in choices:
@@ -151,6 +162,7 @@ KEYS = {k.name: k for k in (
     Key("seed", "run", (int,), _same, "seed of the drivers' inputs"),
     Key("check", "run", (bool,), _same, "consistency checks after the last step"),
     Key("cold", "run", (bool,), _same, "drop the page cache before each step (root)"),
+    Key("inject", "run", (list, str), _inject, "faults during the run (tpcc run --inject)"),
     Key("sample_interval", "run", NUM, _duration, "telemetry sampling interval"),
     Key("power", "run", (str,), _same, "power meter"),
     Key("target", "plan", (str,), _same, "a target named under [targets]"),
@@ -598,6 +610,9 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) ->
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
     run.update(run.pop("users", {}))
     rspec = RunSpec(name=label, results_dir=results_dir, **run)
+    if rspec.inject:
+        from .scenarios.inject import preflight
+        preflight(db, rspec)
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
                 warehouses=conv.get("warehouses"),
                 build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,

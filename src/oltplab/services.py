@@ -144,17 +144,24 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                 record.data["host_memory"] = host_memory
             _copy_log(target, record.path, log_offset)
 
+        injector = _injector(rspec, target, memory.mark)
         with _recording(record, sampler, progress, after=after) as end:
             memory.begin()
-            outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
-                               on_mark=memory.mark,
-                               sampler_db=sampler.database if sampler else None)
+            try:
+                outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
+                                   on_mark=injector.mark if injector else memory.mark,
+                                   sampler_db=sampler.database if sampler else None)
+            finally:
+                if injector is not None:  # a restart under way ends before anything else
+                    injector.close()
             end.status, end.error = outcome.status, outcome.error
             record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
             if rspec.users_auto is not None:
                 record.data["users_auto"] = summary(outcome.steps, rspec.users_auto,
                                                     outcome.stopped_because)
+            if injector is not None:
+                _record_events(record, injector, outcome.steps)
             _sync_steps(record, outcome.steps)
             if rspec.check and end.status == "completed":
                 record.data["check"] = check_record(target.dsn, after_run=True)
@@ -163,6 +170,32 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                         ", ".join(c["name"] for c in record.data["check"]["conditions"]
                                   if not c["ok"])
     return {**record.data, "_path": str(record.path)}
+
+
+def _injector(rspec: RunSpec, target, on_mark):
+    """The run's faults (--inject), or None."""
+    if not rspec.inject:
+        return None
+    from .scenarios.inject import Injector
+    return Injector(rspec.inject, target, max(rspec.users) + 21, on_mark)
+
+
+def _record_events(record, injector, steps: list[dict]) -> None:
+    """run.json's ``events``, with the dips from the step's completions per second; a kill
+    leaves the server-side TPM out (crash recovery reset the server's statistics)."""
+    from .scenarios.inject import crash_note
+    per_s = steps[0].get("throughput", {}).get("per_s") if steps else None
+    record.data["events"] = injector.events(per_s)
+    failed = [f"--inject {e['event']}: {e['error']}" for e in record.data["events"]
+              if e.get("error")]
+    for step in steps if failed else ():
+        step.setdefault("warnings", []).extend(failed)
+    note = crash_note(record.data["events"])
+    for step in steps if note else ():
+        step["tpm"] = step["workload_tpm"] = None
+        # the comparison with the server's TPM compares with counts a crash reset
+        step["warnings"] = [w for w in step.get("warnings", []) if "server TPM" not in w]
+        step["warnings"].append(note)
 
 
 class _Ending:

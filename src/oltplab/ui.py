@@ -117,6 +117,26 @@ def warning_lines(run: dict[str, Any]) -> list[str]:
             for s in run.get("steps", []) for w in s.get("warnings") or []]
 
 
+def event_lines(run: dict[str, Any]) -> list[str]:
+    """One line per injected fault (tpcc run --inject)."""
+    return [_event_line(e) for e in run.get("events") or []]
+
+
+def _event_line(e: dict[str, Any]) -> str:
+    """One injected fault: when, its recovery and the throughput around it."""
+    if e.get("at_s") is None or e.get("error"):
+        return f"event {e['event']}: {e.get('error') or 'not fired'}"
+    parts = [f"event {e['event']}: at {e['at_s']:.1f} s"]
+    if e.get("recovery_s") is not None:
+        parts.append(f"recovery {e['recovery_s']:.1f} s")
+    if e.get("dip_avg_pct") is not None:
+        parts.append(f"dip {e['dip_avg_pct']:.0f}% avg, {e['dip_max_pct']:.0f}% max "
+                     f"against {e['before_tpm']:,.0f} TPM before")
+    back = e.get("back_within_10pct_s")
+    parts.append("not back within 10%" if back is None else f"back within 10% after {back:g} s")
+    return ", ".join(parts)
+
+
 def runs_table(runs: list[dict[str, Any]]) -> Table:
     t = Table(title="runs", title_justify="left")
     from .report.headline import headline

@@ -200,6 +200,17 @@ def test_autopilot_steps_end_on_time_while_users_key_and_think(scratch_w1):
     assert not worker_processes(os.getpid())
 
 
+# the five transaction functions, each a call of scripted(): the tests' script decides
+SCRIPTED_PROCEDURES = """
+CREATE FUNCTION neword(int, int, int, int[], int[], int[]) RETURNS int
+    LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION payment(int, int, int, int, int, int, numeric) RETURNS int
+    LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION ostat(int, int, int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION delivery(int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
+CREATE FUNCTION slev(int, int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
+"""
+
 SCRIPTED = """
 CREATE SEQUENCE step;
 CREATE TABLE script (step int PRIMARY KEY, state text, result int);
@@ -218,14 +229,7 @@ BEGIN
     END IF;
     RETURN s.result;
 END $$;
-CREATE FUNCTION neword(int, int, int, int[], int[], int[]) RETURNS int
-    LANGUAGE sql AS 'SELECT scripted()';
-CREATE FUNCTION payment(int, int, int, int, int, int, numeric) RETURNS int
-    LANGUAGE sql AS 'SELECT scripted()';
-CREATE FUNCTION ostat(int, int, int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
-CREATE FUNCTION delivery(int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
-CREATE FUNCTION slev(int, int, int) RETURNS int LANGUAGE sql AS 'SELECT scripted()';
-"""
+""" + SCRIPTED_PROCEDURES
 
 
 def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg):

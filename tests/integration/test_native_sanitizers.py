@@ -25,7 +25,8 @@ TESTS = ["tests/unit/test_native_safety.py", "tests/unit/test_inputs.py",
          "tests/unit/test_mix.py", "tests/integration/test_native_loop.py",
          "tests/integration/test_driver.py::test_procedures_loop_hands_over_response_times_in_bulk",
          "tests/integration/test_driver.py::"
-         "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection"]
+         "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection",
+         "tests/integration/test_inject_loop.py"]
 
 SHADOW = """
 import sys

@@ -61,3 +61,18 @@ def test_run_spec_validates():
     with pytest.raises(UsageError):
         RunSpec(name="a b")
     assert RunSpec(users=(1, 2)).users == (1, 2)
+
+
+def test_inject_events_parse_into_frozen_records():
+    from oltplab.config import InjectEvent, parse_inject
+    assert parse_inject("at=60s,kill-server") == InjectEvent("kill-server", 60.0,
+                                                             text="at=60s,kill-server")
+    e = parse_inject("at=30s, for=1m, throttle=write:10MiB/s")
+    assert (e.kind, e.at_s, e.for_s, e.limit, e.value) == ("throttle", 30, 60, "write",
+                                                           10 * 1024**2)
+    e = parse_inject("throttle=read-iops:200,for=20s,at=0")
+    assert (e.limit, e.value, e.at_s, e.for_s) == ("read-iops", 200, 0.0, 20.0)
+    with pytest.raises(UsageError, match=r"^--inject 'at=1s,at=2s,kill-backend': at= is given"):
+        parse_inject("at=1s,at=2s,kill-backend")
+    with pytest.raises(UsageError, match="for=: '0s' must be longer than zero"):
+        parse_inject("at=1s,for=0s,throttle=write:1MiB")

@@ -172,3 +172,12 @@ def test_bad_set_is_one_line(tmp_path, override, needle):
     with pytest.raises(UsageError) as e:
         load_plan(f, tmp_path, (override,))
     assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_plan_may_inject_faults_and_a_bad_event_names_its_key(tmp_path):
+    one_step = BASE.replace("users = [1, 2]", "users = [2]")
+    p = plan_of(tmp_path, one_step.replace("[defaults]",
+                                           '[defaults]\ninject = ["at=2s,kill-backend"]'))
+    assert all(c.run.inject[0].kind == "kill-backend" for c in p.cells)
+    with pytest.raises(UsageError, match=r"defaults.inject: --inject 'at=2s': give an action"):
+        plan_of(tmp_path, BASE.replace("[defaults]", '[defaults]\ninject = ["at=2s"]'))

@@ -60,7 +60,9 @@ PyMODINIT_FUNC PyInit__native(void) {
         PyModule_AddIntConstant(m, "FINISHED", EV_FINISHED) < 0 ||
         PyModule_AddIntConstant(m, "SAMPLES", EV_SAMPLES) < 0 ||
         PyModule_AddIntConstant(m, "FAILED", EV_FAILED) < 0 ||
-        PyModule_AddIntConstant(m, "STOPPED", EV_STOPPED) < 0) {
+        PyModule_AddIntConstant(m, "STOPPED", EV_STOPPED) < 0 ||
+        PyModule_AddIntConstant(m, "LOST", EV_LOST) < 0 ||
+        PyModule_AddIntConstant(m, "WOKEN", EV_WOKEN) < 0) {
         Py_DECREF(m);
         return NULL;
     }

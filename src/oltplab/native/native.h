@@ -204,7 +204,8 @@ const PGresult *sql_failure(const SqlTxn *s);
 long long sql_value(const SqlTxn *s);
 const char *sql_problem(const SqlTxn *s);
 
-enum { EV_BOUNDARY = 0, EV_FINISHED = 1, EV_SAMPLES = 2, EV_FAILED = 3, EV_STOPPED = 4 };
+enum { EV_BOUNDARY = 0, EV_FINISHED = 1, EV_SAMPLES = 2, EV_FAILED = 3, EV_STOPPED = 4,
+       EV_LOST = 5, EV_WOKEN = 6 };
 extern PyTypeObject ProcLoopType;
 
 #endif

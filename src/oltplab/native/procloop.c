@@ -12,7 +12,9 @@
  * clause 5.2.5, retries of serialization failures and deadlocks, fatal error classes, the
  * statistics flush at the window's boundaries, and what counts in the measured window.
  * ProcLoop.run() returns to Python at every event Python must act on: all users crossed the
- * ramp-up boundary, all finished, response-time buffers to drain, a failure, or a stop.
+ * ramp-up boundary, all finished, response-time buffers to drain, a failure, or a stop; in
+ * resilient mode (--inject) also users whose connection was lost (LOST) and a wake-up asked
+ * by Python (WOKEN), which then hands the lost users their new connections (replace).
  */
 #include "procloop.h"
 
@@ -35,7 +37,38 @@ static void first_line(char *s) {
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\r')) s[--n] = 0;
 }
 
+static void rec_failed(ProcLoop *L, int kind, int64_t start, int64_t end, int retries);
+
+/* Resilient mode (--inject): the user alone is lost. Its transaction in flight counts as an
+ * error of its kind, its socket leaves the event loop (libpq may have closed it already: then
+ * the kernel did), and run() returns LOST so that Python opens another connection and hands
+ * it over (replace). A user done with the window only leaves the loop. */
+static void lose(ProcLoop *L, User *u) {
+    if (u->state == S_LOST) return;
+    if (u->held) {
+        pq.clear(u->held);
+        u->held = NULL;
+    }
+    if (u->fd >= 0) epoll_ctl(L->epfd, EPOLL_CTL_DEL, u->fd, NULL); /* ENOENT if closed: fine */
+    u->fd = -1;
+    u->flushing = 0;
+    if (u->state == S_DONE) return;
+    if (u->inflight) {
+        rec_failed(L, u->kind, u->start, now_ns(), u->retries);
+        u->inflight = 0;
+    }
+    if (u->state == S_SLEEP) L->sleeping--;
+    u->state = S_LOST;
+    L->lost_total++;
+    if (L->nlost < L->n) L->lost[L->nlost++] = (int)(u - L->users); /* once per loss: fits */
+}
+
+/* The connection is gone: the run fails with libpq's message, or the user is lost. */
 static void fail_lost(ProcLoop *L, User *u, const char *what) {
+    if (L->resilient) {
+        lose(L, u);
+        return;
+    }
     char msg[384];
     snprintf(msg, sizeof msg, "%s", pq.errorMessage(u->conn));
     first_line(msg);
@@ -191,6 +224,7 @@ static void cross(ProcLoop *L, User *u, int then) {
 }
 
 static void send_txn(ProcLoop *L, User *u) {
+    u->inflight = 1;
     if (u->sql ? !sql_start(u->sql, u->conn)
                : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
                                        NULL, 0)) {
@@ -258,6 +292,14 @@ static int is_fatal(ProcLoop *L, const char *state) {
     return !state || strncmp(state, "08", 2) == 0 || in_states(L->fatal, L->nfatal, state);
 }
 
+/* The server ended the session (class 08, or 57P01-57P03: shutdown, crash of another process,
+ * cannot connect now): in resilient mode the user is lost and reconnects. */
+static int session_gone(ProcLoop *L, const char *state) {
+    return L->resilient && (!state || strncmp(state, "08", 2) == 0 ||
+                            strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
+                            strcmp(state, "57P03") == 0);
+}
+
 /* Fail with the server's message: "what: [pre]message (SQLSTATE xxxxx)". */
 static void error_text(ProcLoop *L, const char *what, PGresult *res, const char *state,
                        const char *pre) {
@@ -293,6 +335,10 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
             fail_lost(L, u, NAMES[u->kind]);
             return;
         }
+        if (session_gone(L, state)) {
+            lose(L, u);
+            return;
+        }
         if (is_fatal(L, state)) {
             error_text(L, NAMES[u->kind], res, state, "");
             return;
@@ -303,6 +349,7 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
             return;
         }
     }
+    u->inflight = 0;
     if (L->waits)
         sleep_for(L, u, term_think(u->term, u->kind), THEN_CYCLE);
     else
@@ -315,6 +362,10 @@ static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
         const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
         if (!res) {
             fail_lost(L, u, "statistics flush");
+            return;
+        }
+        if (session_gone(L, state)) {
+            lose(L, u);
             return;
         }
         if (is_fatal(L, state)) {
@@ -404,8 +455,15 @@ int loop_run(ProcLoop *L) {
         L->started = 1;
         for (int i = 0; i < L->n && !L->failed; i++) cycle(L, &L->users[i]);
     }
+    for (int i = 0; i < L->n && !L->failed; i++) { /* users back on a new connection */
+        User *u = &L->users[i];
+        if (u->state != S_RESUME) continue;
+        u->state = S_READY;
+        cycle(L, u);
+    }
     for (;;) {
         if (L->failed) return EV_FAILED;
+        if (L->nlost) return EV_LOST;
         if (L->crossed[0] == L->n && !L->boundary_told) {
             L->boundary_told = 1;
             return EV_BOUNDARY;
@@ -438,7 +496,7 @@ int loop_run(ProcLoop *L) {
             if (who == (uint32_t)L->n) {
                 uint64_t v;
                 if (read(L->stopfd, &v, sizeof v) < 0 && errno != EAGAIN) { /* drained anyway */ }
-                return EV_STOPPED;
+                return __atomic_load_n(&L->stopping, __ATOMIC_ACQUIRE) ? EV_STOPPED : EV_WOKEN;
             }
             if (who > (uint32_t)L->n) {
                 fail(L, "%s: %s", "event loop", "an event for no user");

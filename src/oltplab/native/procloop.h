@@ -7,7 +7,9 @@
 
 #include "native.h"
 
-enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE };        /* a user's state */
+/* a user's state; S_LOST: its connection is gone and Python opens another (resilient mode),
+ * S_RESUME: it has the new one and starts a new cycle at the next run() */
+enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE, S_LOST, S_RESUME };
 enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wait/crossing */
 #define MAX_STATES 16
 
@@ -19,6 +21,7 @@ typedef struct {
     int after_sleep, after_cross;
     int64_t start, next, wake, last_end;
     int pending, flushing; /* flushing: libpq holds output the socket would not take yet */
+    int inflight;          /* a transaction was sent and its outcome is not recorded yet */
     PGresult *held; /* the query's result, until libpq has seen the end of its answer */
     int ol_cnt, remote_lines, remote, by_name; /* the current transaction's inputs, as drawn */
     SqlTxn *sql; /* --mode sql: the transaction's statements and what they returned */
@@ -49,6 +52,11 @@ typedef struct {
     int nretryable, nfatal;
     int ready; /* __init__ succeeded: every method but __init__ needs it */
     int started, running, sleeping, failed, boundary_told;
+    int resilient;   /* a lost connection loses the user, not the run (--inject) */
+    int stopping;    /* stop() asked: the eventfd means STOPPED, else WOKEN */
+    int *lost;       /* n entries: users lost since Python last took them (take_lost) */
+    int nlost;
+    int64_t lost_total; /* users lost, every phase */
     char error[512];
     /* the recorder: the same rules as runner/vuser.py's Recorder */
     int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],

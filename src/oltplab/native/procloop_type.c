@@ -45,6 +45,9 @@ static void release(ProcLoop *self) {
     self->n = 0;
     PyMem_Free(self->flush_sql);
     self->flush_sql = NULL;
+    PyMem_Free(self->lost);
+    self->lost = NULL;
+    self->nlost = 0;
     for (int k = 0; k < NKINDS; k++) {
         PyMem_Free(self->samples[k]);
         self->samples[k] = NULL;
@@ -64,20 +67,21 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
                              "flush_sql", "ramp_end_ns", "measure_end_ns", "waits",
                              "flush_stats", "idle_published_after_ns",
                              "max_retries", "max_consecutive_errors", "retryable", "fatal",
-                             "bulk", "sql", NULL};
+                             "bulk", "sql", "resilient", NULL};
     const char *libpq, *flush_sql;
     PyObject *conns, *ptrs, *terms, *names, *retryable, *fatal;
     long long ramp_end, stop_at, idle;
-    int waits, flush_stats, max_retries, max_errors, sql = 0;
+    int waits, flush_stats, max_retries, max_errors, sql = 0, resilient = 0;
     Py_ssize_t bulk;
     if (self->ready || self->running) {
         PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLiiOOn|p", kwlist, &libpq, &conns,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLiiOOn|pp", kwlist, &libpq, &conns,
                                      &ptrs, &terms, &names, &flush_sql, &ramp_end, &stop_at,
                                      &waits, &flush_stats, &idle, &max_retries,
-                                     &max_errors, &retryable, &fatal, &bulk, &sql))
+                                     &max_errors, &retryable, &fatal, &bulk, &sql,
+                                     &resilient))
         return -1;
     if (load_libpq(libpq) < 0) return -1;
     if (sql && !pq_has_pipeline()) {
@@ -87,7 +91,7 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     if (copy_states(retryable, self->retryable, &self->nretryable, "retryable") < 0 ||
         copy_states(fatal, self->fatal, &self->nfatal, "fatal") < 0)
         return -1;
-    PyObject *tl = PySequence_List(terms), *pl = PySequence_List(ptrs);
+    PyObject *tl = PySequence_List(terms), *pl = PySequence_List(ptrs), *cl = NULL;
     PyObject *nl = PySequence_Fast(names, "names must be a sequence");
     if (!tl || !pl || !nl) goto bad;
     Py_ssize_t n = PyList_GET_SIZE(tl);
@@ -112,7 +116,9 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
     self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
     self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
-    if (!self->users || !self->flush_sql || !self->cross_ns[0] || !self->cross_ns[1]) {
+    self->lost = PyMem_Malloc(sizeof(int) * n);
+    if (!self->users || !self->flush_sql || !self->cross_ns[0] || !self->cross_ns[1] ||
+        !self->lost) {
         PyErr_NoMemory();
         goto bad;
     }
@@ -163,9 +169,15 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
         PyErr_SetFromErrno(PyExc_OSError);
         goto bad;
     }
+    /* the loop's own list of the connection objects: replace() swaps one */
+    if (!(cl = PySequence_List(conns))) goto bad;
+    if (PyList_GET_SIZE(cl) != n) {
+        PyErr_SetString(PyExc_ValueError, "need one connection per terminal");
+        Py_DECREF(cl);
+        goto bad;
+    }
     self->terms = tl;
-    Py_INCREF(conns);
-    self->conns = conns;
+    self->conns = cl;
     Py_DECREF(pl);
     Py_DECREF(nl);
     self->ramp_end = ramp_end;
@@ -175,6 +187,7 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     self->idle_published_after = idle;
     self->max_retries = max_retries;
     self->max_errors = max_errors;
+    self->resilient = resilient;
     for (Py_ssize_t i = 0; i < n; i++) self->users[i].term->driven++;
     self->ready = 1;
     return 0;
@@ -221,8 +234,88 @@ static PyObject *ProcLoop_run(ProcLoop *self, PyObject *unused) {
 static PyObject *ProcLoop_stop(ProcLoop *self, PyObject *unused) {
     uint64_t one = 1;
     if (check_ready(self) < 0) return NULL;
-    if ( write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
+    __atomic_store_n(&self->stopping, 1, __ATOMIC_RELEASE);
+    if (write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
         return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ProcLoop_wake(ProcLoop *self, PyObject *unused) {
+    uint64_t one = 1;
+    if (check_ready(self) < 0) return NULL;
+    if (write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+static int check_idle(ProcLoop *self) {
+    if (check_ready(self) < 0) return -1;
+    if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
+        PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *ProcLoop_take_lost(ProcLoop *self, PyObject *unused) {
+    if (check_idle(self) < 0) return NULL;
+    PyObject *t = PyTuple_New(self->nlost);
+    if (!t) return NULL;
+    for (int i = 0; i < self->nlost; i++) {
+        PyObject *x = PyLong_FromLong(self->lost[i]);
+        if (!x) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    self->nlost = 0;
+    return t;
+}
+
+/* replace(index, connection, pointer): a lost user's new connection (opened and prepared as
+ * the first); it starts a new cycle at the next run(). */
+static PyObject *ProcLoop_replace(ProcLoop *self, PyObject *args) {
+    Py_ssize_t index;
+    PyObject *conn, *ptr;
+    if (check_idle(self) < 0 || !PyArg_ParseTuple(args, "nOO", &index, &conn, &ptr))
+        return NULL;
+    if (index < 0 || index >= self->n) {
+        PyErr_Format(PyExc_IndexError, "no user %zd", index);
+        return NULL;
+    }
+    User *u = &self->users[index];
+    if (u->state != S_LOST) {
+        PyErr_Format(PyExc_ValueError, "user %zd is not lost", index);
+        return NULL;
+    }
+    PGconn *c = PyLong_AsVoidPtr(ptr);
+    if (!c) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null connection");
+        return NULL;
+    }
+    int fd = pq.socket(c);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)index};
+    if (fd < 0 || epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        PyErr_Format(PyExc_OSError, "the new connection of user %zd has no usable socket", index);
+        return NULL;
+    }
+    if (u->sql) { /* what the lost transaction left */
+        SqlTxn *fresh = sql_new();
+        if (!fresh) {
+            epoll_ctl(self->epfd, EPOLL_CTL_DEL, fd, NULL);
+            return PyErr_NoMemory();
+        }
+        sql_free(u->sql);
+        u->sql = fresh;
+    }
+    Py_INCREF(conn);
+    PyList_SetItem(self->conns, index, conn); /* in range: the list has n items */
+    u->conn = c;
+    u->fd = fd;
+    u->flushing = u->inflight = u->pending = u->errors = 0;
+    u->last_end = now_ns();
+    u->state = S_RESUME;
     Py_RETURN_NONE;
 }
 
@@ -274,12 +367,13 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
         Py_XDECREF(v);
     }
     if (!inputs) return NULL;
-    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:N,s:N}", "committed",
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N,s:N}", "committed",
                          ints(self->committed, NKINDS), "rolled_back",
                          ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
                          "retries", ints(self->retries, NKINDS), "total_us",
                          ints(self->total_us, NKINDS), "completed", (long long)self->completed,
                          "new_orders", (long long)self->new_orders,
+                         "lost", (long long)self->lost_total,
                          "cross_ns", Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
                                                    ints(self->cross_ns[1], self->ncross_ns[1])),
                          "inputs", inputs);
@@ -305,9 +399,17 @@ static PyObject *ProcLoop_get_crossed(ProcLoop *self, void *c) {
 static PyMethodDef ProcLoop_methods[] = {
     {"run", (PyCFunction)ProcLoop_run, METH_NOARGS,
      "Drive the users without the GIL until the next event (BOUNDARY, FINISHED, SAMPLES, "
-     "FAILED or STOPPED); call it from one thread at a time."},
+     "FAILED, STOPPED, or with resilient=True LOST and WOKEN); call it from one thread at a "
+     "time."},
     {"stop", (PyCFunction)ProcLoop_stop, METH_NOARGS,
      "Make run() return STOPPED soon; safe from any thread."},
+    {"wake", (PyCFunction)ProcLoop_wake, METH_NOARGS,
+     "Make run() return WOKEN soon (to hand over new connections); safe from any thread."},
+    {"take_lost", (PyCFunction)ProcLoop_take_lost, METH_NOARGS,
+     "The users lost since the last call (resilient mode), as a tuple of indexes."},
+    {"replace", (PyCFunction)ProcLoop_replace, METH_VARARGS,
+     "replace(index, connection, pointer): a lost user's new connection; the user starts a "
+     "new cycle at the next run()."},
     {"take_samples", (PyCFunction)ProcLoop_take_samples, METH_NOARGS,
      "The response times (us, native int64) held per type, and empty the buffers."},
     {"counts", (PyCFunction)ProcLoop_counts, METH_NOARGS,

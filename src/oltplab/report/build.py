@@ -19,6 +19,7 @@ from .. import __version__
 from ..errors import UsageError
 from . import backup, compare, fio, tpcc
 from .model import Chart, Report, Section, Table
+from .events import events_chart, events_table
 from .output import write_file
 from .runs import Group, RunData, label_runs, prepare
 from .tables import run_tables
@@ -53,6 +54,8 @@ def _run_sections(run: RunData, suffix: str, title: str) -> Section:
     charts: list[Chart] = []
     if run.kind == "fio":
         charts.append(fio.iops_time_chart(run, suffix))
+    if (faults := events_chart(run, suffix)) is not None:
+        charts.append(faults)
     if run.timeline is not None or run.kind == "tpcc":
         charts += timeline_charts(run, suffix)
     notes = []
@@ -60,7 +63,8 @@ def _run_sections(run: RunData, suffix: str, title: str) -> Section:
         notes.append("Host telemetry over time (disk IOPS, MB/s, latency, CPU, power): no "
                      "data (the run folder has no timeline.json).")
     notes += [f"Problem: {p}" for p in run.problems]
-    return Section(title=title, charts=tuple(charts), tables=tuple(run_tables(run)),
+    tables = [t for t in (events_table(run),) if t is not None] + run_tables(run)
+    return Section(title=title, charts=tuple(charts), tables=tuple(tables),
                    notes=tuple(notes))
 
 

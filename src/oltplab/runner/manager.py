@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from .vuser import FLUSH_SQL
 
 PROCEDURES = ("neword", "payment", "ostat", "delivery", "slev")
 SNAPSHOT_TIMEOUT_S = 10.0
+RECOVERY_WAIT_S = 120.0  # with --inject: how long a snapshot waits for the server to be back
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     info = schema_info(dsn)
     rng = random.Random(spec.seed)
     constants = draw_constants(rng, info.c_last_load)
-    monitor = _Monitor(dsn, sampler_db)
+    monitor = _Monitor(dsn, sampler_db, patient=bool(spec.inject))
     steps: list[dict] = []
     status, error, most_workers, stopped = "completed", None, 0, None
     try:
@@ -106,8 +108,9 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
 class _Monitor:
     """The manager's own connection: checks before the run and the server snapshots."""
 
-    def __init__(self, dsn: str, sampler_db=None):
+    def __init__(self, dsn: str, sampler_db=None, patient: bool = False):
         self.dsn = dsn
+        self.patient = patient  # faults are injected: the server may be away for a while
         self.sampler_db = sampler_db
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda loop, context: None)  # the library never prints
@@ -159,7 +162,18 @@ class _Monitor:
 
     def snapshot(self) -> counters.ServerCounters:
         """The server's counters; first, when it can, the monitor publishes its own pending
-        transactions, so that exactly MONITOR_XACTS of them fall between two snapshots."""
+        transactions, so that exactly MONITOR_XACTS of them fall between two snapshots. A
+        patient monitor tries again on a new connection until RECOVERY_WAIT_S have passed."""
+        deadline = time.monotonic() + RECOVERY_WAIT_S
+        while True:
+            try:
+                return self._snapshot()
+            except StepFailed:
+                if not self.patient or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _snapshot(self) -> counters.ServerCounters:
         try:
             conn = self._connection()
             with self.sampler_db.lock if self.sampler_db is not None else nullcontext():
@@ -168,7 +182,8 @@ class _Monitor:
                               SNAPSHOT_TIMEOUT_S + 1)
                 return self._run(counters.snapshot(conn, timeout=SNAPSHOT_TIMEOUT_S),
                                  SNAPSHOT_TIMEOUT_S + 1)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError) as e:
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError,
+                asyncpg.InternalClientError) as e:  # the last: a connection the server dropped
             self.reset()
             raise StepFailed(f"server snapshot failed: {type(e).__name__}: {e}") from None
 

@@ -35,6 +35,7 @@ class WorkerPlan:
     connect_timeout: float = 30.0
     application_name: str = "oltplab"
     flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
+    resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class Final:
     crossings: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # users' flush end times
     cpu_s: float = 0.0  # the worker's CPU time (user + system) from Start to Final
     inputs: dict | None = None  # what the window's transactions drew (Recorder.inputs)
+    lost: int = 0  # connections lost (the users reconnected: --inject), every phase
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,22 @@ draws the cards and inputs, sends the call (or the statements, pipelined), reads
 retries, records and crosses the window's boundaries, per the rules runner/vuser.py describes.
 Python steps in only at events: once all users have crossed the ramp-up boundary, when
 response times are due to enter the histograms, at the end, on a failure, or to stop early.
+
+With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
+loop counts its transaction in flight as an error and goes on with the others, and Python
+opens another connection (``reconnect``: retried until the server accepts, at most
+RECONNECT_TIMEOUT_S), wakes the loop and hands the connection over (``ProcLoop.replace``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import threading
+import time
 from array import array
-from functools import lru_cache
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 from psycopg import pq
 
@@ -25,6 +34,8 @@ from .vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
                     MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES,
                     Recorder, UserFailed)
 
+RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
+RECONNECT_THREADS = 4
 LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _NAMES = tuple(m.NAME for m in MODULES)
@@ -34,7 +45,7 @@ def connect(dsn: str, application_name: str, flush_stats: bool, mode: str = "pro
     """Open and prepare one connection for ``mode`` (blocking: run it in a thread)."""
     conn = pq.PGconn.connect(_conninfo(dsn, application_name))
     if conn.status != pq.ConnStatus.OK:
-        message = conn.get_error_message().decode(errors="replace").strip()
+        message = _text(conn.get_error_message())
         conn.finish()
         raise UserFailed(f"connecting: {message}")
     try:
@@ -55,6 +66,25 @@ def connect(dsn: str, application_name: str, flush_stats: bool, mode: str = "pro
     return conn
 
 
+def reconnect(dsn: str, application_name: str, flush_stats: bool, mode: str = "procedures",
+              timeout: float = RECONNECT_TIMEOUT_S, cancel: threading.Event | None = None):
+    """``connect``, retried with a growing pause (50 ms to 1 s) until the server accepts,
+    ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a thread)."""
+    cancel = cancel or threading.Event()
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        try:
+            return connect(dsn, application_name, flush_stats, mode)
+        except UserFailed as e:
+            if time.monotonic() + delay > deadline:
+                raise UserFailed(f"reconnecting a lost user: {e} (gave up after {timeout:g} s)"
+                                 ) from None
+        if cancel.wait(delay):
+            raise UserFailed("reconnecting a lost user: the users stopped")
+        delay = min(1.0, delay * 2)
+
+
 def _conninfo(dsn: str, application_name: str) -> bytes:
     sep = "&" if "?" in dsn else "?"
     if dsn.startswith(("postgresql://", "postgres://")):
@@ -65,10 +95,17 @@ def _conninfo(dsn: str, application_name: str) -> bytes:
 def _check(conn, res, what: str) -> None:
     if res is None or res.status not in _OK:
         message = (res.error_message if res is not None else conn.get_error_message())
-        raise UserFailed(f"{what}: {message.decode(errors='replace').strip()}")
+        raise UserFailed(f"{what}: {_text(message)}")
 
 
-@lru_cache(maxsize=1)
+def _text(message) -> str:
+    """libpq's message as one stripped str (psycopg gives bytes or str, by version)."""
+    if isinstance(message, bytes):
+        message = message.decode(errors="replace")
+    return message.strip()
+
+
+@functools.lru_cache(maxsize=1)
 def libpq_path() -> str:
     """The libpq that psycopg loaded in this process: the loop calls the same library."""
     with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
@@ -81,12 +118,17 @@ def libpq_path() -> str:
 
 class ProcUsers:
     """The users of one worker on libpq: their connections and their C loop. ``sql``: the
-    connections are prepared for ``--mode sql`` (``connect(..., mode="sql")``)."""
+    connections are prepared for ``--mode sql`` (``connect(..., mode="sql")``). ``reopen``:
+    opens a user's new connection after it lost its own (blocking; ``reconnect``); without it
+    a lost connection fails the run."""
 
     def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
                  waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES,
-                 sql: bool = False):
-        self.conns = conns
+                 sql: bool = False, reopen: Callable[[], object] | None = None):
+        self.conns = list(conns)
+        self.reopen = reopen
+        self.lost = 0  # connections lost and replaced
+        self._stopping = threading.Event()  # ends the reconnects still trying
         self.sql = sql
         self.bulk = bulk
         self.terminals = [terminal(up, w_max, constants) for up in plans]
@@ -112,18 +154,28 @@ class ProcUsers:
             measure_end_ns=rec.measure_end, waits=self.waits, flush_stats=self.flush_stats,
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,
-            fatal=FATAL_STATES, bulk=self.bulk, sql=self.sql)
+            fatal=FATAL_STATES, bulk=self.bulk, sql=self.sql, resilient=self.reopen is not None)
         loop = asyncio.get_running_loop()
+        opening: dict = {}  # new connections on their way: future -> user index
+        pool = ThreadPoolExecutor(RECONNECT_THREADS) if self.reopen is not None else None
         try:
             while True:
                 job = loop.run_in_executor(None, lp.run)
                 try:
-                    event = await asyncio.shield(job)
+                    event = await self._next_event(job, opening)
                 except asyncio.CancelledError:
                     lp.stop()  # the loop returns within one turn; the connections stay ours
                     await asyncio.wait([job])
                     raise
-                if event == _native.SAMPLES:
+                for fut in [f for f in opening if f.done()]:
+                    self._replace(opening.pop(fut), fut.result())
+                if event == _native.LOST:
+                    for index in lp.take_lost():
+                        opening[loop.run_in_executor(
+                            pool, functools.partial(self.reopen, cancel=self._stopping))] = index
+                elif event == _native.WOKEN:
+                    continue
+                elif event == _native.SAMPLES:
                     self._drain(rec)
                 elif event == _native.FAILED:
                     raise UserFailed(lp.error or "the virtual users failed")
@@ -134,7 +186,31 @@ class ProcUsers:
                 if event == _native.FINISHED:
                     return
         finally:
+            self._stopping.set()
+            for fut in opening:  # a connection that arrives too late is closed
+                fut.add_done_callback(_finish_late)
+            if pool is not None:
+                pool.shutdown(wait=False)
             self._absorb(rec)
+
+    async def _next_event(self, job, opening: dict) -> int:
+        """The loop's next event; a new connection ready first wakes the loop to take it."""
+        done, _ = await asyncio.wait({job, *opening}, return_when=asyncio.FIRST_COMPLETED)
+        if job not in done:
+            self.loop.wake()
+            await asyncio.wait([job])
+        return job.result()
+
+    def _replace(self, index: int, conn) -> None:
+        """Hand user ``index`` its new connection; the lost one is closed."""
+        try:
+            self.loop.replace(index, conn, conn.pgconn_ptr)
+        except (OSError, ValueError) as e:
+            conn.finish()
+            raise UserFailed(f"reconnecting a lost user: {e}") from None
+        old, self.conns[index] = self.conns[index], conn
+        old.finish()
+        self.lost += 1
 
     def _drain(self, rec: Recorder) -> None:
         for kind, raw in enumerate(self.loop.take_samples()):
@@ -153,3 +229,8 @@ class ProcUsers:
             self._closed = True
             for conn in self.conns:
                 conn.finish()
+
+
+def _finish_late(fut) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        fut.result().finish()

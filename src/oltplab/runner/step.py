@@ -135,7 +135,7 @@ class Step:
         self.flush_stats = monitor.flush_stats
         self.plans = [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
                                  spec.keying_thinking, CONNECT_TIMEOUT_S,
-                                 flush_stats=self.flush_stats)
+                                 flush_stats=self.flush_stats, resilient=bool(spec.inject))
                       for k, share in enumerate(shares)]
         self.procs: list[subprocess.Popen] = []
         self.pipes: list[Connection] = []
@@ -429,7 +429,9 @@ class Step:
             "histograms": {name: encode(hists[name]) for name in mix.NAMES},
             "driver": {"workers": self.nworkers, "cpu_s": round(cpu_s, 3),
                        "cpu_us_per_transaction":
-                           round(cpu_s * 1e6 / completed, 1) if completed else None},
+                           round(cpu_s * 1e6 / completed, 1) if completed else None,
+                       **({"lost_connections": sum(f.lost for f in self.finals.values())}
+                          if self.spec.inject else {})},
             **rigor_fields,
             "partial": partial,
         }
@@ -451,8 +453,11 @@ class Step:
             rolled_back_new_orders=new_order.rolled_back, warehouses=self.warehouses,
             cv=cv, intervals=len(per_10s),
             autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0))
+        throughput = {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
+                      "cv": None if cv is None else round(cv, 4)}
+        if self.spec.inject and series:  # completions per second, for the faults' dips
+            throughput["per_s"] = rigor.per_interval(series, self.ramp_end, end_ns, 10**9)
         return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
                 "input_counts": inputs,
-                "throughput": {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
-                               "cv": None if cv is None else round(cv, 4)},
+                "throughput": throughput,
                 "warnings": warnings}

@@ -67,7 +67,7 @@ class Recorder:
     """
 
     __slots__ = ("ramp_end", "measure_end", "committed", "rolled_back", "errors", "retries",
-                 "total_us", "hists", "_samples", "completed", "new_orders", "inputs",
+                 "total_us", "hists", "_samples", "completed", "new_orders", "lost", "inputs",
                  "users", "crossed", "cross_ns", "on_boundary")
 
     def __init__(self, ramp_end_ns: int, measure_end_ns: int, users: int = 0, on_boundary=None):
@@ -89,6 +89,7 @@ class Recorder:
         self._samples = [array("q") for _ in range(n)]
         self.completed = 0  # every phase, for live rates
         self.new_orders = 0
+        self.lost = 0  # users whose connection was lost and who reconnected (--inject)
         self.inputs = zero_inputs()
 
     def done(self, kind: int, start: int, end: int, rolled_back: bool, retries: int) -> bool:
@@ -130,6 +131,7 @@ class Recorder:
             add_inputs(self.inputs, c["inputs"])
         self.completed += c["completed"]
         self.new_orders += c["new_orders"]
+        self.lost += c.get("lost", 0)
         for boundary in (0, 1):
             self.cross_ns[boundary].extend(c["cross_ns"][boundary])
 

@@ -10,6 +10,7 @@ when the manager process dies (the kernel's parent-death signal).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sys
@@ -102,9 +103,11 @@ async def _connect_all(plan: WorkerPlan, users: list) -> None:
             conn.finish()
         raise
     opened.sort(key=lambda item: item[0].index)
+    reopen = functools.partial(pquser.reconnect, plan.dsn, plan.application_name,
+                               plan.flush_stats, plan.mode) if plan.resilient else None
     users.append(pquser.ProcUsers([c for _, c in opened], [up for up, _ in opened], plan.w_max,
                                   plan.constants, plan.keying_thinking, plan.flush_stats,
-                                  sql=plan.mode == "sql"))
+                                  sql=plan.mode == "sql", reopen=reopen))
 
 
 async def _close(users: list) -> None:
@@ -208,7 +211,7 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
     _send(pipe, Progress(plan.worker, time.monotonic_ns(), rec.completed, rec.new_orders))
     _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.completed, rec.new_orders,
                       partial, (tuple(rec.cross_ns[0]), tuple(rec.cross_ns[1])),
-                      time.process_time() - cpu0, dict(rec.inputs)))
+                      time.process_time() - cpu0, dict(rec.inputs), rec.lost))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+"""The report's fault chart and table (report/events.py) from a made-up run record."""
+
+from __future__ import annotations
+
+from oltplab.report.events import events_chart, events_table
+from oltplab.report.runs import RunData
+
+RECORD = {"kind": "tpcc", "steps": [{"throughput": {
+    "interval_s": 10.0, "completed": [6000, 3000], "per_s": [600] * 10 + [0] * 5 + [600] * 5}}],
+    "events": [{"kind": "kill-server", "event": "at=10s,kill-server", "at_s": 10.0,
+                "for_s": None, "recovery_s": 4.2, "before_tpm": 36000.0, "dip_avg_pct": 100.0,
+                "dip_max_pct": 100.0, "back_within_10pct_s": 5.0},
+               {"kind": "throttle", "event": "at=99s,for=1s,throttle=write:1MiB",
+                "error": "not fired: the run ended first"}]}
+
+
+def test_the_chart_shades_each_fired_fault_over_tpm_per_second_and_per_10s():
+    chart = events_chart(RunData(RECORD), "_1")
+    assert chart.key == "events_tpm_1" and not chart.empty
+    per_s, per_10s = chart.series
+    assert per_s.y[:10] == (36000,) * 10 and per_s.y[10:15] == (0,) * 5
+    assert per_10s.y[0] == 36000 and per_10s.y[15] == 18000  # each second shows its interval
+    (band,) = chart.bands  # the throttle never fired: nothing to shade
+    assert (band.x0, band.x1) == (10.0, 14.2)
+    assert band.label == "kill-server, recovery 4.2 s, dip 100% avg, 100% max"
+
+
+def test_the_table_lists_every_event_with_its_error_and_nothing_without_events():
+    table = events_table(RunData(RECORD))
+    assert [r[0] for r in table.rows] == ["at=10s,kill-server", "at=99s,for=1s,throttle=write:1MiB"]
+    assert table.rows[0][3] == 4.2 and table.rows[1][-1] == "not fired: the run ended first"
+    assert events_table(RunData({"kind": "tpcc"})) is None
+    assert events_chart(RunData({"kind": "tpcc", "steps": []})) is None
+
+
+def test_the_command_line_prints_a_line_per_event():
+    from oltplab.ui import event_lines
+    assert event_lines(RECORD) == [
+        "event at=10s,kill-server: at 10.0 s, recovery 4.2 s, dip 100% avg, 100% max against "
+        "36,000 TPM before, back within 10% after 5 s",
+        "event at=99s,for=1s,throttle=write:1MiB: not fired: the run ended first"]
+    assert event_lines({"steps": []}) == []
