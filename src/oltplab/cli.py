@@ -493,11 +493,13 @@ def results_show(run, results_dir, as_json):
 
 # ---- fio
 
+from .neighbourscli import neighbours  # noqa: E402
 from .plancli import plan  # noqa: E402
 from .report.cli import report  # noqa: E402
 from .storage.cli import fio  # noqa: E402
 
 cli.add_command(fio)
+cli.add_command(neighbours)
 cli.add_command(plan)
 cli.add_command(report)
 
