@@ -349,7 +349,7 @@ class _Race:
                     break
                 time.sleep(TICK_S)
         except KeyboardInterrupt:
-            self.stop_all("interrupted by the user")
+            self.stop_all(None)
             raise
         if failure:
             return "failed", failure
@@ -384,8 +384,9 @@ class _Race:
     def _error(r: _Runner) -> str | None:
         return (r.result or {}).get("error") or r.error
 
-    def stop_all(self, why: str) -> None:
-        """Stop every instance that still runs and wait for its thread (bounded)."""
+    def stop_all(self, why: str | None) -> None:
+        """Stop every instance that still runs and wait for its thread (bounded); ``why`` is
+        entered as their error (None: Ctrl-C, and they say "interrupted" themselves)."""
         self.stop_backups.set()
         self.cancel.set()
         for r in self.runners:
@@ -415,7 +416,9 @@ def instance_entry(m: Member, run: dict | None, status: str, error: str | None,
         return entry
     entry["run"] = os.path.relpath(run["_path"], run_dir)
     if m.role == "backup":
-        entry["cycles"] = [{k: v for k, v in c.items()} for c in run.get("cycles") or []]
+        entry["cycles"] = [{**c, "backup": {k: v for k, v in c["backup"].items() if k != "path"}}
+                           if isinstance(c.get("backup"), dict) else c
+                           for c in run.get("cycles") or []]  # the backups are removed
         return entry
     steps = run.get("steps") or []
     if steps:
@@ -457,9 +460,10 @@ def start_all(mems: list[Member], entries: list[dict], users: int, save) -> None
             save()
             raise DatabaseError(f"{m.name} did not start: {e}") from e
         entry["status"] = "started"
+        save()
 
 
-def stop_all(mems: list[Member]) -> list[str]:
+def stop_servers(mems: list[Member]) -> list[str]:
     """Stop every instance's server that runs; the errors of those that would not stop."""
     from ..engines.postgres.instance import PostgresInstance
     errors = []
@@ -491,7 +495,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
 
     def after() -> None:
         race.enter_all()
-        errors = stop_all(mems)
+        errors = stop_servers(mems)
         for e in entries:
             if e["status"] in ("pending", "started"):
                 e["status"] = "not run"
@@ -507,7 +511,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
             end.status, end.error = race.run()
     finally:
         race.stop_all("stopped")
-        stop_all(mems)
+        stop_servers(mems)
     return {**record.data, "_path": str(record.path)}
 
 
