@@ -472,6 +472,13 @@ def results_show(run, results_dir, as_json):
         out.print(cycles_table(data))
         click.echo(f"folder: {data.get('_path')}")
         return
+    if data.get("kind") == "neighbours":
+        from .neighbourscli import print_neighbours
+        print_neighbours(data)
+        if data.get("error"):
+            click.echo(f"error: {data['error']}")
+        click.echo(f"folder: {data.get('_path')}")
+        return
     if data.get("kind") == "fio":
         from .storage.cli import steps_table as fio_table
         from .ui import out

@@ -71,6 +71,8 @@ def neighbours_run(settings, **kw):
     finally:
         lines.line.done()
     print_neighbours(run)
+    from .ui import err
+    err.print(f"saved {run['_path']}")
     raise_for_status(run)
 
 
@@ -116,12 +118,11 @@ def _figures(e: dict) -> str:
 
 
 def print_neighbours(run: dict) -> None:
-    """The instances' table and the averages, then where the run is saved."""
-    from .ui import err, fmt_int
+    """A line per instance, then the averages."""
+    from .ui import fmt_int
     for e in run.get("instances") or []:
         click.echo(f"{e['name']:<6} {e['role']:<7} {e['status']:<11} {_figures(e)}")
     avg = run.get("average") or {}
     if avg.get("instances"):
         click.echo(f"average per workload instance ({avg['instances']}): "
                    f"TPM {fmt_int(avg.get('tpm'))}  NOPM {fmt_int(avg.get('nopm'))}")
-    err.print(f"saved {run['_path']}")

@@ -13,11 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 from interrupts import INTERRUPTIBLE
 
-from .conftest import oltplab
+from .conftest import oltplab, server_pids
 
 NAMES = ("pg1", "pg2", "pg3")
 
@@ -27,18 +26,6 @@ def _free_base_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return min(s.getsockname()[1], 65000)
-
-
-def _postmasters(root: Path) -> list[int]:
-    """Servers whose command line names a data directory under ``root``."""
-    found = []
-    for p in psutil.process_iter(["name", "cmdline"]):
-        try:
-            if p.info["name"] == "postgres" and str(root) in " ".join(p.info["cmdline"] or []):
-                found.append(p.pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +78,7 @@ def test_two_workloads_and_one_backup_in_one_record(site):
     marks = [m["name"] for m in
              json.loads((Path(run["_path"]) / "timeline.json").read_text())["marks"]]
     assert marks.count("backup-start") == len(backup["cycles"])
-    assert not _postmasters(root / "nb")
+    assert not server_pids(root / "nb")
     assert not (root / "nb" / "pg3-backup").exists(), "the backups are removed"
 
 
@@ -113,7 +100,7 @@ def test_failing_instance_is_recorded_and_the_others_stop(site):
     assert entries["pg2"]["status"] == "failed"
     assert "socket directory" in entries["pg2"]["error"]
     assert entries["pg1"]["status"] == "not run" and entries["pg3"]["status"] == "not run"
-    assert not _postmasters(root / "nb")
+    assert not server_pids(root / "nb")
 
 
 def test_instance_crash_during_the_run_stops_the_others(site):
@@ -135,7 +122,7 @@ def test_instance_crash_during_the_run_stops_the_others(site):
     for name in ("pg1", "pg3"):
         assert entries[name]["status"] == "stopped", entries[name]
         assert entries[name]["error"] == "stopped after pg2 failed"
-    assert not _postmasters(root / "nb")
+    assert not server_pids(root / "nb")
 
 
 def test_ctrl_c_stops_every_server_and_keeps_the_record(site):
@@ -156,7 +143,7 @@ def test_ctrl_c_stops_every_server_and_keeps_the_record(site):
     for e in run["instances"]:
         assert e["status"] in ("interrupted", "completed"), e
     assert all(e["nopm"] is not None for e in run["instances"][:2]), "partial steps are kept"
-    assert not _postmasters(root / "nb")
+    assert not server_pids(root / "nb")
 
 
 def _wait_running(root: Path, name: str, instance: str) -> int:

@@ -17,7 +17,7 @@ from typing import Callable
 
 from .. import __version__
 from ..errors import UsageError
-from . import backup, compare, fio, tpcc
+from . import backup, compare, fio, neighbours, tpcc
 from .model import Chart, Report, Section, Table
 from .output import write_file
 from .runs import Group, RunData, label_runs, prepare
@@ -65,7 +65,8 @@ def _run_sections(run: RunData, suffix: str, title: str) -> Section:
 
 
 def _kind_charts(kind: str, groups: list[Group]) -> list[Chart]:
-    kinds = {"tpcc": tpcc.charts, "fio": fio.charts, "backup": backup.charts}
+    kinds = {"tpcc": tpcc.charts, "fio": fio.charts, "backup": backup.charts,
+             "neighbours": neighbours.charts}
     return kinds[kind](groups) if kind in kinds else []
 
 
@@ -133,7 +134,7 @@ def build_report(records: list[dict]) -> Report:
             notes.extend(compare.unstable(kgroups, kind))
             report.sections.append(Section(f"Comparison{'' if len(kinds) == 1 else ': ' + kind}",
                                            tables=tuple(tables), notes=tuple(notes)))
-        unknown = () if kind in ("tpcc", "fio", "backup") else (
+        unknown = () if kind in ("tpcc", "fio", "backup", "neighbours") else (
             f"No charts are drawn for {kind} runs; their tables are below.",)
         report.sections.append(Section(head, charts=tuple(_kind_charts(kind, kgroups)),
                                        notes=unknown))
