@@ -114,15 +114,19 @@ class NeighboursSpec:
 class Member:
     """One instance of the run."""
 
-    name: str
+    index: int  # from 1
     role: str  # "tpcc" | "backup"
     db: DbSpec
+
+    @property
+    def name(self) -> str:
+        return f"pg{self.index}"
 
 
 def members(spec: NeighboursSpec) -> list[Member]:
     root = Path(os.path.abspath(spec.root))
     first_backup = spec.instances - spec.backup
-    return [Member(f"pg{i}", "backup" if i > first_backup else "tpcc",
+    return [Member(i, "backup" if i > first_backup else "tpcc",
                    spec.db(root / f"pg{i}", spec.port + i))
             for i in range(1, spec.instances + 1)]
 
@@ -294,7 +298,7 @@ class _Race:
     def _tpcc(self, r: _Runner) -> dict:
         from ..services import run_tpcc_recorded
         s = self.spec
-        index = int(r.member.name[2:])
+        index = r.member.index
         rspec = RunSpec(users=(s.users,), rampup=s.rampup, duration=s.duration, mode=s.mode,
                         name=r.member.name, results_dir=self.sub_dir, sample_interval=0,
                         power="none", seed=None if s.seed is None else s.seed + index)
@@ -342,7 +346,10 @@ class _Race:
                 self._tick(time.monotonic() - t0, workloads)
                 for r in self.runners:
                     if r.done and not r.reported:
-                        failure = self._finished(r, failure)
+                        self._enter(r)
+                        if failure is None and r.status in ("failed", "check-failed"):
+                            failure = f"{r.member.name}: {self._error(r)}"
+                            self.stop_all(f"stopped after {r.member.name} failed")
                 if all(r.done for r in workloads):
                     self.stop_backups.set()
                 if all(r.done for r in self.runners):
@@ -367,18 +374,14 @@ class _Race:
         self.progress.tick(elapsed, sum(t.tpm for t in ticks), sum(t.nopm for t in ticks),
                            measuring, len(workloads), sum(r.cycles for r in self.runners))
 
-    def _finished(self, r: _Runner, failure: str | None) -> str | None:
-        """Enter a finished instance in the record; a failure stops the others."""
+    def _enter(self, r: _Runner) -> None:
+        """Enter a finished instance in the record."""
         r.reported = True
-        if r.status in ("failed", "check-failed") and failure is None:
-            failure = f"{r.member.name}: {self._error(r)}"
-            self.stop_all(f"stopped after {r.member.name} failed")
-        entry = self.entries[int(r.member.name[2:]) - 1]
+        entry = self.entries[r.member.index - 1]
         entry.update(instance_entry(r.member, r.result, r.status, self._error(r), r.stopped_by,
                                     self.sub_dir.parent))
         self.progress.instance(entry)
         self.save()
-        return failure
 
     @staticmethod
     def _error(r: _Runner) -> str | None:
@@ -403,7 +406,7 @@ class _Race:
         """Every instance not entered yet (after Ctrl-C), as far as it got."""
         for r in self.runners:
             if r.done and not r.reported:
-                self._finished(r, "")
+                self._enter(r)
 
 
 def instance_entry(m: Member, run: dict | None, status: str, error: str | None,
