@@ -103,6 +103,21 @@ def test_failing_instance_is_recorded_and_the_others_stop(site):
     assert not server_pids(root / "nb")
 
 
+def test_a_running_server_in_an_instance_directory_is_refused(site):
+    root, flags = site
+    pg1 = root / "nb" / "pg1"
+    oltplab("db", "start", "--datadir", str(pg1), "--port", str(_free_base_port()),
+            "--db-memory", "32MiB", cwd=root, check_rc=0)
+    try:
+        p = oltplab("neighbours", "run", "--instances", "2", *flags, "--duration", "5s",
+                    "--name", "busy", cwd=root)
+        assert p.returncode == 2, p.stderr
+        assert f"{pg1} has a running server" in p.stderr and "db stop" in p.stderr
+        assert len(server_pids(pg1)) == 1, "a server that oltplab did not start is left as is"
+    finally:
+        oltplab("db", "stop", "--datadir", str(pg1), cwd=root, check_rc=0)
+
+
 def test_instance_crash_during_the_run_stops_the_others(site):
     root, flags = site
     proc = subprocess.Popen(

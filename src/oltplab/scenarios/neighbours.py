@@ -192,23 +192,25 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
 
 
 def _template_warehouses(marker: Path, template: Path) -> int | None:
-    from ..engines.postgres.instance import PostgresInstance
+    """The template's warehouses, None when it has none (or no template.json); a template
+    with a running server is refused (it is neither copied nor replaced while it runs)."""
+    _refuse_running(template)
     try:
-        warehouses = json.loads(marker.read_text()).get("warehouses")
+        return json.loads(marker.read_text()).get("warehouses")
     except (OSError, ValueError, AttributeError):
         return None
-    if PostgresInstance(DbSpec(datadir=template)).is_running():
-        raise UsageError(f"the template {template} has a running server; stop it first "
-                         f"(oltplab db stop --datadir {template})")
-    return warehouses
 
 
-def clone(template: Path, datadir: Path) -> None:
-    """``datadir`` becomes a copy of the (stopped) template, owner and modes kept."""
+def _refuse_running(datadir: Path) -> None:
     from ..engines.postgres.instance import PostgresInstance
     if PostgresInstance(DbSpec(datadir=datadir)).is_running():
         raise UsageError(f"{datadir} has a running server; stop it first "
                          f"(oltplab db stop --datadir {datadir})")
+
+
+def clone(template: Path, datadir: Path) -> None:
+    """``datadir`` becomes a copy of the (stopped) template, owner and modes kept."""
+    _refuse_running(datadir)
     remove_tree(datadir)
     res = subprocess.run(["cp", "-a", str(template), str(datadir)], stdin=subprocess.DEVNULL,
                          capture_output=True, text=True)
