@@ -492,6 +492,13 @@ def results_show(run, results_dir, as_json):
         out.print(cycles_table(data))
         click.echo(f"folder: {data.get('_path')}")
         return
+    if data.get("kind") == "neighbours":
+        from .neighbourscli import print_neighbours
+        print_neighbours(data)
+        if data.get("error"):
+            click.echo(f"error: {data['error']}")
+        click.echo(f"folder: {data.get('_path')}")
+        return
     if data.get("kind") == "fio":
         from .storage.cli import steps_table as fio_table
         from .ui import out
@@ -513,11 +520,13 @@ def results_show(run, results_dir, as_json):
 
 # ---- fio
 
+from .neighbourscli import neighbours  # noqa: E402
 from .plancli import plan  # noqa: E402
 from .report.cli import report  # noqa: E402
 from .storage.cli import fio  # noqa: E402
 
 cli.add_command(fio)
+cli.add_command(neighbours)
 cli.add_command(plan)
 cli.add_command(report)
 

@@ -99,10 +99,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
     from .engines.postgres.instance import effective_settings
     from .engines.postgres.session import database
     from .hostmem import RunMemory
-    from .results.store import RunRecord
     from .runner.manager import run_tpcc
     from .runner.sequence import summary
-    from .telemetry.host import host_metadata
     from .workloads.tpcc.schema import require_warehouses, schema_info
 
     progress = progress or TpccProgress()
@@ -117,12 +115,9 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         if not paths and server["settings"].get("data_directory"):
             paths["datadir"] = Path(server["settings"]["data_directory"])
         sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn)
-        record = RunRecord.create(
-            rspec.results_dir, "tpcc", rspec.name,
-            oltplab_version=__version__,
-            command=sys.argv,
+        record = new_record(
+            rspec.results_dir, "tpcc", rspec.name, paths,
             config={"db": spec_dict(spec), "run": spec_dict(rspec)},
-            host=host_metadata(paths),
             database={"engine": "postgresql", "version": server["server_version"],
                       "version_num": server["server_version_num"], "settings": server["settings"],
                       "managed": target.instance is not None, "warehouses": info.warehouses},
@@ -145,7 +140,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
             _copy_log(target, record.path, log_offset)
 
         injector = _injector(rspec, target, memory.mark)
-        with _recording(record, sampler, progress, after=after) as end:
+        with recording(record, sampler, progress, after=after) as end:
             memory.begin()
             try:
                 outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
@@ -198,6 +193,19 @@ def _record_events(record, injector, steps: list[dict]) -> None:
         step["warnings"].append(note)
 
 
+# --------------------------------------------------------------------------- any recorded run
+
+def new_record(results_dir: Path, kind: str, name: str, paths: dict, **fields):
+    """A new run folder whose record carries what every run records (oltplab's version, the
+    command line, the host with the storage under each of ``paths``) beside ``fields``."""
+    from .results.store import RunRecord
+    from .telemetry.host import host_metadata
+    return RunRecord.create(results_dir, kind, name, oltplab_version=__version__,
+                            command=sys.argv,
+                            host=host_metadata({k: v for k, v in paths.items() if v is not None}),
+                            **fields)
+
+
 class _Ending:
     """How a recorded run ends: failed unless the body says otherwise."""
 
@@ -206,10 +214,11 @@ class _Ending:
 
 
 @contextmanager
-def _recording(record, sampler, progress, after: Callable[[], None] | None = None):
+def recording(record, sampler, progress=None, after: Callable[[], None] | None = None):
     """Start the sampler, run the body, and close the record however the body ends: Ctrl-C
-    is "interrupted", an OltplabError "failed" with its message; the timeline, ``after`` and
-    the final record are written in every case."""
+    is "interrupted", an OltplabError "failed" with its message; the body sets ``status``
+    (and ``error``) of the object it is given when it ends otherwise. The progress object's
+    ``finished``, the timeline, ``after`` and the final record are written in every case."""
     end = _Ending()
     try:
         if sampler is not None:
@@ -220,7 +229,8 @@ def _recording(record, sampler, progress, after: Callable[[], None] | None = Non
     except OltplabError as e:
         end.status, end.error = "failed", str(e)
     finally:
-        progress.finished()
+        if progress is not None:
+            progress.finished()
         save_timeline(sampler, record)
         if after is not None:
             after()
@@ -260,23 +270,19 @@ def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
                      progress: FioProgress | None = None, labels: dict | None = None) -> dict:
     """Check everything, then run the fio plan and keep the record (and fio's raw json+) on
     disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_tpcc_recorded``."""
-    from .results.store import RunRecord, atomic_write
+    from .results.store import atomic_write
     from .storage.plan import plan_jobs, run_plan
     from .storage.runner import find_fio
     from .storage.target import prepared
-    from .telemetry.host import host_metadata
 
     progress = progress or FioProgress()
     fio_bin = find_fio()
     with prepared(spec.target, spec.size) as target:
         jobs = plan_jobs(spec, target, fio_bin)
         sampler = make_sampler(sample_interval, {"target": spec.target}, power)
-        record = RunRecord.create(
-            spec.results_dir, "fio", spec.name,
-            oltplab_version=__version__,
-            command=sys.argv,
+        record = new_record(
+            spec.results_dir, "fio", spec.name, {"target": spec.target},
             config={"fio": spec.as_dict()},
-            host=host_metadata({"target": spec.target}),
             target=target.as_dict(),
             fio={"path": fio_bin.path, "version": fio_bin.version},
             jobs=[j.name for j in jobs],
@@ -298,7 +304,7 @@ def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
             progress.step(step)
             record.add_step(step)
 
-        with _recording(record, sampler, progress) as end:
+        with recording(record, sampler, progress) as end:
             run_plan(spec, target, fio_bin, jobs, on_progress=progress.tick,
                      on_precondition=on_precondition, on_step=on_step)
             end.status = "completed"

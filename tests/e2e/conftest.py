@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 
@@ -23,3 +24,16 @@ def oltplab(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict
 @pytest.fixture
 def cli():
     return oltplab
+
+
+def server_pids(path: Path) -> list[int]:
+    """Servers (postmasters) whose command line names ``path``: a data directory, or a folder
+    that holds data directories."""
+    found = []
+    for p in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if p.info["name"] == "postgres" and str(path) in " ".join(p.info["cmdline"] or []):
+                found.append(p.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found

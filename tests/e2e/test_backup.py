@@ -13,11 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 from interrupts import INTERRUPTIBLE
 
-from .conftest import oltplab
+from .conftest import oltplab, server_pids
 
 FIELDS = {"backup": ("seconds", "bytes", "mb_per_s"), "restore": ("seconds", "mb_per_s", "check_ok")}
 
@@ -26,17 +25,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _server_pids(datadir: Path) -> list[int]:
-    found = []
-    for p in psutil.process_iter(["name", "cmdline"]):
-        try:
-            if p.info["name"] == "postgres" and str(datadir) in " ".join(p.info["cmdline"] or []):
-                found.append(p.pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +66,7 @@ def test_backup_run_two_cycles(site):
     marks = [m["name"] for m in json.loads((folder / "timeline.json").read_text())["marks"]]
     assert marks.count("backup-start") == 2 and marks.count("restore-end") == 2
     assert len(list(Path(f"{datadir}-backup").iterdir())) == 1, "only the newest backup is kept"
-    assert not _server_pids(datadir) and not _scratch(root)
+    assert not server_pids(datadir) and not _scratch(root)
 
     p = oltplab("results", "show", run["id"], cwd=root, check_rc=0)
     assert "backup MB/s" in p.stdout and p.stdout.count(" ok") == 2, p.stdout
@@ -102,7 +90,7 @@ def test_backup_run_compressed_without_restore_then_with(site):
             check_rc=0)
     (run,) = _runs(root, "gz")
     assert run["cycles"][0]["restore"]["check_ok"] is True
-    assert not _server_pids(datadir) and not _scratch(root)
+    assert not server_pids(datadir) and not _scratch(root)
 
 
 def test_zstd_runs_or_is_refused_by_what_the_build_supports(site):
@@ -118,7 +106,7 @@ def test_zstd_runs_or_is_refused_by_what_the_build_supports(site):
     else:
         assert p.returncode == 0, p.stderr
         assert _runs(root, "zstd")[0]["cycles"][0]["restore"]["check_ok"] is True
-    assert not _server_pids(datadir) and not _scratch(root)
+    assert not server_pids(datadir) and not _scratch(root)
 
 
 def test_interrupt_keeps_finished_cycles_and_removes_scratch(site):
@@ -142,7 +130,7 @@ def test_interrupt_keeps_finished_cycles_and_removes_scratch(site):
     assert run["status"] == "interrupted" and len(run["cycles"]) == 1
     assert run["cycles"][0]["restore"]["check_ok"] is True
     time.sleep(1)
-    assert not _server_pids(datadir) and not _scratch(root)
+    assert not server_pids(datadir) and not _scratch(root)
 
 
 @pytest.mark.parametrize("args, word", [

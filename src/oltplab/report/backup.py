@@ -45,7 +45,8 @@ def tables(run: RunData) -> list[Table]:
 
 
 def phase_bands(run: RunData, divisor: float) -> tuple[Band, ...]:
-    """Each cycle's backup and restore, from the timeline's start and end marks."""
+    """Each cycle's backup and restore, from the timeline's start and end marks (paired per
+    instance where several back up at once: a neighbours run)."""
     tl = run.timeline
     if tl is None or tl.t0_ns is None:
         return ()
@@ -54,11 +55,13 @@ def phase_bands(run: RunData, divisor: float) -> tuple[Band, ...]:
         phase, _, edge = str(m.get("name")).rpartition("-")
         if phase not in PHASES:
             continue
+        key = (phase, m.get("instance"))
         if edge == "start":
-            open_at[phase] = m
-        elif edge == "end" and phase in open_at:
-            s = open_at.pop(phase)
+            open_at[key] = m
+        elif edge == "end" and key in open_at:
+            s = open_at.pop(key)
+            who = f"{m['instance']} " if m.get("instance") else ""
             out.append(Band(x0=(s["t_ns"] - tl.t0_ns) / 1e9 / divisor,
                             x1=(m["t_ns"] - tl.t0_ns) / 1e9 / divisor,
-                            label=f"{phase} {m.get('cycle', '')}".strip()))
+                            label=f"{who}{phase} {m.get('cycle', '')}".strip()))
     return tuple(out)

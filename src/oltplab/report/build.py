@@ -17,7 +17,7 @@ from typing import Callable
 
 from .. import __version__
 from ..errors import UsageError
-from . import backup, compare, fio, tpcc
+from . import backup, compare, fio, neighbours, tpcc
 from .model import Chart, Report, Section, Table
 from .events import events_chart, events_table
 from .output import write_file
@@ -69,7 +69,8 @@ def _run_sections(run: RunData, suffix: str, title: str) -> Section:
 
 
 def _kind_charts(kind: str, groups: list[Group]) -> list[Chart]:
-    kinds = {"tpcc": tpcc.charts, "fio": fio.charts, "backup": backup.charts}
+    kinds = {"tpcc": tpcc.charts, "fio": fio.charts, "backup": backup.charts,
+             "neighbours": neighbours.charts}
     return kinds[kind](groups) if kind in kinds else []
 
 
@@ -141,7 +142,7 @@ def build_report(records: list[dict], sections: list[Section] = ()) -> Report:
                                            tables=tuple(tables), notes=tuple(notes)))
         if kind == "tpcc":
             kind_notes = tuple(tpcc.best_users_notes(kgroups))
-        elif kind in ("fio", "backup"):
+        elif kind in ("fio", "backup", "neighbours"):
             kind_notes = ()
         else:
             kind_notes = (f"No charts are drawn for {kind} runs; their tables are below.",)

@@ -64,6 +64,9 @@ def _metrics(kind: str):
     if kind == "tpcc":
         return [("NOPM", lambda g: _tpcc_values(g, "nopm"), _users),
                 ("TPM", lambda g: _tpcc_values(g, "tpm"), _users)]
+    if kind == "neighbours":
+        from .neighbours import metrics
+        return metrics()
     return [("IOPS", lambda g: _fio_values(g, lambda s: s.get("total_iops")), str),
             ("MB/s", lambda g: _fio_values(g, lambda s: s.get("total_mbps")), str),
             ("average latency (ms)", lambda g: _fio_values(g, mean_latency), str)]

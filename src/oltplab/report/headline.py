@@ -3,7 +3,8 @@
 - tpcc: the step with the highest NOPM: "NOPM 32,395 at 4 users (TPM 174,444)";
 - fio: the profile with the most IOPS and the one with the most MB/s:
   "49,243 IOPS 4k-70r30w-random; 1,180 MB/s 64k-70r30w-random";
-- backup: the cycles and their mean backup and restore MB/s, and whether the checks held.
+- backup: the cycles and their mean backup and restore MB/s, and whether the checks held;
+- neighbours: the mean NOPM per workload instance, and the backups made.
 
 A run without measured steps gives "-".
 """
@@ -43,7 +44,21 @@ def headline(run: dict) -> str:
         return line
     if kind == "backup":
         return _backup(run.get("cycles") or [])
+    if kind == "neighbours":
+        return _neighbours(run)
     return "-"
+
+
+def _neighbours(run: dict) -> str:
+    """"NOPM 17,722 per workload instance (2 of 3); 4 backups" """
+    avg = run.get("average") or {}
+    if not avg.get("instances"):
+        return "-"
+    n = len(run.get("instances") or [])
+    line = f"NOPM {_int(avg.get('nopm'))} per workload instance ({avg['instances']} of {n})"
+    made = sum(len(e.get("cycles") or []) for e in run.get("instances") or []
+               if isinstance(e, dict) and e.get("role") == "backup")
+    return line + (f"; {made} backup{'' if made == 1 else 's'}" if made else "")
 
 
 def _backup(cycles: list) -> str:

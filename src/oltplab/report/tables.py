@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from . import backup, fio, tpcc
+from . import backup, fio, neighbours, tpcc
 from .model import Table
 from .runs import RunData
 
@@ -102,7 +102,8 @@ def telemetry_errors(run: RunData) -> Table | None:
 
 def run_tables(run: RunData) -> list[Table]:
     """Every table of one run: results first, then what it ran on."""
-    kinds = {"fio": fio.tables, "tpcc": tpcc.tables, "backup": backup.tables}
+    kinds = {"fio": fio.tables, "tpcc": tpcc.tables, "backup": backup.tables,
+             "neighbours": neighbours.tables}
     kind = kinds[run.kind](run) if run.kind in kinds else []
     out = [run_table(run), *kind, configuration(run),
            kv_table("host", "Host", run.record.get("host") or {}), *database(run)]

@@ -45,7 +45,7 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
     x = [(v - tl.t0_ns) / 1e9 / divisor for v in t]
     bands = timeline_bands(run, divisor)
     shaded = "Shaded: each step's measured window (ramp-up excluded)." if bands else ""
-    if not bands and run.kind == "backup":
+    if not bands and run.kind in ("backup", "neighbours"):
         bands = phase_bands(run, divisor)
         shaded = "Shaded: each cycle's backup and restore." if bands else ""
     per = _per(tl.interval_s)

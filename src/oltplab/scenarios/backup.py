@@ -16,16 +16,15 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from threading import Event
 from typing import Callable
 
-from .. import __version__
 from ..config import DbSpec
-from ..errors import DatabaseError, OltplabError, UsageError
+from ..errors import DatabaseError, UsageError
 
 METHODS = ("basebackup", "dump")
 COMPRESSIONS = ("none", "gzip", "zstd")
@@ -119,9 +118,10 @@ def _chown_tree(path: Path, uid: int, gid: int) -> None:
 
 
 def run_watched(args: list[str], watch: Path, report: Callable[[int, float], None],
-                what: str, env: dict | None = None) -> float:
+                what: str, env: dict | None = None, cancel: Event | None = None) -> float:
     """Run a tool, reporting the bytes under ``watch`` every half second; the seconds it took.
-    The tool is stopped when we are interrupted; a failure raises with its last output line."""
+    The tool is stopped when we are interrupted (Ctrl-C, or ``cancel`` set, which then raises
+    KeyboardInterrupt here); a failure raises with its last output line."""
     with tempfile.TemporaryFile("w+") as out:
         t0 = time.monotonic()
         try:
@@ -135,6 +135,8 @@ def run_watched(args: list[str], watch: Path, report: Callable[[int, float], Non
                     code = proc.wait(POLL_S)
                     break
                 except subprocess.TimeoutExpired:
+                    if cancel is not None and cancel.is_set():
+                        raise KeyboardInterrupt from None
                     report(dir_bytes(watch), time.monotonic() - t0)
                     if time.monotonic() - t0 > TOOL_TIMEOUT_S:
                         raise DatabaseError(f"{what} did not finish within {TOOL_TIMEOUT_S} s")
@@ -204,6 +206,7 @@ class BackupCycles:
         self.to, self.scratch_root = to, scratch_root
         self.progress = progress or (lambda *a: None)
         self.mark = mark or (lambda *a, **k: None)
+        self.cancel: Event | None = None  # set: the tool under way stops (KeyboardInterrupt)
 
     # ----- backup
 
@@ -222,7 +225,7 @@ class BackupCycles:
                     "-j", str(s.jobs), "-f", str(dest)]
         self.mark("backup-start", cycle=cycle, method=s.method)
         seconds = run_watched(args, dest, report, f"{Path(args[0]).name} (cycle {cycle})",
-                              tool_env())
+                              tool_env(), self.cancel)
         nbytes = dir_bytes(dest)
         self.mark("backup-end", cycle=cycle, bytes=nbytes)
         return {"method": s.method, "compress": s.compress, "seconds": round(seconds, 3),
@@ -332,16 +335,22 @@ def default_to(db: DbSpec) -> Path:
 
 
 def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
-               on_cycle: Callable[[dict], None] | None = None,
+               on_cycle: Callable[[dict], None] | None = None, stop: Event | None = None,
+               cancel: Event | None = None, mark: Callable[..., object] | None = None,
                labels: dict | None = None) -> dict:
     """Run the cycles against the (managed) database and keep the record on disk; the record's
     data. A managed server is started when needed and stopped again if it was started here.
-    ``labels`` are extra top-level fields of the record (e.g. ``plan``, ``group``)."""
-    from ..cliopts import make_sampler, save_timeline
+
+    ``stop``, when set, ends the run after the cycle under way (or during the wait before the
+    next), completed; ``cancel``, when set, stops the tool under way: the run ends
+    interrupted, as on Ctrl-C (both for runs in a thread, which Ctrl-C does not reach);
+    ``mark`` hears the phases' marks when the run has no sampler of its own
+    (``spec.sample_interval`` 0), e.g. a neighbours run's; ``labels`` are extra top-level
+    fields of the record."""
+    from ..cliopts import make_sampler
     from ..engines.postgres.instance import default_bin_dir, effective_settings
     from ..engines.postgres.session import database
-    from ..results.store import RunRecord
-    from ..telemetry.host import host_metadata
+    from ..services import new_record, recording, spec_dict
 
     to = Path(os.path.abspath(spec.to or default_to(db)))
     bin_dir = Path(os.path.abspath(db.pg_bin)) if db.pg_bin else default_bin_dir()
@@ -351,39 +360,32 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
         datadir = Path(os.path.abspath(db.datadir)) if target.instance else None
         scratch_root = datadir.parent if datadir else to.parent
         cycles = BackupCycles(spec, db, target.dsn, target.admin_dsn, bin_dir, to, scratch_root,
-                              progress)
+                              progress, mark)
+        cycles.cancel = cancel
         paths = {"datadir": datadir, "backup": to} if datadir else {"backup": to}
         to.mkdir(parents=True, exist_ok=True)
         sampler = make_sampler(spec.sample_interval, paths, spec.power, target.dsn)
-        record = RunRecord.create(
-            spec.results_dir, "backup", spec.name, oltplab_version=__version__,
-            command=sys.argv, config={"db": _plain(db), "backup": _plain(spec)},
-            host=host_metadata({k: v for k, v in paths.items() if v is not None}),
+        record = new_record(
+            spec.results_dir, "backup", spec.name, paths,
+            config={"db": spec_dict(db), "backup": spec_dict(spec)},
             database={"engine": "postgresql", "version": server["server_version"],
                       "version_num": server["server_version_num"],
                       "managed": target.instance is not None},
             cycles=[], **(labels or {}))
         if sampler is not None:
             cycles.mark = sampler.mark
-        status, error = "failed", None
-        try:
-            if sampler is not None:
-                sampler.start()
-            _cycles(cycles, spec, record, to, on_cycle)
-            status = "completed"
-        except KeyboardInterrupt:
-            status, error = "interrupted", "interrupted by the user"
-        except OltplabError as e:
-            status, error = "failed", str(e)
-        finally:
-            save_timeline(sampler, record)
-            record.finish(status, error)
+        with recording(record, sampler) as end:
+            _cycles(cycles, spec, record, to, on_cycle, stop or Event())
+            end.status = "completed"
     return {**record.data, "_path": str(record.path)}
 
 
-def _cycles(cycles: BackupCycles, spec: BackupSpec, record, to: Path, on_cycle) -> None:
+def _cycles(cycles: BackupCycles, spec: BackupSpec, record, to: Path, on_cycle,
+            stop: Event) -> None:
     previous: Path | None = None
     for n in range(1, spec.cycles + 1):
+        if stop.is_set():
+            return
         t_start = time.monotonic()
         dest = to / f"{record.path.name}-cycle{n}"
         scratch = cycles.scratch_root / f".{to.name}-restore-{os.getpid()}-{n}"
@@ -406,7 +408,7 @@ def _cycles(cycles: BackupCycles, spec: BackupSpec, record, to: Path, on_cycle) 
         if on_cycle:
             on_cycle(entry)
         if n < spec.cycles:
-            time.sleep(max(0.0, t_start + spec.interval - time.monotonic()))
+            stop.wait(max(0.0, t_start + spec.interval - time.monotonic()))
 
 
 def remove_scratch(scratch: Path) -> None:
@@ -418,8 +420,3 @@ def remove_scratch(scratch: Path) -> None:
         access.password_file(scratch).unlink()
     except FileNotFoundError:
         pass
-
-
-def _plain(spec) -> dict:
-    import dataclasses
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(spec).items()}

@@ -1,0 +1,125 @@
+"""A neighbours run's figures: NOPM, TPM and New-Order latency per instance (a bar per run, so
+that a baseline and a noisy run stand side by side, instance by instance, with the average
+workload instance last), the time of each backup per cycle, and the instances' and backups'
+tables. The backups shade the charts over time (``backup.phase_bands``)."""
+
+from __future__ import annotations
+
+from .charts import bar_chart, entries
+from .model import Chart, Table
+from .runs import Group, RunData
+
+AVERAGE = "average"
+
+
+def order(name) -> tuple:
+    """pg1, pg2, ..., pg10, then the average."""
+    name = str(name)
+    if name == AVERAGE:
+        return (1, 0, name)
+    digits = name.lstrip("abcdefghijklmnopqrstuvwxyz")
+    return (0, int(digits) if digits.isdigit() else 0, name)
+
+
+def workloads(record: dict) -> list[dict]:
+    return [e for e in record.get("instances") or []
+            if isinstance(e, dict) and e.get("role") == "tpcc"]
+
+
+def per_instance(group: Group, key: str, average: bool = True) -> dict:
+    """{instance name: [its ``key`` in each run]}, and the runs' mean per workload instance."""
+    out: dict = {}
+    for r in group.runs:
+        for e in workloads(r.record):
+            if e.get(key) is not None:
+                out.setdefault(e["name"], []).append(e[key])
+        avg = (r.record.get("average") or {}).get(key)
+        if average and avg is not None:
+            out.setdefault(AVERAGE, []).append(avg)
+    return out
+
+
+def _latency(group: Group, pct: str = "p95") -> dict:
+    out: dict = {}
+    for r in group.runs:
+        for e in workloads(r.record):
+            v = ((e.get("transactions") or {}).get("new_order") or {}).get(pct)
+            if v is not None:
+                out.setdefault(e["name"], []).append(v)
+    return out
+
+
+def backups(record: dict) -> list[tuple[str, dict]]:
+    """(instance name, cycle) of every backup the run made."""
+    return [(e.get("name"), c) for e in record.get("instances") or []
+            if isinstance(e, dict) and e.get("role") == "backup"
+            for c in e.get("cycles") or [] if isinstance(c, dict)]
+
+
+def _backup_seconds(group: Group) -> dict:
+    out: dict = {}
+    for r in group.runs:
+        for _, c in backups(r.record):
+            secs = (c.get("backup") or {}).get("seconds")
+            if secs is not None:
+                out.setdefault(c.get("cycle"), []).append(secs)
+    return out
+
+
+def metrics():
+    """What a comparison of neighbours runs sets side by side (see compare.py)."""
+    at = lambda k: "the average workload instance" if k == AVERAGE else str(k)  # noqa: E731
+    return [("NOPM", lambda g: per_instance(g, "nopm"), at),
+            ("TPM", lambda g: per_instance(g, "tpm"), at)]
+
+
+def charts(groups: list[Group]) -> list[Chart]:
+    def bars(key, title, y_label, values, caption):
+        return bar_chart(key, title, "instance", y_label, entries(groups, [(y_label, values)]),
+                         why="no workload instance measured", caption=caption, order=order)
+
+    return [
+        bars("neighbours_nopm", "NOPM per instance", "NOPM", lambda g: per_instance(g, "nopm"),
+             "New orders per minute of each workload instance (server-side, HammerDB's "
+             "method), and their mean over the instances that measured."),
+        bars("neighbours_tpm", "TPM per instance", "TPM", lambda g: per_instance(g, "tpm"),
+             "Transactions per minute of each workload instance, and their mean."),
+        bars("neighbours_latency", "New-Order latency per instance (p95)", "p95 (ms)", _latency,
+             "95th percentile of the New-Order response time of each workload instance, "
+             "measured by its driver."),
+        bar_chart("neighbours_backup", "Backup time per cycle", "cycle", "seconds",
+                  entries(groups, [("backup", _backup_seconds)]),
+                  why="no backup instance finished a cycle",
+                  caption="Seconds of each cycle's pg_basebackup; several backup instances (or "
+                          "repeats) give their mean, the error bar spans the lowest and "
+                          "highest."),
+    ]
+
+
+def tables(run: RunData) -> list[Table]:
+    rows = []
+    for e in run.record.get("instances") or []:
+        no = (e.get("transactions") or {}).get("new_order") or {}
+        cycles = e.get("cycles") or []
+        secs = [c["backup"]["seconds"] for c in cycles if (c.get("backup") or {}).get("seconds")]
+        rows.append((e.get("name"), e.get("role"), e.get("status"), e.get("tpm"), e.get("nopm"),
+                     no.get("p50"), no.get("p95"), no.get("p99"),
+                     len(cycles) if e.get("role") == "backup" else None,
+                     sum(secs) / len(secs) if secs else None, e.get("error")))
+    avg = run.record.get("average") or {}
+    if avg.get("instances"):
+        rows.append((AVERAGE, f"{avg['instances']} workloads", None, avg.get("tpm"),
+                     avg.get("nopm"), None, None, None, None, None, None))
+    out = [Table("instances", "Instances",
+                 ("instance", "role", "status", "TPM", "NOPM", "New-Order p50 ms",
+                  "New-Order p95 ms", "New-Order p99 ms", "backups", "mean backup s", "error"),
+                 tuple(rows),
+                 caption="Each instance's own run is in the run folder's instances/ folder.")]
+    rows = [(name, c.get("cycle"), c.get("started_at"), (c.get("backup") or {}).get("bytes"),
+             (c.get("backup") or {}).get("seconds"), (c.get("backup") or {}).get("mb_per_s"))
+            for name, c in backups(run.record)]
+    if rows:
+        out.append(Table("backups", "Backups", ("instance", "cycle", "started", "bytes",
+                                                "seconds", "MB/s"), tuple(rows),
+                         caption="MB = 10^6 bytes."))
+    return out
