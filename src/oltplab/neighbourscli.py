@@ -65,7 +65,7 @@ def neighbours_run(settings, **kw):
     record each instance, the average TPM/NOPM per workload instance and the host's devices
     over time in one run."""
     spec = NeighboursSpec(settings=tuple(parse_setting(s) for s in settings), **kw)
-    lines = _Lines(spec)
+    lines = NeighboursLines(spec)
     try:
         run = run_neighbours(spec, lines)
     finally:
@@ -76,7 +76,7 @@ def neighbours_run(settings, **kw):
     raise_for_status(run)
 
 
-class _Lines(NeighboursProgress):
+class NeighboursLines(NeighboursProgress):
     """Preparation steps, then one live line, then a line per instance, on stderr."""
 
     def __init__(self, spec: NeighboursSpec):

@@ -31,7 +31,7 @@ def _plan_args(f):
                                        "max_content_width": 100})
 def plan():
     """Experiments as TOML files: a matrix of options, each combination a cell, its steps
-    (tpcc, fio, backup) run in order, repeated."""
+    (tpcc, fio, backup, neighbours) run in order, repeated."""
 
 
 def _n(count: int, word: str) -> str:
@@ -50,8 +50,10 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
                   p.steps[0].kind != "tpcc" else ""))
     for c in p.cells:
         click.echo(f"{c.index + 1:>4}  {c.name}")
-        click.echo(f"      {_where(c)}")
-        for item in (i for i in p.items if i.cell.index == c.index):
+        items = [i for i in p.items if i.cell.index == c.index]
+        if any(i.step.kind != "neighbours" for i in items):  # those run servers of their own
+            click.echo(f"      {_where(c)}")
+        for item in items:
             click.echo(f"      step {item.step.index} {item.step.kind}: {_what(item)}; "
                        f"runs labelled {item.label}")
 
@@ -77,6 +79,12 @@ def _what(item: Item) -> str:
                 f"{format_size(s.size)}, {s.duration:g} s each")
     if item.step.kind == "backup":
         return f"{_n(s.cycles, 'cycle')} of {s.method}" + ("" if s.restore else ", no restore")
+    if item.step.kind == "neighbours":
+        backups = (f", {s.backup} backing up every {s.backup_interval:g} s "
+                   f"(at most {_n(s.backup_cycles, 'cycle')})" if s.backup else ", no backup")
+        return (f"{_n(s.instances, 'instance')} of {_n(s.warehouses, 'warehouse')} in "
+                f"{s.root} (ports {s.port + 1}-{s.port + s.instances}){backups}; "
+                f"{_n(s.users, 'user')} each, rampup {s.rampup:g} s, duration {s.duration:g} s")
     return str(s)
 
 
@@ -137,6 +145,9 @@ class _PlanLines(PlanProgress):
             return _FioLines()
         if item.step.kind == "backup":
             return _backup_lines(item.spec.cycles)
+        if item.step.kind == "neighbours":
+            from .neighbourscli import NeighboursLines
+            return NeighboursLines(item.spec)
         return None
 
     def run_done(self, item: Item, run: dict) -> None:
@@ -151,6 +162,9 @@ class _PlanLines(PlanProgress):
         elif run.get("kind") == "backup":
             from .ui import cycles_table
             out.print(cycles_table(run))
+        elif run.get("kind") == "neighbours":
+            from .neighbourscli import print_neighbours
+            print_neighbours(run)
         err.print(f"saved {run['_path']}")
 
     def item_failed(self, item: Item, error: str) -> None:

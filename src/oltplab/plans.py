@@ -2,9 +2,9 @@
 services.
 
 A plan names itself and its repeats, gives defaults for any option of ``db start``,
-``tpcc build`` and ``tpcc run`` (long name, ``-`` written as ``_``), a matrix whose every
-combination is a cell, named targets (where the data lives) and, optionally, ``[[step]]``s of
-several kinds run in order (without them, one ``tpcc`` step)::
+``tpcc build``, ``tpcc run`` and ``neighbours run`` (long name, ``-`` written as ``_``), a
+matrix whose every combination is a cell, named targets (where the data lives) and,
+optionally, ``[[step]]``s of several kinds run in order (without them, one ``tpcc`` step)::
 
     [plan]
     name = "e4"
@@ -26,12 +26,10 @@ several kinds run in order (without them, one ``tpcc`` step)::
     kind = "backup"
     cycles = 3
 
-A step kind (``STEP_KINDS``) is one table entry: the options a step takes, whether it runs
-once per cell or once per datastore, whether it needs the cell's server, how its spec is made
-and which service runs it. The pair (step, cell) - or (step, datastore) - is an ``Item``; each
-item runs ``repeat`` times. The whole file is validated before anything runs; every error is
-one ``UsageError`` line naming the file and the key. Running, status and resume are in
-``planrun``.
+The options and the step kinds are tables in ``plansteps``. The pair (step, cell) - or
+(step, datastore) - is an ``Item``; each item runs ``repeat`` times. The whole file is
+validated before anything runs; every error is one ``UsageError`` line naming the file and the
+key. Running, status and resume are in ``planrun``.
 """
 
 from __future__ import annotations
@@ -42,132 +40,15 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .config import (DbSpec, RunSpec, parse_duration, parse_host_memory, parse_inject,
-                     parse_size, parse_user_option)
+from .config import DbSpec, RunSpec
 from .errors import UsageError
+from .plansteps import KEYS, STEP_KINDS, TARGET_KEYS, StepKind, fio_path, typed
 
 PLAN_KEYS = {"name": str, "repeat": int}
 TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
 LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-
-
-# --------------------------------------------------------------------------- the option table
-
-@dataclass(frozen=True)
-class Key:
-    """One option a plan may set: the TOML types it takes and how it becomes a spec value."""
-
-    name: str
-    part: str  # "db", "build", "run", "plan", or the step kind that takes it
-    types: tuple[type, ...]
-    convert: Callable[[Any, str], Any]
-    help: str
-
-
-def _same(value, what):
-    return value
-
-
-def _path(value, what):
-    return Path(value)
-
-
-def _size(value, what):
-    return parse_size(str(value), what)
-
-
-def _host_memory(value, what):
-    try:
-        return parse_host_memory(str(value))
-    except UsageError as e:
-        raise UsageError(f"{what}: {str(e).removeprefix('--host-memory: ')}") from None
-
-
-def _duration(value, what):
-    return parse_duration(str(value), what)
-
-
-def _users(value, what):
-    """RunSpec's user fields: a list, a number, "1,2,4" or "auto[:MAX]"."""
-    if isinstance(value, list):
-        if not value or not all(isinstance(u, int) and not isinstance(u, bool) for u in value):
-            raise UsageError(f"{what}: give a list of whole numbers, such as [1, 2, 4]")
-        value = ",".join(str(u) for u in value)
-    try:
-        return parse_user_option(str(value))
-    except UsageError as e:
-        raise UsageError(f"{what}: {str(e).removeprefix('--users: ')}") from None
-
-
-def _positive(value, what):
-    if value < 1:
-        raise UsageError(f"{what}: must be at least 1 (got {value})")
-    return value
-
-
-def _settings(value, what):
-    out = []
-    for name, v in value.items():
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
-            raise UsageError(f"{what}: {name!r} is not a setting name")
-        if isinstance(v, (dict, list)):
-            raise UsageError(f"{what}.{name}: give a string, number or boolean")
-        out.append((name, ("on" if v else "off") if isinstance(v, bool) else str(v)))
-    return tuple(out)
-
-
-def _inject(value, what):
-    """A list of EVENT strings (or one), as tpcc run --inject takes them."""
-    items = [value] if isinstance(value, str) else value
-    if not all(isinstance(v, str) for v in items):
-        raise UsageError(f"{what}: give a list of events, such as [\"at=20s,kill-server\"]")
-    try:
-        return tuple(parse_inject(v) for v in items)
-    except UsageError as e:
-        raise UsageError(f"{what}: {e}") from None
-
-
-def _choice(*choices):
-    def convert(value, what):
-        if value not in choices:
-            raise UsageError(f"{what}: {value!r} is not one of {', '.join(choices)}")
-        return value
-    return convert
-
-
-NUM = (int, float, str)
-KEYS = {k.name: k for k in (
-    Key("datadir", "db", (str,), _path, "data directory of the managed server"),
-    Key("waldir", "db", (str,), _path, "WAL directory (initdb --waldir)"),
-    Key("port", "db", (int,), _same, "port of the managed server"),
-    Key("listen", "db", (str,), _same, "TCP listen addresses"),
-    Key("db_memory", "db", (int, str), _size, "shared_buffers and derived settings"),
-    Key("host_memory", "db", (int, str), _host_memory,
-        "memory limit of the server's process tree, page cache included ('none': no limit)"),
-    Key("pg_bin", "db", (str,), _path, "PostgreSQL binaries"),
-    Key("settings", "db", (dict,), _settings, "server settings, as a table"),
-    Key("dsn", "db", (str,), _same, "an existing server instead of a managed one"),
-    Key("dbname", "db", (str,), _same, "database that holds the schema"),
-    Key("warehouses", "build", (int,), _positive, "warehouses built and driven"),
-    Key("build_users", "build", (int,), _positive, "parallel loaders"),
-    Key("users", "run", (int, str, list), _users, "user sequence, or auto[:MAX]"),
-    Key("rampup", "run", NUM, _duration, "ramp-up per step"),
-    Key("duration", "run", NUM, _duration, "measured time per step"),
-    Key("mode", "run", (str,), _choice("procedures", "sql"), "procedures or sql"),
-    Key("keying_thinking", "run", (bool,), _same, "spec keying and think times"),
-    Key("all_warehouses", "run", (bool,), _same, "spread users over all warehouses"),
-    Key("workers", "run", (int,), _positive, "driver processes"),
-    Key("seed", "run", (int,), _same, "seed of the drivers' inputs"),
-    Key("check", "run", (bool,), _same, "consistency checks after the last step"),
-    Key("cold", "run", (bool,), _same, "drop the page cache before each step (root)"),
-    Key("inject", "run", (list, str), _inject, "faults during the run (tpcc run --inject)"),
-    Key("sample_interval", "run", NUM, _duration, "telemetry sampling interval"),
-    Key("power", "run", (str,), _same, "power meter"),
-    Key("target", "plan", (str,), _same, "a target named under [targets]"),
-)}
-TARGET_KEYS = ("datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname")
 
 
 # --------------------------------------------------------------------------- records
@@ -221,125 +102,6 @@ class Plan:
     cells: tuple[Cell, ...]
     steps: tuple[Step, ...] = (Step(1, "tpcc"),)
     items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
-
-
-# --------------------------------------------------------------------------- step kinds
-
-@dataclass(frozen=True)
-class StepKind:
-    """What a ``[[step]]`` of one kind takes and does.
-
-    ``scope`` is "cell" (once per cell and repeat, with the cell's server and options) or
-    "target" (once per datastore and repeat, however many cells share it).
-    ``make(cell, options, label, results_dir)`` builds and validates the spec at load time
-    (``options``: converted, by key); ``run(item, progress, labels)`` runs it through the
-    services and returns the saved record (``progress``: what ``PlanProgress.run_progress``
-    gave for the kind)."""
-
-    name: str
-    keys: dict[str, Key]
-    scope: str
-    needs_db: bool  # the cell's server is up and its schema built before the step runs
-    make: Callable[[Cell, dict, str, Path], Any]
-    run: Callable[[Item, Any, dict], dict]
-    help: str
-    connections: Callable[[Any], int] = lambda spec: 0  # the server connections its spec needs
-
-
-def _tpcc_make(cell: Cell, opts: dict, label: str, results_dir: Path):
-    import dataclasses
-    return dataclasses.replace(cell.run, name=label, **opts)
-
-
-def _tpcc_run(item: Item, progress, labels: dict) -> dict:
-    from .services import run_tpcc_recorded
-    return run_tpcc_recorded(item.cell.db, item.spec, progress, labels)
-
-
-def _backup_make(cell: Cell, opts: dict, label: str, results_dir: Path):
-    from .scenarios.backup import BackupSpec
-    if cell.db.dsn and "to" not in opts:
-        raise UsageError("a backup of a server given by dsn needs 'to' (where backups go)")
-    return BackupSpec(name=label, results_dir=results_dir, **opts,
-                      sample_interval=cell.run.sample_interval, power=cell.run.power)
-
-
-def _backup_run(item: Item, progress, labels: dict) -> dict:
-    from .scenarios.backup import run_backup
-    on_progress, on_cycle = progress or (None, None)
-    return run_backup(item.cell.db, item.spec, progress=on_progress, on_cycle=on_cycle,
-                      labels=labels)
-
-
-def fio_path(cell: Cell, opts: dict) -> Path:
-    """Where a fio step measures: its ``path``, else the folder that holds the cell's data
-    directory (the datastore the data lives on, not the server's own folder)."""
-    if "path" in opts:
-        return Path(opts["path"])
-    if cell.db.dsn:
-        raise UsageError("a fio step against a server given by dsn needs 'path'")
-    return Path(os.path.abspath(cell.db.datadir)).parent
-
-
-def _fio_make(cell: Cell, opts: dict, label: str, results_dir: Path):
-    from .storage.spec import spec_from_options
-    raw = {k: (v if isinstance(v, bool) else str(v)) for k, v in opts.items()
-           if k not in ("path", "profile")}
-    profiles = opts.get("profile")
-    raw["profiles"] = tuple(profiles) if isinstance(profiles, list) else (
-        (profiles,) if profiles else None)
-    raw.update(target=str(fio_path(cell, opts)), name=label, results_dir=str(results_dir))
-    return spec_from_options(raw)
-
-
-def _fio_run(item: Item, progress, labels: dict) -> dict:
-    from .services import run_fio_recorded
-    if not Path(item.spec.target).exists():  # a datastore folder the plan will use
-        Path(item.spec.target).mkdir(parents=True)
-    return run_fio_recorded(item.spec, item.cell.run.sample_interval, item.cell.run.power,
-                            progress, labels)
-
-
-def _profiles(value, what):
-    if isinstance(value, list) and not (value and all(isinstance(v, str) for v in value)):
-        raise UsageError(f"{what}: give a profile name or a list of them")
-    return value
-
-
-def _fio_keys() -> dict[str, Key]:
-    from .storage.spec import OPTIONS
-    keys = [Key("profile", "fio", (str, list), _profiles,
-                "named profiles, groups or job files, run in order"),
-            Key("path", "fio", (str,), _path, "directory or block device under test "
-                "[default: the folder holding the cell's data directory]")]
-    keys += [Key(o.name, "fio", (bool,) if o.is_flag else NUM, _same, o.help)
-             for o in OPTIONS if o.name not in ("target", "profiles", "name", "results_dir")]
-    return {k.name: k for k in keys}
-
-
-def _backup_keys() -> dict[str, Key]:
-    from .scenarios.backup import COMPRESSIONS, METHODS
-    return {k.name: k for k in (
-        Key("cycles", "backup", (int,), _positive, "backup and restore cycles"),
-        Key("method", "backup", (str,), _choice(*METHODS), "pg_basebackup, or pg_dump -Fd"),
-        Key("to", "backup", (str,), _path, "folder for the backups"),
-        Key("interval", "backup", NUM, _duration, "time between cycle starts"),
-        Key("compress", "backup", (str,), _choice(*COMPRESSIONS), "pg_basebackup -Z"),
-        Key("max_rate", "backup", (int, str), _size, "pg_basebackup -r, bytes per second"),
-        Key("restore", "backup", (bool,), _same, "restore and check each backup"),
-        Key("jobs", "backup", (int,), _positive, "pg_dump / pg_restore parallel jobs"),
-    )}
-
-
-STEP_KINDS: dict[str, StepKind] = {k.name: k for k in (
-    StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,
-             _tpcc_make, _tpcc_run, "the user sequence; its options override the cell's",
-             lambda spec: max(spec.users) + 21),
-    StepKind("fio", _fio_keys(), "target", False, _fio_make, _fio_run,
-             "storage profiles on the cell's datastore, once per datastore"),
-    StepKind("backup", _backup_keys(), "cell", True, _backup_make, _backup_run,
-             "backup and restore cycles of the cell's database", lambda spec: 100),
-)}
 
 
 # --------------------------------------------------------------------------- loading
@@ -414,21 +176,6 @@ def _table(doc: dict, key: str, required: bool = False) -> dict:
     return value
 
 
-def _typed(where: str, key: str, value: Any, keys: dict[str, Key] = KEYS,
-           takes: str = "plans take") -> Any:
-    """Check one option's TOML type and convert it; errors name ``where.key``."""
-    spec = keys.get(key)
-    what = f"{where}.{key}"
-    if spec is None:
-        raise UsageError(f"unknown key {what} ({takes}: {', '.join(keys)})")
-    if isinstance(value, bool) and bool not in spec.types or not isinstance(value, spec.types):
-        names = " or ".join({str: "a string", int: "a whole number", float: "a number",
-                             bool: "true or false", list: "a list", dict: "a table"}[t]
-                            for t in spec.types)
-        raise UsageError(f"{what}: {value!r} is the wrong type; give {names}")
-    return spec.convert(value, what)
-
-
 def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
     for key in doc:
         if key not in TOP_KEYS:
@@ -455,12 +202,12 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             if key not in TARGET_KEYS:
                 raise UsageError(f"unknown key targets.{tname}.{key} "
                                  f"(a target takes: {', '.join(TARGET_KEYS)})")
-            _typed(f"targets.{tname}", key, value)
+            typed(f"targets.{tname}", key, value)
         targets[tname] = table
 
     defaults = _table(doc, "defaults")
     for key, value in defaults.items():
-        _typed("defaults", key, value)
+        typed("defaults", key, value)
     matrix = _table(doc, "matrix")
     for key, values in matrix.items():
         if not isinstance(values, list):
@@ -468,12 +215,13 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
         if not values:
             raise UsageError(f"matrix.{key}: the list is empty; give at least one value")
         for value in values:
-            _typed("matrix", key, value)
+            typed("matrix", key, value)
     for where, table in (("defaults", defaults), ("matrix", matrix)):
         if "target" in table:
             for t in table["target"] if where == "matrix" else [table["target"]]:
                 _known_target(where, t, targets)
     steps = _steps(doc.get("step"), targets)
+    _neighbours_keys_need_a_step(steps, defaults, matrix)
 
     cells = []
     combos = list(itertools.product(*matrix.values())) if matrix else [()]
@@ -496,6 +244,17 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
     items = _items(name, cells, steps, targets, results_dir)
     return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
                 steps=steps, items=items)
+
+
+def _neighbours_keys_need_a_step(steps: tuple[Step, ...], defaults: dict, matrix: dict) -> None:
+    """Options only a neighbours step reads are refused in a plan without one."""
+    if any(s.kind == "neighbours" for s in steps):
+        return
+    for where, table in (("defaults", defaults), ("matrix", matrix)):
+        for key in table:
+            if KEYS[key].part == "neighbours":
+                raise UsageError(f"{where}.{key}: only a neighbours step takes it, and the plan "
+                                 "has none ([[step]] kind = \"neighbours\")")
 
 
 def _known_target(where: str, t: str, targets: dict) -> None:
@@ -523,7 +282,7 @@ def _steps(raw: Any, targets: dict) -> tuple[Step, ...]:
         for key, value in table.items():
             if key == "kind":
                 continue
-            _typed(where, key, value, keys, f"a {kind} step takes")
+            typed(where, key, value, keys, f"a {kind} step takes")
             if key == "target":
                 _known_target(where, value, targets)
             options.append((key, value))
@@ -544,7 +303,7 @@ def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: 
             home = _retarget(cell, given.pop("target"), targets, results_dir) \
                 if "target" in given else cell
             try:
-                opts = {k: _typed(f"step.{step.index}", k, v, kind.keys)
+                opts = {k: typed(f"step.{step.index}", k, v, kind.keys)
                         for k, v in given.items()}
                 if kind.scope == "target":
                     path = fio_path(home, opts)
@@ -601,7 +360,7 @@ def _relabel(cell: Cell, label: str) -> Cell:
 
 
 def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) -> Cell:
-    conv = {k: _typed("cell", k, v) for k, v in values.items()}
+    conv = {k: typed("cell", k, v) for k, v in values.items()}
     db = DbSpec(**{k: v for k, v in conv.items() if KEYS[k].part == "db"})
     if db.dsn and db.listen:
         raise UsageError("listen configures a managed server; it does not go with dsn")

@@ -1,4 +1,4 @@
-"""The example plans E1-E4 run end to end at tiny sizes (``--set``: W=1, 1-2 s steps), each
+"""The example plans E1-E5 run end to end at tiny sizes (``--set``: W=1, 1-2 s steps), each
 leaving its runs with their ``plan`` labels and the report's charts for what it varies."""
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import pytest
 
 from oltplab import hostmem
 from oltplab.errors import UsageError
+from oltplab.planrun import plan_runs
+from oltplab.plans import load_plan
+from oltplab.report.plan import plan_section
 
 from .conftest import oltplab
 
@@ -89,3 +92,34 @@ def test_e4_backup_step_after_the_build(tmp_path):
     assert run["cycles"][0]["restore"]["check_ok"]
     for chart in ("backup_cycles", "plan_backup_rate"):
         assert (report / f"{chart}.png").is_file(), chart
+
+
+def test_e5_baseline_and_noisy_cells_side_by_side(server_tmp):
+    """Three W=1 instances: a baseline cell, then one instance backing up; the instances' own
+    runs stay inside their neighbours run, out of the plan's runs and out of results list."""
+    runs, report = _run(server_tmp, "e5-neighbours", "--set", "instances=3", "--set",
+                        "users=1", "--set", "rampup=1s", "--set", "duration=4s", "--set",
+                        "backup_interval=1s", "--set", "backup_cycles=1", "--set",
+                        "db_memory=96MiB", "--set", "power=none")
+    assert [(r["kind"], r["plan"]["cell"], r["plan"]["repeat"]) for r in runs] == \
+        [("neighbours", "backup=0", 1), ("neighbours", "backup=1", 1)]
+    assert [r["group"]["id"] for r in runs] == ["e5-neighbours:backup=0", "e5-neighbours:backup=1"]
+    base, noisy = runs
+    assert [e["role"] for e in base["instances"]] == ["tpcc"] * 3
+    assert [e["role"] for e in noisy["instances"]] == ["tpcc", "tpcc", "backup"]
+    assert noisy["instances"][2]["cycles"] and base["average"]["instances"] == 3
+    assert all(r["average"]["nopm"] > 0 for r in runs)
+    listed = oltplab("results", "list", cwd=server_tmp, check_rc=0).stdout
+    assert listed.count("e5-neighbours.backup-") == 2, listed
+    status = oltplab("plan", "status", str(EXAMPLES / "e5-neighbours.toml"), "--set",
+                     "instances=3", cwd=server_tmp, check_rc=0).stdout
+    assert "plan e5-neighbours: 2 done, 0 failed, 0 pending" in status, status
+    assert (report / "plan_neighbours_nopm.png").is_file()
+    html = (report / "report.html").read_text()
+    assert "Average workload instance per cell" in html and "NOPM % of backup=0" in html
+    plan = load_plan(EXAMPLES / "e5-neighbours.toml", server_tmp / "results", ("instances=3",))
+    (table,) = plan_section(plan, plan_runs(plan, server_tmp / "results")).tables
+    (c0, i0, k0, n0, tpm0, nopm0, pct0), (c1, i1, k1, n1, tpm1, nopm1, pct1) = table.rows
+    assert (c0, i0, k0, n0, nopm0, pct0) == ("backup=0", 3, 0, 1, base["average"]["nopm"], 100.0)
+    assert (c1, i1, k1, n1, nopm1) == ("backup=1", 3, 1, 1, noisy["average"]["nopm"])
+    assert pct1 == round(100.0 * nopm1 / nopm0, 1)

@@ -73,6 +73,12 @@ def test_the_example_plan_expands(tmp_path):
     (("[targets.a]", "[[step]]\nkind = 'fio'\nprofile = 'nope'\n[targets.a]"),
      "step.1 (fio) in cell mode=procedures,db_memory=128MiB: --profile: unknown profile"),
     (("[matrix]", "[matrix\n"), "not valid TOML"),
+    (("[matrix]", "[matrix]\nbackup = [0, 1]"), "matrix.backup: only a neighbours step takes it"),
+    (("[targets.a]", "[[step]]\nkind = 'neighbours'\n[targets.a]"),
+     "step.1 (neighbours) in cell mode=procedures,db_memory=128MiB: cell.users: a neighbours "
+     "step runs one user count"),
+    (("[targets.a]", "[[step]]\nkind = 'neighbours'\nusers = 1\ninstances = 2\nbackup = 2\n"
+                     "[targets.a]"), "--backup 2: give 0 to 1 backup instances"),
 ])
 def test_malformed_plan_is_refused_naming_file_and_key(tmp_path, change, needle):
     with pytest.raises(UsageError) as e:
@@ -181,3 +187,34 @@ def test_a_plan_may_inject_faults_and_a_bad_event_names_its_key(tmp_path):
     assert all(c.run.inject[0].kind == "kill-backend" for c in p.cells)
     with pytest.raises(UsageError, match=r"defaults.inject: --inject 'at=2s': give an action"):
         plan_of(tmp_path, BASE.replace("[defaults]", '[defaults]\ninject = ["at=2s"]'))
+
+
+NEIGHBOURS = """
+[plan]
+name = "nb"
+[defaults]
+instances = 3
+warehouses = 2
+users = [4]
+duration = "9s"
+db_memory = "96MiB"
+port = 6000
+[matrix]
+backup = [0, 1]
+[[step]]
+kind = "neighbours"
+backup_interval = "2s"
+root = "/tmp/nb"
+"""
+
+
+def test_a_neighbours_step_takes_the_cell_options_and_its_own(tmp_path):
+    plan = plan_of(tmp_path, NEIGHBOURS)
+    assert [c.name for c in plan.cells] == ["backup=0", "backup=1"]
+    base, noisy = (i.spec for i in plan.items)
+    assert (base.instances, base.backup, noisy.backup) == (3, 0, 1)
+    assert (noisy.warehouses, noisy.users, noisy.duration, noisy.port) == (2, 4, 9.0, 6000)
+    assert (noisy.backup_interval, noisy.root) == (2.0, Path("/tmp/nb"))
+    assert noisy.db_memory == 96 * 2**20
+    assert noisy.name == "nb.backup-1.neighbours" and noisy.results_dir == tmp_path / "results"
+    assert not plan.items[0].kind.needs_db  # it starts servers of its own

@@ -48,6 +48,7 @@ def test_plan_charts_draw_a_line_per_cell_and_a_bar_per_cycle(tmp_path):
     tpm = charts["plan_tpm_nopm"]
     assert [s.name for s in tpm.series] == ["db_memory=1GiB: TPM", "db_memory=1GiB: NOPM",
                                             "db_memory=2GiB: TPM", "db_memory=2GiB: NOPM"]
+    assert tpm.x_ticks == (1.0, 2.0, 4.0, 8.0)  # the user counts run, not 1.2, 1.4 ...
     nopm_a, nopm_b = tpm.series[1], tpm.series[3]
     assert nopm_a.x == (1.0, 2.0, 4.0, 8.0) and nopm_a.style == 1
     assert nopm_a.y[1] == round(NOPM[2] * 1.0) / 2 + round(NOPM[2] * 1.2) / 2
@@ -72,3 +73,42 @@ def test_two_tpcc_steps_of_a_cell_are_two_lines_not_one_average(tmp_path):
         "db_memory=1GiB step 1: TPM", "db_memory=1GiB step 1: NOPM",
         "db_memory=1GiB step 2: TPM", "db_memory=1GiB step 2: NOPM"]
     assert tpm.series[3].y[0] == 3 * NOPM[1]
+
+
+NEIGHBOURS = """
+[plan]
+name = "p"
+[defaults]
+instances = 3
+[matrix]
+backup = [0, 1]
+[[step]]
+kind = "neighbours"
+"""
+
+
+def _neighbours(cell: str, backup: int, nopm: list[int]) -> dict:
+    instances = [{"name": f"pg{i + 1}", "role": "tpcc", "nopm": n, "tpm": 2 * n}
+                 for i, n in enumerate(nopm)]
+    instances += [{"name": f"pg{len(nopm) + 1}", "role": "backup", "cycles": []}] * backup
+    return _labelled({"kind": "neighbours", "id": "n", "name": f"p.{cell}", "status": "completed",
+                      "steps": [], "instances": instances,
+                      "config": {"neighbours": {"instances": 3, "backup": backup}},
+                      "average": {"nopm": sum(nopm) // len(nopm), "tpm": 2 * sum(nopm) // len(nopm),
+                                  "instances": len(nopm)}}, cell, 1)
+
+
+def test_neighbours_cells_set_the_average_instance_side_by_side(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text(NEIGHBOURS)
+    plan = load_plan(f, tmp_path)
+    section = plan_section(plan, [_neighbours("backup=0", 0, [100, 110, 120]),
+                                  _neighbours("backup=1", 1, [90, 80])])
+    (chart,) = section.charts
+    assert [(s.name, s.x) for s in chart.series] == [
+        ("backup=0", ("pg1", "pg2", "pg3", "average")),
+        ("backup=1", ("pg1", "pg2", "pg3", "average"))]
+    assert chart.series[0].y == (100, 110, 120, 110) and chart.series[1].y == (90, 80, None, 85)
+    (table,) = section.tables
+    assert table.rows == (("backup=0", 3, 0, 1, 220, 110, 100.0),
+                          ("backup=1", 3, 1, 1, 170, 85, 77.3))

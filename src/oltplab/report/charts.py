@@ -12,6 +12,7 @@ from .runs import Group, RunData
 from .stats import mean
 
 MAX_LABELLED_BARS = 16  # bars carry their value as text up to this many per chart
+MAX_TICKS = 16  # ticks on an x axis of given values
 
 
 def fmt(x) -> str:
@@ -142,8 +143,11 @@ def timeline_bands(run: RunData, divisor: float) -> tuple[Band, ...]:
 
 def line_chart(key: str, title: str, x_label: str, y_label: str, x: list,
                lines: list[tuple[str, list, int]], *, why: str, bands=(), caption: str = "",
-               section: str = "", colors: Iterable[str] | None = None) -> Chart:
-    """Lines over a numeric x; (name, y values, style) each; averaged down to MAX_POINTS."""
+               section: str = "", colors: Iterable[str] | None = None,
+               whole_ticks: bool = False) -> Chart:
+    """Lines over a numeric x; (name, y values, style) each; averaged down to MAX_POINTS.
+    ``whole_ticks``: ticks at the x values themselves (such as the user counts run), thinned
+    to at most MAX_TICKS, rather than wherever the renderer puts them (1.2, 1.4 ...)."""
     lines = [ln for ln in lines if any(v is not None for v in ln[1])]
     if not lines or not x:
         return no_data(key, title, why, section)
@@ -157,8 +161,13 @@ def line_chart(key: str, title: str, x_label: str, y_label: str, x: list,
                           y=tuple(_round(v) for v in y), color=colors[i % len(colors)],
                           style=style)
                    for i, ((name, _, style), y) in enumerate(zip(lines, ys)))
+    ticks = None
+    if whole_ticks:
+        step = -(-len(xs) // MAX_TICKS)
+        ticks = tuple(_round(v) for v in sorted(xs)[::step])
     return Chart(key=key, title=title, kind="line", x_label=x_label, y_label=y_label,
-                 series=series, bands=tuple(bands), caption=caption, section=section)
+                 series=series, bands=tuple(bands), caption=caption, section=section,
+                 x_ticks=ticks)
 
 
 def _round(v):

@@ -70,6 +70,9 @@ def figure(chart: Chart) -> dict:
         layout["hovermode"] = "x unified"
     if chart.kind == "scatter":
         layout["xaxis"]["rangemode"] = "tozero"
+    if chart.x_ticks:
+        layout["xaxis"].update(tickmode="array", tickvals=list(chart.x_ticks),
+                               ticktext=[f"{v:g}" for v in chart.x_ticks])
     if chart.bands:
         layout["shapes"] = [
             {"type": "rect", "xref": "x", "yref": "paper", "x0": b.x0, "x1": b.x1, "y0": 0,

@@ -54,6 +54,7 @@ class Chart:
     note: str | None = None  # set when there is nothing to draw: the line shown instead
     section: str = ""
     y_min_zero: bool = True
+    x_ticks: tuple | None = None  # the x values that get a tick (line charts), None: automatic
 
     @property
     def empty(self) -> bool:

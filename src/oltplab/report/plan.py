@@ -3,7 +3,9 @@
 Which charts appear depends on the plan's steps: TPC-C runs give TPM and NOPM, CPU idle and
 iowait, and average and 99th-percentile disk latency per user count (experiments E1 to E3 of
 the storage whitepapers); backup runs give MB/s per cycle beside the time-per-cycle bars the
-backup section already draws (E4); fio runs are compared in their own section. Values of
+backup section already draws (E4); neighbours runs give the NOPM of each workload instance and
+of the average one, a bar per cell, and a table of each cell's averages against the first cell
+(E5: baseline and noisy side by side); fio runs are compared in their own section. Values of
 repeated runs are averaged; a step cut short (``partial``) is left out.
 """
 
@@ -11,9 +13,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from . import neighbours
 from .backup import PHASES, per_cycle
 from .charts import bar_chart, entries, line_chart
-from .model import PALETTE, Chart, Section
+from .model import PALETTE, Chart, Section, Table
 from .runs import Group, RunData, prepare
 from .stats import mean
 from .tpcc import USERS, busy_step_devices, cpu, device, fig
@@ -63,7 +66,7 @@ def _lines(key: str, title: str, y_label: str, groups: list[Group],
         colors.append(g.color)
     kept = [(ln, c) for ln, c in zip(lines, colors) if any(v is not None for v in ln[1])]
     return line_chart(key, title, USERS, y_label, xs, [ln for ln, _ in kept], why=why,
-                      colors=[c for _, c in kept], caption=caption)
+                      colors=[c for _, c in kept], caption=caption, whole_ticks=True)
 
 
 def tpcc_charts(groups: list[Group]) -> list[Chart]:
@@ -102,6 +105,34 @@ def backup_charts(groups: list[Group]) -> list[Chart]:
                               "MB = 10^6 bytes, per cell.")]
 
 
+def neighbours_charts(groups: list[Group]) -> list[Chart]:
+    return [bar_chart("plan_neighbours_nopm", "NOPM per workload instance, a bar per cell",
+                      "instance", "NOPM",
+                      entries(groups, [("NOPM", lambda g: neighbours.per_instance(g, "nopm"))]),
+                      why="no workload instance measured", order=neighbours.order,
+                      caption="New orders per minute of each workload instance and of the "
+                              "average one (the mean over the instances that measured), "
+                              "averaged over the cell's repeats.")]
+
+
+def neighbours_table(groups: list[Group]) -> Table:
+    """Each cell's average workload instance, and its NOPM against the first cell's."""
+    rows, first = [], None
+    for g in groups:
+        avg = [(r.record.get("average") or {}) for r in g.runs]
+        spec = (g.runs[0].record.get("config") or {}).get("neighbours") or {}
+        nopm, tpm = mean([a.get("nopm") for a in avg]), mean([a.get("tpm") for a in avg])
+        first = nopm if first is None else first
+        rows.append((g.label, spec.get("instances"), spec.get("backup"), len(g.runs), tpm, nopm,
+                     None if nopm is None or not first else round(100.0 * nopm / first, 1)))
+    return Table("plan_neighbours", "Average workload instance per cell",
+                 ("cell", "instances", "backing up", "runs", "TPM per instance",
+                  "NOPM per instance", f"NOPM % of {groups[0].label}"), tuple(rows),
+                 caption="TPM and NOPM of the average workload instance of each run, averaged "
+                         "over the cell's repeats; the last column sets each cell against the "
+                         "first (the baseline, when it backs nothing up).")
+
+
 def plan_section(plan, records: list[dict]) -> Section:
     """The plan's section: what it varied, and its charts per cell."""
     kinds = {r.get("kind") for r in records}
@@ -110,8 +141,13 @@ def plan_section(plan, records: list[dict]) -> Section:
         charts += tpcc_charts(_cells(plan, [r for r in records if r.get("kind") == "tpcc"]))
     if "backup" in kinds:
         charts += backup_charts(_cells(plan, [r for r in records if r.get("kind") == "backup"]))
+    tables: list[Table] = []
+    if "neighbours" in kinds:
+        groups = _cells(plan, [r for r in records if r.get("kind") == "neighbours"])
+        charts += neighbours_charts(groups)
+        tables.append(neighbours_table(groups))
     varied = ", ".join(plan.varied) or "nothing (one cell)"
     steps = ", ".join(f"{s.index}. {s.kind}" for s in plan.steps)
     notes = (f"Plan {plan.name} ({plan.path}): it varies {varied}; steps {steps}; "
              f"{plan.repeat} repeat{'s' if plan.repeat != 1 else ''} of each.",)
-    return Section(f"Plan {plan.name}", charts=tuple(charts), notes=notes)
+    return Section(f"Plan {plan.name}", charts=tuple(charts), tables=tuple(tables), notes=notes)

@@ -110,6 +110,8 @@ def render_png(chart: Chart) -> bytes:
         ax.set_ylim(bottom=0)
     if chart.kind == "scatter":
         ax.set_xlim(left=0)
+    if chart.x_ticks:
+        ax.set_xticks(list(chart.x_ticks), [f"{v:g}" for v in chart.x_ticks])
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))
     ax.grid(axis="y", color="#e5e5e5", lw=0.6)
     ax.set_axisbelow(True)

@@ -480,9 +480,11 @@ def stop_servers(mems: list[Member]) -> list[str]:
     return errors
 
 
-def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = None) -> dict:
+def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = None,
+                   labels: dict | None = None) -> dict:
     """Prepare the instances, run them together, and keep the record on disk; the record's
-    data with ``_path``. Every server is stopped on the way out."""
+    data with ``_path``. Every server is stopped on the way out. ``labels`` go into the record
+    as they are (a plan's ``plan`` and ``group``); the instances' own runs do not carry them."""
     from ..cliopts import make_sampler
 
     progress = progress or NeighboursProgress()
@@ -495,7 +497,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
                 "db_memory": m.db.db_memory, "status": "pending", "error": None} for m in mems]
     record = new_record(spec.results_dir, "neighbours", spec.name, {"datadir": root},
                         config={"neighbours": spec_dict(spec)}, schema=schema,
-                        instances=entries)
+                        instances=entries, **(labels or {}))
     race = _Race(spec, mems, record.path, sampler, progress, entries, record.save)
 
     def after() -> None:
