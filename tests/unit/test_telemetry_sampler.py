@@ -41,25 +41,26 @@ def test_bad_arguments_fail_before_starting():
 
 
 def test_marks_get_samples_and_the_timeline_is_json(tmp_path):
-    s = Sampler(0.1, paths={"datadir": tmp_path}, power="none")
+    # ticks every 0.5 s; the marks fall between ticks, so a sample near a mark is the mark's
+    # own (the tolerance stays under the 250 ms to the nearest tick, and a busy host fits in it)
+    s = Sampler(0.5, paths={"datadir": tmp_path}, power="none")
     s.start()
     start = s.mark("step_start", users=2, step=0, where=tmp_path)
     ramp = start["t_ns"] + 250_000_000
     end = ramp + 300_000_000
     s.mark("ramp_end", t_ns=ramp, step=0)
     s.mark("measure_end", t_ns=end, step=0)
-    time.sleep(0.75)
+    time.sleep(1.3)
     tl = s.stop()
     assert s.stop() is tl  # stopping twice is harmless
     t = tl.columns["t_ns"]
     assert t == sorted(t) and tl.t0_ns < t[0] and tl.end_ns == t[-1]
-    for mark in (start["t_ns"], ramp, end):  # a sample at each mark, within a few ms
-        assert min(abs(x - mark) for x in t if x >= mark) < 20_000_000
+    for mark in (start["t_ns"], ramp, end):  # a sample at each mark
+        assert min(abs(x - mark) for x in t if x >= mark) < 150_000_000
     lengths = {len(v) for v in tl.columns.values()}
-    assert lengths == {len(tl)} and len(tl) >= 7
+    assert lengths == {len(tl)} and len(tl) >= 5
     assert sum(tl.columns["dt_s"]) == pytest.approx((tl.end_ns - tl.t0_ns) / 1e9, abs=1e-4)
-    regular = [d for d in tl.columns["dt_s"][1:-1]]
-    assert all(0.04 <= d <= 0.16 for d in regular)
+    assert all(0 < d <= 0.8 for d in tl.columns["dt_s"][1:-1])
     assert [m["name"] for m in tl.marks] == ["step_start", "ramp_end", "measure_end"]
     assert tl.marks[0]["users"] == 2 and tl.marks[0]["where"] == str(tmp_path)
     assert {"cpu.idle", "mem.used_bytes"} <= set(tl.columns) and tl.units["cpu.idle"] == "%"
