@@ -21,8 +21,9 @@ import asyncpg
 from common import bench_database, db_args
 
 from oltplab.config import BuildSpec
-from oltplab.workloads.tpcc import loader
-from oltplab.workloads.tpcc.schema import TABLES, sql_text
+from oltplab.engines.postgres.tpcc import loader
+from oltplab.engines.postgres.tpcc.schema import TABLES, sql_text
+from oltplab.workloads.tpcc.chunks import chunk_bounds
 
 # the warehouse column of each table, to split its rows by build user as the loader does
 W_COLUMN = {"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
@@ -94,7 +95,7 @@ def main() -> None:
     a = p.parse_args()
     spec = BuildSpec(warehouses=a.warehouses, build_users=a.build_users, force=True)
     folder = Path(tempfile.mkdtemp(prefix="oltplab-ceiling-"))
-    bounds = loader._chunk_bounds(a.warehouses, a.build_users)
+    bounds = chunk_bounds(a.warehouses, a.build_users)
     results: dict[str, list[dict]] = {"oltplab": [], "COPY": []}
     try:
         with bench_database(a, dbname="tpcc_build") as target:

@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from oltplab.config import BuildSpec, DbSpec, parse_size  # noqa: E402
 from oltplab.engines.postgres.session import database  # noqa: E402
+from oltplab.engines.postgres.tpcc.loader import build  # noqa: E402
+from oltplab.engines.postgres.tpcc.schema import schema_info  # noqa: E402
 from oltplab.errors import SchemaError  # noqa: E402
-from oltplab.workloads.tpcc.loader import build  # noqa: E402
-from oltplab.workloads.tpcc.schema import schema_info  # noqa: E402
 
 
 def db_args(p: argparse.ArgumentParser) -> None:

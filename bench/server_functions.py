@@ -31,7 +31,7 @@ import asyncpg
 from common import bench_database, ensure_schema, fetchval, run_args
 from driver_efficiency import run_pgbench
 
-from oltplab.workloads.tpcc.schema import sql_text
+from oltplab.engines.postgres.tpcc.schema import sql_text
 
 HERE = Path(__file__).resolve().parent
 BEFORE_SCHEMA = "tpcc_before"

@@ -103,7 +103,7 @@ def loaded_w1(pg) -> str:
     """A pristine W=1 TPC-C-derived database; tests must not change it. OLTPLAB_TEST_W1_DSN
     names one built already (on the server of OLTPLAB_TEST_DSN)."""
     from oltplab.config import BuildSpec
-    from oltplab.workloads.tpcc.loader import build
+    from oltplab.engines.postgres.tpcc.loader import build
 
     if os.environ.get("OLTPLAB_TEST_W1_DSN"):
         return os.environ["OLTPLAB_TEST_W1_DSN"]

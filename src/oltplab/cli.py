@@ -16,11 +16,12 @@ from . import __version__
 from .cliopts import duration_option, print_repeats, repeat_option, telemetry_options
 from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_inject,
                      parse_setting, parse_size, parse_user_option, parse_users)
+from .engines import ENGINES
 from .errors import Interrupted, OltplabError, UsageError
 from .services import (TpccProgress, check_record, raise_for_status, run_group,
                        run_tpcc_recorded)
 
-DEFAULT_DATADIR = Path("oltplab-data/postgres")
+DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>
 DEFAULT_RESULTS = Path("results")
 
 
@@ -33,12 +34,16 @@ def _size(ctx, param, value):
 def db_options(f: Callable) -> Callable:
     """Where the database lives, or --dsn for an existing server (then nothing is managed)."""
     opts = [
-        click.option("--datadir", type=click.Path(path_type=Path), default=DEFAULT_DATADIR,
-                     show_default=True, help="Data directory of the managed PostgreSQL: the datastore under test."),
+        click.option("--engine", type=click.Choice(ENGINES), default=None,
+                     help="Database engine [default: postgres, or what --dsn names]."),
+        click.option("--datadir", type=click.Path(path_type=Path), default=None,
+                     help=f"Data directory of the managed server: the datastore under test "
+                          f"[default: {DEFAULT_DATA}/ENGINE]."),
         click.option("--waldir", type=click.Path(path_type=Path), default=None,
-                     help="Put the WAL on another path (initdb --waldir)."),
-        click.option("--port", type=click.IntRange(1, 65535), default=5432, show_default=True,
-                     help="Port of the managed server (names its unix socket; TCP with --listen)."),
+                     help="Put the WAL (MariaDB: the redo log) on another path."),
+        click.option("--port", type=click.IntRange(1, 65535), default=None,
+                     help="Port of the managed server (names PostgreSQL's unix socket; TCP with "
+                          "--listen) [default: 5432, MariaDB 3306]."),
         click.option("--listen", default="", metavar="ADDRESSES",
                      help="Also accept TCP on these addresses (listen_addresses, e.g. 127.0.0.1 "
                           "or '*'); TCP clients need the password in <datadir>.pgpass."),
@@ -53,7 +58,8 @@ def db_options(f: Callable) -> Callable:
         click.option("-c", "settings", multiple=True, metavar="NAME=VALUE",
                      help="A server setting override (repeatable), as postgres -c takes it."),
         click.option("--dsn", default=None, envvar="OLTPLAB_DSN",
-                     help="Use this existing server (libpq URI) instead of a managed one."),
+                     help="Use this existing server instead of a managed one: postgresql://... "
+                          "or mariadb://... (the engine follows the scheme)."),
         click.option("--dbname", default="tpcc", show_default=True, help="Database that holds the schema."),
     ]
     for o in reversed(opts):
@@ -62,13 +68,20 @@ def db_options(f: Callable) -> Callable:
 
 
 def make_db_spec(kw: dict[str, Any]) -> DbSpec:
+    from . import engines
+    engine = engines.resolve(kw.pop("engine"), kw.get("dsn"))
+    if kw.get("pg_bin") is not None and engine != "postgres":
+        raise UsageError(f"--pg-bin names PostgreSQL binaries; it does not go with --engine {engine}")
     if kw.get("dsn") and kw.get("listen"):
         raise UsageError("--listen configures a managed server; it does not go with --dsn")
     host_memory = parse_host_memory(kw.pop("host_memory"))
     if kw.get("dsn") and host_memory is not None:
         raise UsageError("--host-memory limits a managed server; it does not go with --dsn")
+    datadir, port = kw.pop("datadir"), kw.pop("port")
     return DbSpec(
-        datadir=kw.pop("datadir"), waldir=kw.pop("waldir"), port=kw.pop("port"),
+        engine=engine, datadir=datadir if datadir is not None else DEFAULT_DATA / engine,
+        port=port if port is not None else engines.get(engine).default_port,
+        waldir=kw.pop("waldir"),
         db_memory=kw.pop("db_memory"), pg_bin=kw.pop("pg_bin"),
         settings=tuple(parse_setting(s) for s in kw.pop("settings")),
         dsn=kw.pop("dsn"), dbname=kw.pop("dbname"), listen=kw.pop("listen"),
@@ -83,7 +96,7 @@ def make_db_spec(kw: dict[str, Any]) -> DbSpec:
 def cli():
     """oltplab: storage and database performance experiments.
 
-    A managed PostgreSQL, a TPC-C-derived workload with HammerDB-comparable TPM and NOPM,
+    A managed PostgreSQL or MariaDB, a TPC-C-derived workload with HammerDB-comparable TPM and NOPM,
     and every result kept.
     """
 
@@ -92,7 +105,13 @@ def cli():
 
 @cli.group()
 def db():
-    """Start, stop or inspect the managed PostgreSQL."""
+    """Start, stop or inspect the managed server (PostgreSQL or MariaDB)."""
+
+
+def _instance(spec: DbSpec):
+    from . import engines
+    engine = engines.get(spec.engine)
+    return engine, engine.instance(spec)
 
 
 @db.command("start")
@@ -100,12 +119,12 @@ def db():
 def db_start(**kw):
     """Start the managed server (initialising the data directory if needed)."""
     spec = _managed_only(make_db_spec(kw), "db start")
-    from .engines.postgres.instance import PostgresInstance
-    inst = PostgresInstance(spec)
+    engine, inst = _instance(spec)
     inst.start()
     inst.ensure_database(spec.dbname)
-    click.echo(f"PostgreSQL running: datadir {spec.datadir}, port {spec.port}, dsn {inst.dsn(spec.dbname)}")
-    group = inst.memory_group()
+    click.echo(f"{engine.label} running: datadir {spec.datadir}, port {spec.port}, "
+               f"dsn {inst.dsn(spec.dbname)}")
+    group = inst.memory_group() if hasattr(inst, "memory_group") else None
     if group is not None:
         click.echo(f"host memory: limit {group.limit()} bytes, control group {group.path}")
     tcp = inst.tcp_dsn(spec.dbname)
@@ -118,11 +137,10 @@ def db_start(**kw):
 def db_stop(**kw):
     """Stop the managed server."""
     spec = _managed_only(make_db_spec(kw), "db stop")
-    from .engines.postgres.instance import PostgresInstance
-    inst = PostgresInstance(spec)
+    engine, inst = _instance(spec)
     was = inst.is_running()
     inst.stop()
-    click.echo("PostgreSQL stopped" if was else "PostgreSQL was not running")
+    click.echo(f"{engine.label} stopped" if was else f"{engine.label} was not running")
 
 
 @db.command("status")
@@ -131,8 +149,7 @@ def db_stop(**kw):
 def db_status(as_json, **kw):
     """Show whether the managed server runs, and where."""
     spec = _managed_only(make_db_spec(kw), "db status")
-    from .engines.postgres.instance import PostgresInstance
-    st = PostgresInstance(spec).status()
+    st = _instance(spec)[1].status()
     if as_json:
         click.echo(json.dumps(st, indent=2, default=str))
     else:
@@ -169,17 +186,17 @@ def tpcc_build(warehouses, build_users, force, seed, **kw):
         raise UsageError(f"--build-users must be at least 1 (got {build_users})")
     bspec = BuildSpec(warehouses=warehouses, build_users=build_users or max(1, os.cpu_count() or 1),
                       force=force, seed=seed)
-    from .engines.postgres.session import database
-    with database(spec, need_connections=bspec.build_users + 10) as target:
-        summary = _build(target.dsn, bspec)
+    from . import engines
+    engine = engines.get(spec.engine)
+    with engine.database(spec, need_connections=bspec.build_users + 10) as target:
+        summary = _build(engine, target.dsn, bspec)
     click.echo(f"built {summary.get('warehouses', warehouses)} warehouses in "
                f"{summary.get('seconds', 0):.1f} s "
                f"({60 * warehouses / max(summary.get('seconds', 1e-9), 1e-9):.1f} warehouses/min)")
 
 
-def _build(dsn: str, bspec: BuildSpec) -> dict:
+def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
     from .ui import LiveLine
-    from .workloads.tpcc.loader import build
     line = LiveLine(every=5)
     t0 = time.monotonic()
 
@@ -188,7 +205,7 @@ def _build(dsn: str, bspec: BuildSpec) -> dict:
         line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  elapsed {time.monotonic() - t0:.0f} s")
 
     try:
-        return build(dsn, bspec, progress=progress)
+        return engine.dialect.build(dsn, bspec, progress=progress)
     finally:
         line.done()
 
@@ -317,13 +334,13 @@ def _print_steps(run: dict) -> None:
 def tpcc_check(after_run, **kw):
     """Consistency conditions CC1-CC12 in one snapshot; exit 0 when all hold."""
     spec = make_db_spec(kw)
-    from .engines.postgres.session import database
-    from .workloads.tpcc.schema import schema_info
-    with database(spec) as target:
-        schema_info(target.dsn)
+    from . import engines
+    engine = engines.get(spec.engine)
+    with engine.database(spec) as target:
+        engine.schema_info(target.dsn)
         if after_run is None:
-            after_run = _has_run(target.dsn)
-        rec = check_record(target.dsn, after_run=after_run)
+            after_run = engine.dialect.has_run(target.dsn)
+        rec = check_record(target.dsn, after_run=after_run, engine=engine.name)
     for c in rec["conditions"]:
         mark = "ok  " if c["ok"] else "FAIL"
         click.echo(f"{mark} {c['name']:<5} {c['clause']:<10} {c['description']}"
@@ -331,22 +348,6 @@ def tpcc_check(after_run, **kw):
     if not rec["ok"]:
         failed = ", ".join(c["name"] for c in rec["conditions"] if not c["ok"])
         raise OltplabError(f"consistency checks failed: {failed}")
-
-
-def _has_run(dsn: str) -> bool:
-    """True when any order was delivered after load (then CC11 no longer applies)."""
-    import asyncio
-
-    import asyncpg
-
-    async def go():
-        conn = await asyncpg.connect(dsn, timeout=10)
-        try:
-            return await conn.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM district WHERE d_next_o_id <> 3001)")
-        finally:
-            await conn.close()
-    return bool(asyncio.run(go()))
 
 
 # ---- backup
@@ -382,6 +383,9 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
     from .scenarios.backup import BackupSpec, run_backup
     from .ui import LiveLine, err
     spec = make_db_spec(kw)
+    if spec.engine != "postgres":
+        from . import engines
+        engines.get(spec.engine).backup  # noqa: B018 - one line when the engine has none
     bspec = BackupSpec(cycles=cycles, method=method, to=to, interval=interval, compress=compress,
                        max_rate=max_rate, restore=not no_restore, jobs=jobs, name=name,
                        results_dir=results_dir, sample_interval=sample_interval, power=power)
@@ -425,23 +429,24 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
               show_default=True)
 @telemetry_options
 def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval, power, **kw):
-    """Build a small schema on the managed PostgreSQL, run a short user sequence, save it."""
+    """Build a small schema on the managed server, run a short user sequence, save it."""
     spec = make_db_spec(kw)
-    from .engines.postgres.session import database
+    from . import engines
     from .errors import SchemaError
-    from .workloads.tpcc.schema import schema_info
+    engine = engines.get(spec.engine)
+    engine.driver  # noqa: B018 - an engine without a driver fails here, before the build
     rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration,
                     name="quickstart", check=True, results_dir=results_dir,
                     sample_interval=sample_interval, power=power)
-    with database(spec, need_connections=max(rspec.users) + 20) as target:
+    with engine.database(spec, need_connections=max(rspec.users) + 20) as target:
         try:
-            info = schema_info(target.dsn)
+            info = engine.schema_info(target.dsn)
             rebuild = info.warehouses != warehouses
         except SchemaError:
             rebuild = True
         if rebuild:
             click.echo(f"building {warehouses} warehouses in {spec.datadir} ...", err=True)
-            summary = _build(target.dsn, BuildSpec(warehouses=warehouses, force=True))
+            summary = _build(engine, target.dsn, BuildSpec(warehouses=warehouses, force=True))
             click.echo(f"built in {summary.get('seconds', 0):.1f} s", err=True)
         else:
             click.echo(f"reusing the {warehouses}-warehouse schema in {spec.datadir}", err=True)

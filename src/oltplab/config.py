@@ -202,8 +202,12 @@ class DbSpec:
     dbname: str = "tpcc"
     listen: str = ""  # listen_addresses of the managed server; '' = unix socket only
     host_memory: int | None = None  # limit of the server's memory control group; None = none
+    engine: str = "postgres"  # engines.ENGINES; with dsn, the engine its scheme names
 
     def __post_init__(self):
+        from . import engines
+        if engines.resolve(self.engine, self.dsn) != self.engine:
+            raise UsageError(f"--engine {self.engine} does not match --dsn")
         room = self.db_memory + HOST_MEMORY_HEADROOM
         if self.host_memory is not None and self.host_memory < room:
             raise UsageError(f"--host-memory {format_size(self.host_memory)} leaves no room beside "

@@ -137,7 +137,7 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
               progress: PlanProgress) -> None:
     """The cell's items in order; its server (one per data directory) is started for the
     first item that needs it and stopped after the cell."""
-    from .engines.postgres.session import database
+    from . import engines
     sessions: dict = {}
     with ExitStack() as stack:
         for state in states:
@@ -149,7 +149,8 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                     cell = item.cell
                     need = max(cell.build_users + 10, *(s.item.kind.connections(s.item.spec)
                                                         for s in states))
-                    target = stack.enter_context(database(cell.db, need_connections=need))
+                    target = stack.enter_context(
+                        engines.get(cell.db.engine).database(cell.db, need_connections=need))
                     sessions[cell.db] = target
                     _ensure_schema(target.dsn, cell, progress)
                 for repeat in state.todo:
@@ -202,12 +203,12 @@ def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path)
 
 def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
     """Reuse the schema when it has the cell's warehouses; build it (again) otherwise."""
+    from . import engines
     from .config import BuildSpec
     from .errors import SchemaError
-    from .workloads.tpcc.loader import build
-    from .workloads.tpcc.schema import schema_info
+    engine = engines.get(cell.db.engine)
     try:
-        info = schema_info(dsn)
+        info = engine.schema_info(dsn)
     except SchemaError:
         if cell.warehouses is None:
             raise
@@ -219,8 +220,9 @@ def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
                           f"warehouses, not {cell.warehouses}; a plan rebuilds only managed "
                           "servers")
     on_build = progress.building(cell, cell.warehouses)
-    build(dsn, BuildSpec(warehouses=cell.warehouses, build_users=cell.build_users, force=True),
-          progress=on_build)
+    engine.dialect.build(dsn, BuildSpec(warehouses=cell.warehouses,
+                                        build_users=cell.build_users, force=True),
+                         progress=on_build)
 
 
 def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:

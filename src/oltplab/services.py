@@ -30,6 +30,10 @@ from .config import DbSpec, RunSpec
 from .errors import Interrupted, OltplabError
 
 
+#: run.json's ``database.engine`` (kept as written by earlier versions for PostgreSQL).
+ENGINE_RECORD_NAMES = {"postgres": "postgresql", "mariadb": "mariadb"}
+
+
 class TpccProgress:
     """Hooks a TPC-C run calls while it goes; every one does nothing here."""
 
@@ -79,10 +83,10 @@ def raise_for_status(run: dict) -> None:
         raise OltplabError(f"run {status}: {run.get('error')}")
 
 
-def check_record(dsn: str, after_run: bool) -> dict:
+def check_record(dsn: str, after_run: bool, engine: str = "postgres") -> dict:
     """The consistency conditions as a record: ``{ok, after_run, conditions: [...]}``."""
-    from .workloads.tpcc.checks import run_checks
-    results = run_checks(dsn, after_run=after_run)
+    from . import engines
+    results = engines.get(engine).dialect.run_checks(dsn, after_run=after_run)
     conds = [{"name": c.name, "clause": c.clause, "description": c.description, "ok": c.ok,
               "violations": c.violations, "sample": c.sample} for c in results]
     return {"ok": all(c["ok"] for c in conds), "after_run": after_run, "conditions": conds}
@@ -96,36 +100,41 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
 
     ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``). Returns the
     record as saved, whatever the run's status."""
-    from .engines.postgres.instance import effective_settings
-    from .engines.postgres.session import database
+    from . import engines
     from .hostmem import RunMemory
     from .runner.manager import run_tpcc
     from .runner.sequence import summary
-    from .workloads.tpcc.schema import require_warehouses, schema_info
+    from .workloads.tpcc.schema import require_warehouses
 
     progress = progress or TpccProgress()
-    with database(spec, need_connections=max(rspec.users) + 21) as target:
-        info = schema_info(target.dsn)
+    engine = engines.get(spec.engine)
+    engine.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
+    with engine.database(spec, need_connections=max(rspec.users) + 21) as target:
+        info = engine.schema_info(target.dsn)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
         paths = {"datadir": spec.datadir} if target.instance else {}
         if target.instance and spec.waldir:
             paths["waldir"] = spec.waldir
-        server = effective_settings(target.dsn)
-        if not paths and server["settings"].get("data_directory"):
-            paths["datadir"] = Path(server["settings"]["data_directory"])
-        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn)
+        server = engine.server_record(target.dsn)
+        datadir = server["settings"].get("data_directory") or server["settings"].get("datadir")
+        if not paths and datadir:
+            paths["datadir"] = Path(datadir)
+        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn, engine.name)
         record = new_record(
             rspec.results_dir, "tpcc", rspec.name, paths,
+            engine=engine.name,
             config={"db": spec_dict(spec), "run": spec_dict(rspec)},
-            database={"engine": "postgresql", "version": server["server_version"],
+            database={"engine": ENGINE_RECORD_NAMES.get(engine.name, engine.name),
+                      "version": server["server_version"],
                       "version_num": server["server_version_num"], "settings": server["settings"],
                       "managed": target.instance is not None, "warehouses": info.warehouses},
             schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
             **(labels or {}),
         )
         log_offset = _log_size(target)
-        memory = RunMemory(target.instance.memory_group() if target.instance else None,
+        memory = RunMemory(target.instance.memory_group()
+                           if hasattr(target.instance, "memory_group") else None,
                            rspec.cold, sampler.mark if sampler else None)
         progress.started(record.path)
 
@@ -145,7 +154,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
             try:
                 outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
                                    on_mark=injector.mark if injector else memory.mark,
-                                   sampler_db=sampler.database if sampler else None)
+                                   sampler_db=sampler.database if sampler else None,
+                                   engine=engine.name)
             finally:
                 if injector is not None:  # a restart under way ends before anything else
                     injector.close()
@@ -159,7 +169,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                 _record_events(record, injector, outcome.steps)
             _sync_steps(record, outcome.steps)
             if rspec.check and end.status == "completed":
-                record.data["check"] = check_record(target.dsn, after_run=True)
+                record.data["check"] = check_record(target.dsn, after_run=True,
+                                                    engine=engine.name)
                 if not record.data["check"]["ok"]:
                     end.status, end.error = "check-failed", "consistency checks failed: " + \
                         ", ".join(c["name"] for c in record.data["check"]["conditions"]

@@ -8,8 +8,8 @@ import asyncio
 import asyncpg
 import pytest
 
+from oltplab.engines.postgres.tpcc.checks import run_checks
 from oltplab.errors import SchemaError
-from oltplab.workloads.tpcc.checks import run_checks
 
 
 def execute(dsn: str, *statements: str) -> None:

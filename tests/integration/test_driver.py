@@ -17,10 +17,10 @@ import pytest
 from interrupts import INTERRUPTIBLE
 
 from oltplab.config import RunSpec
+from oltplab.engines.postgres.tpcc.checks import run_checks
 from oltplab.errors import SchemaError
 from oltplab.metrics.histogram import decode
 from oltplab.runner.manager import RunOutcome, Tick, run_tpcc
-from oltplab.workloads.tpcc.checks import run_checks
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
@@ -236,7 +236,7 @@ def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg
     """The C loop of procedures mode against functions that fail on cue: 40001 and 40P01
     are retried (2 retries on one transaction), 23505 is an error and the user carries on,
     and the server ending the backend fails the users with the server's message, on one line."""
-    from oltplab.runner import pquser
+    from oltplab.engines.postgres import driver as pquser
     from oltplab.runner.messages import UserPlan
     from oltplab.runner.vuser import Recorder, UserFailed
     from oltplab.workloads.tpcc.inputs import RunConstants
@@ -253,7 +253,7 @@ def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg
     asyncio.run(install())
 
     async def go():
-        conn = pquser.connect(dsn, "oltplab-test", flush_stats=False)
+        conn = pquser.open_connection(dsn, "oltplab-test", flush_stats=False)
         users = pquser.ProcUsers([conn], [UserPlan(0, 1, 1, (1,), 7)], 1,
                                  RunConstants(0, 70, 1, 1), waits=False, flush_stats=False)
         now = time.monotonic_ns()
@@ -281,16 +281,16 @@ def test_procedures_loop_hands_over_response_times_in_bulk(scratch_w1):
     every transaction counted in the window is in its type's histogram exactly once."""
     import random
 
-    from oltplab.runner import pquser
+    from oltplab.engines.postgres import driver as pquser
     from oltplab.runner.messages import UserPlan
     from oltplab.runner.vuser import Recorder
     from oltplab.workloads.tpcc.inputs import draw_constants
-    from oltplab.workloads.tpcc.schema import schema_info
+    from oltplab.engines.postgres.tpcc.schema import schema_info
 
     constants = draw_constants(random.Random(3), schema_info(scratch_w1).c_last_load)
 
     async def go():
-        conns = [pquser.connect(scratch_w1, "oltplab-test", True) for _ in range(2)]
+        conns = [pquser.open_connection(scratch_w1, "oltplab-test", True) for _ in range(2)]
         users = pquser.ProcUsers(conns, [UserPlan(i, 1, i + 1, (1,), 40 + i) for i in range(2)],
                                  1, constants, waits=False, bulk=16)
         now = time.monotonic_ns()

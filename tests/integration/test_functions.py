@@ -8,9 +8,9 @@ from decimal import Decimal
 import asyncpg
 import pytest
 
+from oltplab.engines.postgres.tpcc.transactions import delivery, prepare
+from oltplab.engines.postgres.tpcc.transactions.payment import c_data_entry
 from oltplab.workloads.tpcc import random as tr
-from oltplab.workloads.tpcc.transactions import delivery, prepare
-from oltplab.workloads.tpcc.transactions.payment import c_data_entry
 
 STOCK_COLS = "s_quantity, s_ytd, s_order_cnt, s_remote_cnt"
 

@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from oltplab import _native
-from oltplab.runner import pquser
+from oltplab.engines.postgres import driver as pquser
 from oltplab.runner.messages import UserPlan
 from oltplab.runner.vuser import Recorder, UserFailed
 from oltplab.workloads.tpcc.inputs import RunConstants
@@ -53,14 +53,14 @@ def scripted(pg) -> str:
 
 
 def _users(dsn: str, n: int, reopen) -> pquser.ProcUsers:
-    conns = [pquser.connect(dsn, "oltplab-test", flush_stats=False) for _ in range(n)]
+    conns = [pquser.open_connection(dsn, "oltplab-test", flush_stats=False) for _ in range(n)]
     return pquser.ProcUsers(conns, [UserPlan(i, 1, 1, (1,), 7 + i) for i in range(n)], 1,
                             RunConstants(0, 70, 1, 1), waits=False, flush_stats=False,
                             bulk=16, reopen=reopen)
 
 
 def test_lost_connection_loses_one_user_who_reconnects_and_goes_on(scripted):
-    reopen = functools.partial(pquser.reconnect, scripted, "oltplab-test", False)
+    reopen = functools.partial(pquser.reopen_connection, scripted, "oltplab-test", False)
 
     async def go():
         users = _users(scripted, 2, reopen)
@@ -100,14 +100,14 @@ def test_connect_failure_is_the_server_message_not_an_attribute_error(pg):
     """psycopg's get_error_message() gives str: connecting to a missing database raised
     AttributeError ('str' has no 'decode') instead of the server's message."""
     with pytest.raises(UserFailed, match="no_such_database_here"):
-        pquser.connect(pg.dsn("no_such_database_here"), "oltplab-test", False)
+        pquser.open_connection(pg.dsn("no_such_database_here"), "oltplab-test", False)
 
 
 def test_reconnect_gives_up_after_its_bound(pg):
     bad = pg.dsn("no_such_database_here")
     t0 = time.monotonic()
     with pytest.raises(UserFailed, match="gave up after 0.3 s"):
-        pquser.reconnect(bad, "oltplab-test", False, timeout=0.3)
+        pquser.reopen_connection(bad, "oltplab-test", False, timeout=0.3)
     assert time.monotonic() - t0 < 3
 
 
@@ -147,5 +147,5 @@ def test_reconnect_stops_trying_when_the_users_stop(pg):
     threading.Timer(0.2, cancel.set).start()
     t0 = time.monotonic()
     with pytest.raises(UserFailed, match="the users stopped"):
-        pquser.reconnect(pg.dsn("no_such_database_here"), "oltplab-test", False, cancel=cancel)
+        pquser.reopen_connection(pg.dsn("no_such_database_here"), "oltplab-test", False, cancel=cancel)
     assert time.monotonic() - t0 < 2

@@ -20,13 +20,13 @@ from oltplab.config import BuildSpec, DbSpec
 from oltplab.engines.base import Counters, Dialect, Failure
 from oltplab.engines.mariadb import client, counters
 from oltplab.engines.mariadb.instance import MariaDBInstance, find_binary
+from oltplab.engines.mariadb.tpcc import DIALECT
+from oltplab.engines.mariadb.tpcc import loader as mloader
+from oltplab.engines.mariadb.tpcc import procedures as proc
+from oltplab.engines.mariadb.tpcc.checks import run_checks
+from oltplab.engines.mariadb.tpcc.loader import build
 from oltplab.errors import DatabaseError, SchemaError
-from oltplab.workloads.tpcc.loader import _Job
-from oltplab.workloads.tpcc.mariadb import DIALECT
-from oltplab.workloads.tpcc.mariadb import loader as mloader
-from oltplab.workloads.tpcc.mariadb import procedures as proc
-from oltplab.workloads.tpcc.mariadb.checks import run_checks
-from oltplab.workloads.tpcc.mariadb.loader import build
+from oltplab.workloads.tpcc.chunks import LoadJob as _Job
 from oltplab.workloads.tpcc.random import last_name
 
 pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,

@@ -11,12 +11,12 @@ import time
 import pytest
 
 from oltplab import _native
+from oltplab.engines.postgres import driver as pquser
+from oltplab.engines.postgres.tpcc.schema import schema_info
 from oltplab.metrics.histogram import decode
-from oltplab.runner import pquser
 from oltplab.runner.messages import UserPlan
 from oltplab.runner.vuser import FATAL_STATES, FLUSH_SQL, RETRYABLE_STATES, Recorder
 from oltplab.workloads.tpcc.inputs import RunConstants, draw_constants, terminal
-from oltplab.workloads.tpcc.schema import schema_info
 
 S = 1_000_000_000
 
@@ -36,7 +36,7 @@ def run_users(dsn: str, users: int, bulk: int, rampup_s: float, measure_s: float
             super().add_samples(kind, us)
 
     async def go():
-        conns = [pquser.connect(dsn, "oltplab-test", True) for _ in range(users)]
+        conns = [pquser.open_connection(dsn, "oltplab-test", True) for _ in range(users)]
         plans = [UserPlan(i, 1, i % 10 + 1, (1,), 100 + i) for i in range(users)]
         procs = pquser.ProcUsers(conns, plans, 1, constants, waits=False, bulk=bulk)
         now = time.monotonic_ns()
@@ -87,7 +87,7 @@ def one_terminal():
 
 
 def test_procloop_refuses_an_uninitialised_terminal_and_stays_unusable(loaded_w1):
-    conn = pquser.connect(loaded_w1, "oltplab-test", flush_stats=False)
+    conn = pquser.open_connection(loaded_w1, "oltplab-test", flush_stats=False)
     try:
         loop = _native.ProcLoop.__new__(_native.ProcLoop)
         blank = _native.Terminal.__new__(_native.Terminal)
@@ -107,7 +107,7 @@ def test_procloop_refuses_an_uninitialised_terminal_and_stays_unusable(loaded_w1
 def test_a_terminal_held_by_a_procloop_refuses_python_calls(loaded_w1):
     """The loop draws from its Terminals without the GIL: Python may not draw or re-init
     them meanwhile, and may again once the loop is gone."""
-    conn = pquser.connect(loaded_w1, "oltplab-test", flush_stats=False)
+    conn = pquser.open_connection(loaded_w1, "oltplab-test", flush_stats=False)
     try:
         term = one_terminal()
         loop = _native.ProcLoop(**loop_args([conn], [term]))
@@ -127,7 +127,7 @@ def test_a_connection_shut_for_writing_fails_the_users_within_seconds(scratch_w1
     ends the session; the loop reports the lost connection instead of waiting for ever."""
     import socket
 
-    conn = pquser.connect(scratch_w1, "oltplab-test", flush_stats=False)
+    conn = pquser.open_connection(scratch_w1, "oltplab-test", flush_stats=False)
     try:
         sock = socket.socket(fileno=conn.socket)
         sock.shutdown(socket.SHUT_WR)
@@ -173,8 +173,8 @@ sys.path.insert(0, sys.argv[4])
 from native_module import use
 native = use(sys.argv[1])
 from integration.test_native_loop import S, loop_args, one_terminal
-from oltplab.runner import pquser
-conn = pquser.connect(sys.argv[3], "oltplab-test", flush_stats=False)
+from oltplab.engines.postgres import driver as pquser
+conn = pquser.open_connection(sys.argv[3], "oltplab-test", flush_stats=False)
 ctypes.CDLL(sys.argv[2])
 now = time.monotonic_ns()
 loop = native.ProcLoop(**loop_args([conn], [one_terminal()], libpq=sys.argv[2],

@@ -17,10 +17,11 @@ import pytest
 from interrupts import INTERRUPTIBLE
 
 from oltplab.config import BuildSpec
+from oltplab.engines.postgres.tpcc.loader import build
+from oltplab.engines.postgres.tpcc.schema import schema_info
 from oltplab.errors import SchemaError
 from oltplab.workloads.tpcc import random as tr
-from oltplab.workloads.tpcc.loader import build
-from oltplab.workloads.tpcc.schema import require_warehouses, schema_info
+from oltplab.workloads.tpcc.schema import require_warehouses
 
 
 def q(dsn: str, sql: str, *args):
@@ -290,7 +291,7 @@ def test_force_rebuild_by_one_user_reproduces_the_two_user_build(scratch_w1, loa
 _INTERRUPTED_BUILD = textwrap.dedent("""
     import sys
     from oltplab.config import BuildSpec
-    from oltplab.workloads.tpcc.loader import build
+    from oltplab.engines.postgres.tpcc.loader import build
     try:
         build(sys.argv[1], BuildSpec(warehouses=4, build_users=2, seed=1))
     except KeyboardInterrupt:

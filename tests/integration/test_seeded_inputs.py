@@ -12,14 +12,14 @@ import asyncpg
 import pytest
 
 from oltplab.config import BuildSpec, RunSpec
-from oltplab.runner import pquser
+from oltplab.engines.postgres import driver as pquser
+from oltplab.engines.postgres.tpcc.loader import build
+from oltplab.engines.postgres.tpcc.schema import schema_info
 from oltplab.runner.manager import run_tpcc
 from oltplab.runner.messages import UserPlan
 from oltplab.runner.vuser import Recorder
 from oltplab.workloads.tpcc.inputs import NOT_AN_ITEM, draw_constants, terminal
-from oltplab.workloads.tpcc.loader import build
 from oltplab.workloads.tpcc.mix import DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT
-from oltplab.workloads.tpcc.schema import schema_info
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_procedures_loop_input_counts_match_the_drawn_inputs_and_the_database(pg
     plan = UserPlan(0, 2, 1, (2,), 77)
 
     async def go():
-        users = pquser.ProcUsers([pquser.connect(dsn, "oltplab-test", True)], [plan], 2,
+        users = pquser.ProcUsers([pquser.open_connection(dsn, "oltplab-test", True)], [plan], 2,
                                  constants, waits=False)
         now = time.monotonic_ns()
         rec = Recorder(now, now + 2_000_000_000, users=1)  # the window covers the whole run

@@ -9,11 +9,11 @@ from decimal import Decimal
 import asyncpg
 
 from oltplab.config import RunSpec
+from oltplab.engines.postgres.tpcc.checks import run_checks
 from oltplab.runner.manager import run_tpcc
-from oltplab.workloads.tpcc.checks import run_checks
 from oltplab.workloads.tpcc.inputs import NOT_AN_ITEM
 from oltplab.workloads.tpcc.random import last_name
-from oltplab.workloads.tpcc.transactions import (delivery, new_order, order_status, payment,
+from oltplab.engines.postgres.tpcc.transactions import (delivery, new_order, order_status, payment,
                                                  prepare, stock_level)
 
 
@@ -235,13 +235,13 @@ def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
 
     import pytest
 
-    from oltplab.runner import pquser
+    from oltplab.engines.postgres import driver as pquser
     from oltplab.runner.vuser import Recorder, UserFailed
 
     on_db(dsn, lambda conn: conn.execute(scripted_history(failures)))
 
     async def go():
-        conn = pquser.connect(dsn, "oltplab-test", False, mode="sql")
+        conn = pquser.open_connection(dsn, "oltplab-test", False, mode="sql")
         users = pquser.ProcUsers([conn], [plan], 1, constants, waits=False, flush_stats=False,
                                  sql=True)
         now = time.monotonic_ns()
@@ -316,7 +316,7 @@ def state(dsn) -> dict[str, str]:
 def replay_reference(dsn, plan, constants, payments: int) -> None:
     """The asyncpg reference (each module's ``run``) on the inputs one user's Terminal draws
     before its ``payments``-th Payment."""
-    from oltplab.workloads.tpcc.transactions import MODULES
+    from oltplab.engines.postgres.tpcc.transactions import MODULES
 
     async def body(conn):
         ps = [await prepared(conn, m) for m in MODULES]

@@ -77,7 +77,7 @@ def test_procloop_rejects_bad_arguments_before_touching_a_connection():
     loop = _native.ProcLoop.__new__(_native.ProcLoop)
     with pytest.raises(TypeError):
         loop.__init__()
-    from oltplab.runner.pquser import libpq_path
+    from oltplab.engines.postgres.driver import libpq_path
 
     with pytest.raises(ValueError, match="one pointer per terminal"):
         loop.__init__(libpq=libpq_path(), connections=[], pointers=[], terminals=[],

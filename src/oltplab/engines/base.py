@@ -1,24 +1,30 @@
 """The engine interface: what the layers above need from a database engine.
 
 An engine is a sub-package of ``engines/`` with the same parts (STYLE.md): a managed
-instance, its access rules, a client session, server counters, and the TPC-C-derived dialect
-(DDL, bulk load, transaction procedures, consistency checks). Nothing outside ``engines/``
-and an engine's own dialect modules imports a database client; the layers above hold DSNs
-(strings) and the typed records below.
+instance, its access rules, a client session, server counters, the run's monitor, a telemetry
+source, the virtual users' driver, and the TPC-C-derived dialect (DDL, bulk load, transaction
+procedures, consistency checks) in its ``tpcc`` package. Nothing outside ``engines/`` imports a
+database client; the layers above hold DSNs (strings), the typed records below, and the
+engine's ``ENGINE`` object (``Engine``), found by name through ``engines.get``.
 
 These are structural types (``typing.Protocol``): an engine satisfies them by shape, without
-inheriting. MariaDB implements them (engines/mariadb, workloads/tpcc/mariadb); PostgreSQL
-adapts to them when the engine seam replaces its direct imports.
+inheriting.
 """
 
 from __future__ import annotations
 
 import enum
+import importlib
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
 
-from ..config import BuildSpec
+from ..config import BuildSpec, DbSpec, RunSpec
+from ..errors import DatabaseError, UsageError
 
 
 class Failure(enum.Enum):
@@ -42,6 +48,87 @@ class ServerCounters:
     t_ns: int  # time.monotonic_ns() when the answer arrived
     xacts: int
     new_orders: int
+
+
+def engine_module(package: str, name: str, what: str, label: str) -> ModuleType:
+    """``package.name`` imported now; a UsageError naming ``what`` when the engine does not
+    have it (yet)."""
+    try:
+        return importlib.import_module(f"{package}.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != f"{package}.{name}":
+            raise
+        raise UsageError(f"{what} is not available for {label}") from None
+
+
+class SnapshotFailed(DatabaseError):
+    """A monitor could not snapshot the server's counters (its connection was reset)."""
+
+
+@dataclass(frozen=True)
+class SchemaInfo:
+    """What a build recorded in ``tpcc_meta``: the warehouses and the load-time C constants
+    [2.1.6.1]; ``functions_installed``: the five transaction procedures are there."""
+
+    warehouses: int
+    c_last_load: int
+    c_id_load: int
+    c_ol_i_id_load: int
+    functions_installed: bool
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to connect. ``dsn`` names spec.dbname on a managed server and is the given --dsn
+    otherwise; ``admin_dsn`` names the server's maintenance database on a managed server and is
+    the given --dsn otherwise (nothing is created or dropped on a server oltplab does not
+    manage). ``instance`` is the ManagedInstance, None with --dsn."""
+
+    dsn: str
+    admin_dsn: str
+    instance: Any
+    started_here: bool
+
+
+def check_room(free: int, spec: RunSpec) -> None:
+    """DatabaseError when the server's ``free`` connection slots are fewer than the run's
+    largest user count."""
+    need = max(spec.users)
+    if need > free:
+        raise DatabaseError(f"the server accepts {free} more connections but --users asks for"
+                            f" {need}; raise max_connections"
+                            + (" or give auto:MAX" if spec.users_auto else ""))
+
+
+def retry_snapshot(take: Callable[[], Any], patient: bool, wait_s: float) -> Any:
+    """``take()``; when ``patient``, tried again after each SnapshotFailed until ``wait_s``
+    seconds have passed (with --inject the server may be away for a while)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return take()
+        except SnapshotFailed:
+            if not patient or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def counters_delta(start, end) -> dict:
+    """The changes between two snapshots of an engine's counters: ``xacts_delta``,
+    ``workload_xacts_delta`` (the workload database's own count where the engine keeps one,
+    else the instance's), ``d_next_o_id_delta`` and ``autovacuum_runs_delta`` (0 where there
+    is no autovacuum)."""
+    def new_orders(c) -> int:
+        return c.new_orders if hasattr(c, "new_orders") else c.d_next_o_id
+
+    def workload(c) -> int:
+        return c.workload_xacts if hasattr(c, "workload_xacts") else c.xacts
+
+    return {"xacts_delta": end.xacts - start.xacts,
+            "workload_xacts_delta": workload(end) - workload(start),
+            "d_next_o_id_delta": new_orders(end) - new_orders(start),
+            "autovacuum_runs_delta": (getattr(end, "autovacuum_runs", 0)
+                                      - getattr(start, "autovacuum_runs", 0))}
 
 
 @runtime_checkable
@@ -108,3 +195,123 @@ class Dialect(Protocol):
 
     def classify(self, exc: BaseException) -> Failure:
         """What a driver does with the client's exception ``exc``."""
+
+    def schema_info(self, dsn: str) -> SchemaInfo:
+        """What the build recorded; SchemaError when there is no complete schema."""
+
+    def has_run(self, dsn: str) -> bool:
+        """True when an order was entered after the load (CC11 then no longer holds)."""
+
+
+@runtime_checkable
+class Monitor(Protocol):
+    """The run manager's own connection: checks before a run, and the server's counters at
+    each step's boundaries. ``flush_stats``: the users publish their statistics at the
+    boundaries (PostgreSQL 15+), and the monitor before each snapshot."""
+
+    flush_stats: bool
+    sampler_db: Any
+
+    def precheck(self, spec: RunSpec) -> None:
+        """Raise before a run when the procedures or the connection slots are missing."""
+
+    def snapshot(self) -> Any:
+        """The counters now (a ServerCounters of the engine); SnapshotFailed."""
+
+    def reset(self) -> None:
+        """Drop the connection (after an interruption it may be in the middle of a query)."""
+
+    def close(self) -> None: ...
+
+
+class Engine(Protocol):
+    """What ``engines/<name>/__init__.py`` exposes as ``ENGINE``. ``driver`` and ``backup`` are
+    the engine's modules driver.py and backup.py (see engines/postgres for the contract)."""
+
+    name: str
+    dialect: Dialect
+
+    def instance(self, spec: DbSpec) -> ManagedInstance: ...
+
+    def database(self, spec: DbSpec,
+                 need_connections: int = 100) -> AbstractContextManager[Target]: ...
+
+    def check_reachable(self, dsn: str) -> None: ...
+
+    def monitor(self, dsn: str, sampler_db=None, patient: bool = False) -> Monitor: ...
+
+    def telemetry_source(self, dsn: str, **kw) -> Any: ...
+
+    def schema_info(self, dsn: str) -> SchemaInfo: ...
+
+    @property
+    def driver(self) -> ModuleType: ...
+
+    @property
+    def backup(self) -> ModuleType: ...
+
+
+class DialectParts:
+    """A ``Dialect`` made of its package's modules, imported when first used: loader
+    (build), checks (run_checks), schema (schema_info, has_run). ``classify`` is the
+    engine's own."""
+
+    package: str = ""
+
+    def _part(self, name: str) -> ModuleType:
+        return importlib.import_module(f"{self.package}.{name}")
+
+    def build(self, dsn: str, spec: BuildSpec, progress=None) -> dict:
+        return self._part("loader").build(dsn, spec, progress)
+
+    def run_checks(self, dsn: str, after_run: bool = False) -> list:
+        return self._part("checks").run_checks(dsn, after_run)
+
+    def schema_info(self, dsn: str) -> SchemaInfo:
+        return self._part("schema").schema_info(dsn)
+
+    def has_run(self, dsn: str) -> bool:
+        return self._part("schema").has_run(dsn)
+
+
+class EngineParts:
+    """An ``Engine`` made of its package's modules, each imported when first used: session
+    (database, check_reachable), tpcc (DIALECT), monitor (Monitor), telemetry (DatabaseSource),
+    driver and backup. A subclass names the package and makes the instance."""
+
+    package: str = ""
+    name: str = ""
+    label: str = ""
+
+    def _part(self, name: str, what: str) -> ModuleType:
+        return engine_module(self.package, name, what, self.label)
+
+    def instance(self, spec: DbSpec) -> ManagedInstance:
+        raise NotImplementedError
+
+    def database(self, spec: DbSpec, need_connections: int = 100):
+        return self._part("session", "a session").database(spec, need_connections)
+
+    def check_reachable(self, dsn: str) -> None:
+        self._part("session", "a session").check_reachable(dsn)
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._part("tpcc", "the TPC-C workload").DIALECT
+
+    def schema_info(self, dsn: str) -> SchemaInfo:
+        return self.dialect.schema_info(dsn)
+
+    def monitor(self, dsn: str, sampler_db=None, patient: bool = False) -> Monitor:
+        return self._part("monitor", "the run monitor").Monitor(dsn, sampler_db, patient)
+
+    def telemetry_source(self, dsn: str, **kw):
+        return self._part("telemetry", "database telemetry").DatabaseSource(dsn, **kw)
+
+    @property
+    def driver(self) -> ModuleType:
+        return self._part("driver", "the TPC-C driver")
+
+    @property
+    def backup(self) -> ModuleType:
+        return self._part("backup", "backup")

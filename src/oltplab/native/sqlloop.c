@@ -1,7 +1,7 @@
 /*
  * --mode sql on the C loop: each transaction type's clause-by-clause statements as a short
- *   script of round trips. The statements are prepared by Python (runner/pquser.py, the SQL
- *   text of workloads/tpcc/transactions/) under the names of SQL_STATEMENTS below; here they
+ *   script of round trips. The statements are prepared by Python (engines/postgres/driver.py, the SQL
+ *   text of engines/postgres/tpcc/transactions/) under the names of SQL_STATEMENTS below; here they
  *   are bound with the Terminal's inputs and the values earlier round trips returned.
  *
  * A transaction runs in libpq's pipeline mode: each round trip sends every statement that

@@ -7,7 +7,7 @@ fixes
     ramp_end = now + rampup,  measure_end = ramp_end + duration
 
 and tells the workers to run. At ramp_end and at measure_end the manager's monitor snapshots
-the server's counters (engines/postgres/counters.py); the workers count client-side what
+the server's counters (engines/<name>/counters.py); the workers count client-side what
 started at or after ramp_end and finished by measure_end. When every worker has reported, the
 step's record is built (TPM, NOPM, latencies, input shares, warnings).
 
@@ -32,7 +32,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_ready
 
 from ..config import RunSpec
-from ..engines.postgres import counters
+from ..engines.base import SnapshotFailed, counters_delta
 from ..metrics import rigor
 from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
@@ -116,7 +116,8 @@ class Step:
     """One user count: spawn, connect, ramp up, measure, collect, stop."""
 
     def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
-                 constants: RunConstants, seed: int, monitor, on_tick, on_mark=None):
+                 constants: RunConstants, seed: int, monitor, on_tick, on_mark=None,
+                 engine: str = "postgres"):
         self.index = index
         self.steps = len(spec.users)
         self.warehouses = warehouses
@@ -135,7 +136,8 @@ class Step:
         self.flush_stats = monitor.flush_stats
         self.plans = [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
                                  spec.keying_thinking, CONNECT_TIMEOUT_S,
-                                 flush_stats=self.flush_stats, resilient=bool(spec.inject))
+                                 flush_stats=self.flush_stats, resilient=bool(spec.inject),
+                                 engine=engine)
                       for k, share in enumerate(shares)]
         self.procs: list[subprocess.Popen] = []
         self.pipes: list[Connection] = []
@@ -294,12 +296,12 @@ class Step:
             now = time.monotonic_ns()
             if self.s0 is None and self._boundary_due(0, self.ramp_end, wait_ns, now):
                 self.s0_sent = now
-                self.s0 = self.monitor.snapshot()
+                self.s0 = self._snapshot()
                 continue
             if self.s0 is not None and self.s1 is None \
                     and self._boundary_due(1, self.measure_end, wait_ns, now):
                 self.s1_sent = now
-                self.s1 = self.monitor.snapshot()
+                self.s1 = self._snapshot()
                 continue
             if now >= final_deadline:
                 raise StepFailed(f"{self.users} users: workers did not report after the run")
@@ -313,6 +315,12 @@ class Step:
                 events.append(self.measure_end + wait_ns)
             self._pump((min(events) - now) / 1e9)
         return self._record(self.measure_end, partial=False)
+
+    def _snapshot(self):
+        try:
+            return self.monitor.snapshot()
+        except SnapshotFailed as e:
+            raise StepFailed(str(e)) from None
 
     def _boundary_due(self, boundary: int, at_ns: int, wait_ns: int, now: int) -> bool:
         """Snapshot time: every worker reported its users' flushes, or the wait is over."""
@@ -329,7 +337,7 @@ class Step:
             self.monitor.reset()
             self.s1_sent = time.monotonic_ns()
             try:
-                self.s1 = self.monitor.snapshot()
+                self.s1 = self._snapshot()
             except StepFailed:
                 self.s1 = None
         self._broadcast(Stop())
@@ -382,7 +390,7 @@ class Step:
         tpm = nopm = workload_tpm = None
         server = None
         if self.s0 is not None and self.s1 is not None:
-            server = counters.delta(self.s0, self.s1)
+            server = counters_delta(self.s0, self.s1)
             # the users' and the monitor's own transactions between the snapshots are not TPM
             own = sum(t > self.s0_sent for f in self.finals.values() for t in f.crossings[0])
             own += sum(t <= self.s1_sent for f in self.finals.values() for t in f.crossings[1])

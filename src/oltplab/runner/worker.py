@@ -1,4 +1,7 @@
-"""A worker process: runs its share of the virtual users on the C loop and reports back.
+"""A worker process: runs its share of the virtual users and reports back.
+
+The users are the engine's (``engines.get(plan.engine).driver``: connect, reconnect, close,
+Users); PostgreSQL's run on the C loop.
 
 The worker never prints and never writes files. It talks to the manager only through its
 pipe: Connected once every user has connected and prepared its statements, Progress about
@@ -19,8 +22,8 @@ import warnings
 
 from multiprocessing.connection import Connection
 
+from .. import engines
 from .messages import Connected, Failed, Final, Flushed, Progress, Start, WorkerPlan
-from . import pquser
 from .vuser import Recorder, UserFailed
 
 PROGRESS_INTERVAL_S = 1.0
@@ -80,19 +83,21 @@ def _send(pipe, msg) -> bool:
         return False
 
 
-async def _connect_user(plan: WorkerPlan, up, sem: asyncio.Semaphore, users: list) -> None:
+async def _connect_user(driver, plan: WorkerPlan, up, sem: asyncio.Semaphore,
+                        users: list) -> None:
     async with sem:
-        # libpq connects and prepares synchronously: in a thread, several at a time
-        conn = await asyncio.get_running_loop().run_in_executor(
-            None, pquser.connect, plan.dsn, plan.application_name, plan.flush_stats, plan.mode)
+        # drivers connect and prepare synchronously: in a thread, several at a time
+        conn = await asyncio.get_running_loop().run_in_executor(None, driver.connect, plan)
         users.append((up, conn))
 
 
 async def _connect_all(plan: WorkerPlan, users: list) -> None:
-    """Connect every user of the plan; together they become one ``ProcUsers``."""
+    """Connect every user of the plan; together they become one driver ``Users``."""
+    driver = engines.get(plan.engine).driver
     sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
     opened: list = []
-    jobs = [asyncio.create_task(_connect_user(plan, up, sem, opened)) for up in plan.users]
+    jobs = [asyncio.create_task(_connect_user(driver, plan, up, sem, opened))
+            for up in plan.users]
     try:
         await asyncio.gather(*jobs)
     except BaseException:
@@ -100,14 +105,11 @@ async def _connect_all(plan: WorkerPlan, users: list) -> None:
             j.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
         for _, conn in opened:
-            conn.finish()
+            driver.close(conn)
         raise
     opened.sort(key=lambda item: item[0].index)
-    reopen = functools.partial(pquser.reconnect, plan.dsn, plan.application_name,
-                               plan.flush_stats, plan.mode) if plan.resilient else None
-    users.append(pquser.ProcUsers([c for _, c in opened], [up for up, _ in opened], plan.w_max,
-                                  plan.constants, plan.keying_thinking, plan.flush_stats,
-                                  sql=plan.mode == "sql", reopen=reopen))
+    reopen = functools.partial(driver.reconnect, plan) if plan.resilient else None
+    users.append(driver.Users([c for _, c in opened], [up for up, _ in opened], plan, reopen))
 
 
 async def _close(users: list) -> None:
@@ -142,7 +144,7 @@ async def _work(pipe, plan: WorkerPlan) -> None:
             inbox.put_nowait(None)  # the manager is gone
 
     loop.add_reader(fd, readable)
-    users: list = []  # one ProcUsers once connected
+    users: list = []  # one driver Users once connected
     try:
         try:
             await asyncio.wait_for(_connect_all(plan, users),

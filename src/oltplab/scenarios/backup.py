@@ -307,7 +307,7 @@ def compression_unsupported(pg_basebackup: str, method: str) -> str | None:
 def check_restored(dsn: str) -> dict:
     """The consistency checks on the restored copy: ``{check_ok, check_failed}``."""
     from ..engines.postgres.instance import _run_sync
-    from ..workloads.tpcc.checks import run_checks
+    from ..engines.postgres.tpcc.checks import run_checks
 
     import asyncpg
 

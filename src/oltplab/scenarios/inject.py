@@ -14,7 +14,7 @@ Each event fires ``at_s`` seconds after the start of the step's measured window 
   issue themselves (reads, direct IO, WAL writes and fsyncs).
 
 For the kills, ``recovery_s`` runs from the signal to the first connection the server accepts
-again. The users reconnect by themselves (runner/pquser.py); the transactions lost in flight
+again. The users reconnect by themselves (engines/postgres/driver.py); the transactions lost in flight
 count as errors. Each injector is an object with the same hooks: ``check`` before the run,
 ``fire`` at its time, ``end`` after ``for_s`` (throttles) and ``close``.
 """
@@ -47,6 +47,8 @@ _V2_KEYS = {"read": "rbps", "write": "wbps", "read-iops": "riops", "write-iops":
 
 def preflight(db: DbSpec, run: RunSpec) -> None:
     """Refuse (UsageError, one line) what cannot be injected here, before anything starts."""
+    if db.engine != "postgres":
+        raise UsageError("--inject is not available for MariaDB yet")
     if len(run.users) != 1:
         raise UsageError("--inject works on a run of one step: give one user count (--users N)")
     for e in run.inject:
@@ -136,14 +138,8 @@ def _tree(pid: int) -> list:
 
 
 def _accepts(dsn: str) -> bool:
-    from psycopg import pq
-
-    from ..runner.pquser import _conninfo
-    conn = pq.PGconn.connect(_conninfo(dsn, "oltplab-inject"))
-    try:
-        return conn.status == pq.ConnStatus.OK
-    finally:
-        conn.finish()
+    from ..engines.postgres import driver
+    return driver.accepts(dsn, "oltplab-inject")
 
 
 def _wait_accepts(dsn: str, since: float, stop: threading.Event) -> float:
@@ -197,28 +193,21 @@ class KillBackend:
         self.dsn, self.app = target.dsn, application_name
 
     def fire(self, rec: dict, stop: threading.Event) -> None:
-        from psycopg import pq
-
-        from ..runner.pquser import _conninfo
-        watch = pq.PGconn.connect(_conninfo(self.dsn, "oltplab-inject"))
+        from ..engines.postgres import driver
+        pid, watch = driver.backend_pid(self.dsn, self.app, "oltplab-inject")
         try:
-            res = watch.exec_(b"SELECT min(pid) FROM pg_stat_activity WHERE backend_type = "
-                              b"'client backend' AND application_name = '"
-                              + self.app.encode() + b"'")
-            value = res.get_value(0, 0) if res.status == pq.ExecStatus.TUPLES_OK else None
-            if value is None:
+            if pid is None:
                 raise DatabaseError("no backend of the run to kill")
-            pid = int(value)
             t0 = time.monotonic()
             os.kill(pid, signal.SIGKILL)
             rec["pid"] = pid
             deadline = t0 + CRASH_NOTICE_S  # our own session ends when the reset reaches it
-            while watch.exec_(b"SELECT 1").status == pq.ExecStatus.TUPLES_OK:
+            while driver.alive(watch):
                 if time.monotonic() > deadline:
                     raise DatabaseError("the server did not reset its backends after the kill")
                 time.sleep(POLL_S)
         finally:
-            watch.finish()
+            driver.close(watch)
         rec["reset_s"] = round(time.monotonic() - t0, 3)
         rec["recovery_s"] = round(_wait_accepts(self.dsn, t0, stop), 3)
 

@@ -161,7 +161,7 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
     instance's data directory; what was done, for the record."""
     from ..config import BuildSpec
     from ..engines.postgres.session import database
-    from ..workloads.tpcc.loader import build
+    from ..engines.postgres.tpcc.loader import build
 
     root = Path(os.path.abspath(spec.root))
     template = root / TEMPLATE

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from ..errors import OltplabError, UsageError
 from .sources import NAN, Source
 from .sources.cpu import CpuSource
-from .sources.database import MAINTENANCE_DB, DatabaseSource
 from .sources.disks import DiskSource
 from .sources.memory import MemorySource
 from .sources.network import NetworkSource
@@ -120,14 +119,25 @@ class Timeline:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+def _database_source(dsn: str | None, engine: str | None, maintenance, **kw) -> Source | None:
+    """The engine's telemetry source for ``dsn`` (None without a DSN)."""
+    if not dsn:
+        return None
+    from .. import engines
+    if maintenance is not ...:
+        kw["maintenance_db"] = maintenance
+    return engines.get(engine or engines.engine_of_dsn(dsn)).telemetry_source(dsn, **kw)
+
+
 class Sampler:
     """Samples CPU, disks, memory, network, the database and power in a thread of its own.
 
     ``paths`` maps roles to paths ({"datadir": p, "waldir": q}); the devices behind them are
     found and always sampled. ``devices`` is "auto" or a list of device names; ``interfaces``
-    likewise. ``db_dsn`` adds the database's counters, read from ``db_maintenance`` (the
-    server's maintenance database; None: the DSN's own) when the server lets the sampler
-    connect there; ``database`` is that source. ``power`` is a spec string (see
+    likewise. ``db_dsn`` adds the database's counters, the telemetry source of ``db_engine``
+    (default: the engine the DSN's scheme names), read from ``db_maintenance`` (the server's
+    maintenance database; None: the DSN's own; default: the engine's choice) when the server
+    lets the sampler connect there; ``database`` is that source. ``power`` is a spec string (see
     sources/power.py), a plugin, or a list of them. Bad names raise UsageError here, before
     anything starts.
     """
@@ -136,7 +146,7 @@ class Sampler:
                  interfaces="auto", db_dsn: str | None = None, power="auto",
                  proc_root: str = "/proc", sys_root: str = "/sys",
                  extra_sources: list[Source] | None = None,
-                 db_maintenance: str | None = MAINTENANCE_DB):
+                 db_maintenance: str | None = ..., db_engine: str | None = None):
         try:
             interval = float(interval)
         except (TypeError, ValueError):
@@ -149,8 +159,8 @@ class Sampler:
         self._interval_ns = int(round(interval * 1e9))
         self._disks = DiskSource(devices, paths, proc_root, sys_root)
         self._power = PowerSource(power, interval)
-        self._db = (DatabaseSource(db_dsn, query_timeout=min(2.0, max(0.5, interval)),
-                                   maintenance_db=db_maintenance) if db_dsn else None)
+        self._db = _database_source(db_dsn, db_engine, db_maintenance,
+                                    query_timeout=min(2.0, max(0.5, interval)))
         self._sources: list[Source] = [CpuSource(proc_root), self._disks,
                                        MemorySource(proc_root),
                                        NetworkSource(interfaces, proc_root)]
@@ -213,7 +223,7 @@ class Sampler:
         return self._timeline
 
     @property
-    def database(self) -> DatabaseSource | None:
+    def database(self) -> Source | None:
         return self._db
 
     @property

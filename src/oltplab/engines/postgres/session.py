@@ -9,34 +9,15 @@ it only checks that the server answers and manages nothing.
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 
 from ...config import DbSpec
 from ...errors import DatabaseError
+from ..base import Target
+from ..session import redact, session
 from .instance import PostgresInstance, _run_sync
 
 CONNECT_TIMEOUT_S = 5.0
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where to connect. ``dsn`` names spec.dbname on a managed server and is the given --dsn
-    otherwise; ``admin_dsn`` names the 'postgres' database on a managed server and is the
-    given --dsn otherwise (nothing is created or dropped on a server oltplab does not manage)."""
-
-    dsn: str
-    admin_dsn: str
-    instance: PostgresInstance | None
-    started_here: bool
-
-
-def redact(dsn: str) -> str:
-    """The DSN without its password, for messages."""
-    dsn = re.sub(r"(://[^:/@?]*:)[^@/?]*@", r"\1***@", dsn)
-    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", dsn)
 
 
 def check_reachable(dsn: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
@@ -58,28 +39,7 @@ def check_reachable(dsn: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     raise DatabaseError(f"cannot connect to --dsn {redact(dsn)}: {reason}")
 
 
-@contextmanager
-def database(spec: DbSpec, need_connections: int = 100) -> Iterator[Target]:
-    """Yield the Target for ``spec``; stop a server started here however the body ends."""
-    if not spec.managed:
-        check_reachable(spec.dsn)
-        yield Target(dsn=spec.dsn, admin_dsn=spec.dsn, instance=None, started_here=False)
-        return
-    inst = PostgresInstance(spec)
-    was_running = inst.is_running()
-    failed = False
-    try:
-        inst.start(need_connections)
-        inst.ensure_database(spec.dbname)
-        yield Target(dsn=inst.dsn(spec.dbname), admin_dsn=inst.dsn("postgres"),
-                     instance=inst, started_here=not was_running)
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        if not was_running:
-            try:
-                inst.stop()
-            except Exception:
-                if not failed:  # do not hide the error that is already on its way out
-                    raise
+def database(spec: DbSpec, need_connections: int = 100) -> AbstractContextManager[Target]:
+    """The Target for ``spec`` as a context manager; a server started here is stopped however
+    the body ends."""
+    return session(spec, need_connections, PostgresInstance, check_reachable, "postgres")

@@ -1,8 +1,9 @@
 """Consistency conditions CC1-CC12 [TPC-C 3.3.2] as SQL, run in one snapshot.
 
-Each query returns the violating rows: none means the condition holds. All of them run in one
-REPEATABLE READ READ ONLY transaction, so a live system gives no false failures from snapshot
-skew. Sums are compared through COALESCE, so a district or customer with nothing to sum is
+Each query returns the violating rows: none means the condition holds. An engine runs all of
+them in one snapshot (engines/<name>/tpcc/checks.py), so a live system gives no false failures
+from snapshot skew; the queries are written for PostgreSQL, and an engine replaces those its
+SQL lacks (MariaDB: CC5's FULL JOIN). Sums are compared through COALESCE, so a district or customer with nothing to sum is
 compared with 0 instead of silently passing as NULL.
 
 CC11 (ORDERS - NEW_ORDER = 2100) holds only until the first Delivery commits; ``run_checks``
@@ -11,12 +12,7 @@ leaves it out when ``after_run`` is set.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
-
-import asyncpg
-
-from ...errors import DatabaseError, SchemaError
 
 #: Violating rows shown per failed condition.
 SAMPLE_ROWS = 5
@@ -156,43 +152,3 @@ class CheckResult:
     ok: bool
     violations: int
     sample: list[str] = field(default_factory=list)  # the first violating rows, as text
-
-
-def _row_text(row: asyncpg.Record) -> str:
-    return " ".join(f"{k}={v}" for k, v in row.items() if k != "_violations")
-
-
-async def _run(dsn: str, after_run: bool) -> list[CheckResult]:
-    try:
-        conn = await asyncpg.connect(dsn)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise DatabaseError(f"cannot connect to the database: {exc}") from exc
-    try:
-        if not await conn.fetchval("SELECT to_regclass('tpcc_meta') IS NOT NULL"):
-            dbname = await conn.fetchval("SELECT current_database()")
-            raise SchemaError(f"no TPC-C schema in database {dbname}: "
-                              "run 'oltplab tpcc build' first")
-        results = []
-        async with conn.transaction(isolation="repeatable_read", readonly=True):
-            for cond in CONDITIONS:
-                if after_run and cond.name == "CC11":
-                    continue
-                rows = await conn.fetch(
-                    f"SELECT count(*) OVER () AS _violations, v.* FROM ({cond.sql}) v"
-                    f" LIMIT {SAMPLE_ROWS}")
-                violations = rows[0]["_violations"] if rows else 0
-                results.append(CheckResult(
-                    name=cond.name, clause=cond.clause, description=cond.description,
-                    ok=violations == 0, violations=violations,
-                    sample=[_row_text(r) for r in rows]))
-        return results
-    except asyncpg.PostgresError as exc:
-        raise DatabaseError(f"consistency checks failed to run: {exc}") from exc
-    finally:
-        await conn.close()
-
-
-def run_checks(dsn: str, after_run: bool = False) -> list[CheckResult]:
-    """CC1-CC12 in one snapshot; with ``after_run`` CC11 is left out (it fails after any
-    Delivery). Raises SchemaError when the database has no TPC-C schema."""
-    return asyncio.run(_run(dsn, after_run))

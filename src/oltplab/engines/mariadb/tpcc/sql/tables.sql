@@ -3,7 +3,7 @@
 -- so that sorting customers by C_FIRST [2.5.2.2] orders them as on PostgreSQL's "C" collation.
 -- Primary keys are declared here, as HammerDB does: InnoDB clusters each table on its key and
 -- the loader writes rows in key order. The two secondary keys come after the load
--- (mariadb_keys.sql). HISTORY has no key [1.3]: InnoDB gives it a hidden row id.
+-- (keys.sql). HISTORY has no key [1.3]: InnoDB gives it a hidden row id.
 
 CREATE TABLE warehouse (
     w_id        int           NOT NULL,

@@ -33,7 +33,7 @@ import time
 from array import array
 
 from ...errors import DatabaseError
-from . import NAN, Source
+from ...telemetry.sources import NAN, Source
 
 MAINTENANCE_DB = "postgres"
 

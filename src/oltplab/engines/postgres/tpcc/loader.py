@@ -31,108 +31,38 @@ import os
 import queue
 import random as _random
 import signal
-import ssl
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
 from decimal import Decimal
 
 import asyncpg
 
-from ... import __version__
-from ...config import BuildSpec
-from ...errors import DatabaseError, OltplabError, SchemaError, UsageError
-from . import population as pop
-from .random import Strings, load_constants
+from .... import __version__
+from ....config import BuildSpec
+from ....errors import DatabaseError, OltplabError, SchemaError, UsageError
+from ....workloads.tpcc import population as pop
+from ....workloads.tpcc.chunks import (READ_AHEAD, ROWS_PER_WAREHOUSE, LoadJob, chunk_bounds,
+                                       produce)
+from ....workloads.tpcc.random import load_constants
 from .schema import FUNCTIONS, META_TABLE, TABLES, sql_statements, sql_text
 
 #: Per-session memory for index builds (each of build_users sessions at once).
 MAINTENANCE_WORK_MEM = "256MB"
 #: Server encodings that hold every character of the a-string alphabet.
 ENCODINGS = ("UTF8", "LATIN1", "WIN1252", "SQL_ASCII")
-#: COPY chunks generated ahead of the one being sent, per worker.
-READ_AHEAD = 3
 
 #: Tables, largest first.
 _BY_SIZE = ("order_line", "stock", "customer", "history", "orders", "item", "new_order",
             "district", "warehouse")
-_ROWS_PER_WAREHOUSE = 1 + 10 + pop.ITEMS + 10 * (3 * pop.CUSTOMERS + 900 + 10 * pop.ORDERS)
 
 
-@dataclass(frozen=True)
-class _Job:
-    """What one worker process loads."""
-
-    dsn: str
-    worker: int
-    first_w: int
-    last_w: int
-    load_item: bool
-    seed: int
-    reproducible: bool  # False: random characters from ssl.RAND_bytes (much faster)
-    c_last_load: int
-    now: str  # load time, as COPY text of a timestamp
-    parent_pid: int
-
-
-def _chunks(job: _Job):
-    """(table, COPY text as str or UTF-8 bytes, rows) in load order; ("", "", w_id) marks a
-    finished warehouse."""
-    randbytes = None if job.reproducible else ssl.RAND_bytes
-    if job.load_item:
-        yield "item", pop.item_rows(pop.warehouse_rng(job.seed, 0), randbytes), pop.ITEMS
-    for w in range(job.first_w, job.last_w + 1):
-        rng = pop.warehouse_rng(job.seed, w)
-        s = Strings(rng, randbytes)
-        yield "warehouse", pop.warehouse_row(w, rng, s), 1
-        yield "district", pop.district_rows(w, rng, s), pop.DISTRICTS
-        originals = pop.originals(rng, pop.ITEMS)
-        for first in range(1, pop.ITEMS + 1, pop.STOCK_BATCH):
-            yield "stock", pop.stock_rows(w, rng, s, first, pop.STOCK_BATCH, originals), \
-                pop.STOCK_BATCH
-        history = []
-        for d in range(1, pop.DISTRICTS + 1):
-            cust, hist = pop.customer_rows(w, d, rng, s, job.c_last_load, job.now)
-            history.append(hist)
-            yield "customer", cust, pop.CUSTOMERS
-        yield "history", "".join(history), pop.DISTRICTS * pop.CUSTOMERS
-        orders, new_orders = [], []
-        for d in range(1, pop.DISTRICTS + 1):
-            o, no, lines, n_lines = pop.order_rows(w, d, rng, s, job.now)
-            orders.append(o)
-            new_orders.append(no)
-            yield "order_line", lines, n_lines
-        yield "orders", "".join(orders), pop.DISTRICTS * pop.ORDERS
-        yield "new_order", "".join(new_orders), \
-            pop.DISTRICTS * (pop.ORDERS - pop.FIRST_NEW_ORDER + 1)
-        yield "", "", w
-
-
-def _produce(job: _Job, out: queue.Queue, stop: threading.Event) -> None:
-    """Generator thread: encoded chunks into ``out``, then None (or the exception raised)."""
-    try:
-        for table, text, rows in _chunks(job):
-            item = (table, text.encode("utf-8") if isinstance(text, str) else text, rows)
-            while not stop.is_set():
-                try:
-                    out.put(item, timeout=0.2)
-                    break
-                except queue.Full:
-                    pass
-            if stop.is_set():
-                return
-        out.put(None)
-    except BaseException as exc:  # handed to the consumer, which raises it
-        out.put(exc)
-
-
-async def _load(job: _Job, events) -> Counter:
+async def _load(job: LoadJob, events) -> Counter:
     """One worker: stream the chunks of its warehouses into the database in one transaction."""
     rows = Counter()
     chunks: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
     stop = threading.Event()
-    producer = threading.Thread(target=_produce, args=(job, chunks, stop), daemon=True)
+    producer = threading.Thread(target=produce, args=(job, chunks, stop), daemon=True)
     loop = asyncio.get_running_loop()
 
     async def next_chunk():
@@ -173,7 +103,7 @@ async def _load(job: _Job, events) -> Counter:
     return rows
 
 
-def _worker_main(job: _Job, events) -> None:
+def _worker_main(job: LoadJob, events) -> None:
     """Entry point of a worker process. The parent handles Ctrl-C and stops the workers with
     SIGTERM, which must kill at once (a forked worker inherits the parent's handlers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -186,19 +116,7 @@ def _worker_main(job: _Job, events) -> None:
     events.put(("done", job.worker, dict(rows)))
 
 
-def _chunk_bounds(warehouses: int, users: int) -> list[tuple[int, int]]:
-    """Contiguous warehouse ranges, as even as possible: 10 over 3 -> (1,4) (5,7) (8,10)."""
-    users = min(users, warehouses)
-    base, extra = divmod(warehouses, users)
-    bounds, first = [], 1
-    for k in range(users):
-        n = base + (1 if k < extra else 0)
-        bounds.append((first, first + n - 1))
-        first += n
-    return bounds
-
-
-def _what(job: _Job) -> str:
+def _what(job: LoadJob) -> str:
     if job.last_w < job.first_w:
         return "ITEM"
     return f"warehouses {job.first_w}-{job.last_w}"
@@ -217,7 +135,7 @@ def _stop_workers(procs) -> None:
             p.join()
 
 
-def _run_workers(jobs: list[_Job], progress, rows_total: int) -> Counter:
+def _run_workers(jobs: list[LoadJob], progress, rows_total: int) -> Counter:
     # fork is quick and safe while this process has a single thread; otherwise spawn (which,
     # as always with multiprocessing, needs the main module to guard its entry point).
     method = "fork" if threading.active_count() == 1 else "spawn"
@@ -394,16 +312,16 @@ def build(dsn: str, spec: BuildSpec, progress=None) -> dict:
     now = asyncio.run(_prepare(dsn, spec.force))
     if progress:
         progress("tables", 1, 1)
-    bounds = _chunk_bounds(spec.warehouses, spec.build_users)
+    bounds = chunk_bounds(spec.warehouses, spec.build_users)
     if spec.build_users > len(bounds):
         bounds.append((1, 0))  # a spare worker loads ITEM on its own
     # ITEM goes to the last worker: the one with the fewest warehouses when they do not divide.
-    jobs = [_Job(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
+    jobs = [LoadJob(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
                  seed=seed, reproducible=reproducible, c_last_load=c_last, now=now,
                  parent_pid=os.getpid())
             for k, (a, b) in enumerate(bounds)]
     t_load = time.monotonic()
-    rows = _run_workers(jobs, progress, pop.ITEMS + spec.warehouses * _ROWS_PER_WAREHOUSE)
+    rows = _run_workers(jobs, progress, pop.ITEMS + spec.warehouses * ROWS_PER_WAREHOUSE)
     t_finish = time.monotonic()
     meta = dict(warehouses=spec.warehouses, c_last_load=c_last, c_id_load=c_id,
                 c_ol_i_id_load=c_ol_i_id, seed=spec.seed, build_users=spec.build_users)

@@ -11,7 +11,7 @@ response times are due to enter the histograms, at the end, on a failure, or to 
 
 With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
 loop counts its transaction in flight as an error and goes on with the others, and Python
-opens another connection (``reconnect``: retried until the server accepts, at most
+opens another connection (``reopen_connection``: retried until the server accepts, at most
 RECONNECT_TIMEOUT_S), wakes the loop and hands the connection over (``ProcLoop.replace``).
 """
 
@@ -27,12 +27,13 @@ from typing import Callable
 
 from psycopg import pq
 
-from .. import _native
-from ..workloads.tpcc.inputs import RunConstants, terminal
-from ..workloads.tpcc.transactions import MODULES, statement_text
-from .vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
-                    MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES,
-                    Recorder, UserFailed)
+from ... import _native
+from ...runner.messages import WorkerPlan
+from ...runner.vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
+                             MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES, Recorder,
+                             UserFailed)
+from ...workloads.tpcc.inputs import RunConstants, terminal
+from .tpcc.transactions import MODULES, statement_text
 
 RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
 RECONNECT_THREADS = 4
@@ -41,7 +42,25 @@ _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _NAMES = tuple(m.NAME for m in MODULES)
 
 
-def connect(dsn: str, application_name: str, flush_stats: bool, mode: str = "procedures"):
+def connect(plan: WorkerPlan):
+    """One user's connection for ``plan``, opened and prepared (blocking: run it in a thread);
+    raises UserFailed."""
+    return open_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode)
+
+
+def reconnect(plan: WorkerPlan, cancel: threading.Event | None = None):
+    """``connect``, retried until the server accepts (``reopen_connection``)."""
+    return reopen_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode,
+                             cancel=cancel)
+
+
+def close(conn) -> None:
+    """Close a connection that was not handed to ``Users``."""
+    conn.finish()
+
+
+def open_connection(dsn: str, application_name: str, flush_stats: bool,
+                    mode: str = "procedures"):
     """Open and prepare one connection for ``mode`` (blocking: run it in a thread)."""
     conn = pq.PGconn.connect(_conninfo(dsn, application_name))
     if conn.status != pq.ConnStatus.OK:
@@ -66,16 +85,17 @@ def connect(dsn: str, application_name: str, flush_stats: bool, mode: str = "pro
     return conn
 
 
-def reconnect(dsn: str, application_name: str, flush_stats: bool, mode: str = "procedures",
-              timeout: float = RECONNECT_TIMEOUT_S, cancel: threading.Event | None = None):
-    """``connect``, retried with a growing pause (50 ms to 1 s) until the server accepts,
+def reopen_connection(dsn: str, application_name: str, flush_stats: bool,
+                      mode: str = "procedures", timeout: float = RECONNECT_TIMEOUT_S,
+                      cancel: threading.Event | None = None):
+    """``open_connection``, retried with a growing pause (50 ms to 1 s) until the server accepts,
     ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a thread)."""
     cancel = cancel or threading.Event()
     deadline = time.monotonic() + timeout
     delay = 0.05
     while True:
         try:
-            return connect(dsn, application_name, flush_stats, mode)
+            return open_connection(dsn, application_name, flush_stats, mode)
         except UserFailed as e:
             if time.monotonic() + delay > deadline:
                 raise UserFailed(f"reconnecting a lost user: {e} (gave up after {timeout:g} s)"
@@ -83,6 +103,31 @@ def reconnect(dsn: str, application_name: str, flush_stats: bool, mode: str = "p
         if cancel.wait(delay):
             raise UserFailed("reconnecting a lost user: the users stopped")
         delay = min(1.0, delay * 2)
+
+
+def accepts(dsn: str, application_name: str = "oltplab") -> bool:
+    """Whether the server accepts a connection now."""
+    conn = pq.PGconn.connect(_conninfo(dsn, application_name))
+    try:
+        return conn.status == pq.ConnStatus.OK
+    finally:
+        conn.finish()
+
+
+def backend_pid(dsn: str, application_name: str, watcher: str = "oltplab-watch"):
+    """The lowest pid among the client backends of ``application_name``, and the watching
+    connection (open: the caller finishes it), or (None, connection)."""
+    watch = pq.PGconn.connect(_conninfo(dsn, watcher))
+    res = watch.exec_(b"SELECT min(pid) FROM pg_stat_activity WHERE backend_type = "
+                      b"'client backend' AND application_name = '"
+                      + application_name.encode() + b"'")
+    value = res.get_value(0, 0) if res.status == pq.ExecStatus.TUPLES_OK else None
+    return (int(value) if value is not None else None), watch
+
+
+def alive(conn) -> bool:
+    """Whether a connection still answers (one round trip)."""
+    return conn.exec_(b"SELECT 1").status == pq.ExecStatus.TUPLES_OK
 
 
 def _conninfo(dsn: str, application_name: str) -> bytes:
@@ -118,8 +163,9 @@ def libpq_path() -> str:
 
 class ProcUsers:
     """The users of one worker on libpq: their connections and their C loop. ``sql``: the
-    connections are prepared for ``--mode sql`` (``connect(..., mode="sql")``). ``reopen``:
-    opens a user's new connection after it lost its own (blocking; ``reconnect``); without it
+    connections are prepared for ``--mode sql`` (``open_connection(..., mode="sql")``).
+    ``reopen(cancel=...)``: opens a user's new connection after it lost its own (blocking;
+    ``reconnect``); without it
     a lost connection fails the run."""
 
     def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
@@ -229,6 +275,14 @@ class ProcUsers:
             self._closed = True
             for conn in self.conns:
                 conn.finish()
+
+
+class Users(ProcUsers):
+    """The users of one worker, as runner/worker.py makes them from its WorkerPlan."""
+
+    def __init__(self, conns: list, user_plans: list, plan: WorkerPlan, reopen=None):
+        super().__init__(conns, user_plans, plan.w_max, plan.constants, plan.keying_thinking,
+                         plan.flush_stats, sql=plan.mode == "sql", reopen=reopen)
 
 
 def _finish_late(fut) -> None:

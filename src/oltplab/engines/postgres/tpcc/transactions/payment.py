@@ -16,7 +16,7 @@ FOR UPDATE; its update, the history row and COMMIT. ``run`` below is the asyncpg
 
 from __future__ import annotations
 
-from ..random import last_name, middle_index
+from .....workloads.tpcc.random import last_name, middle_index
 
 NAME = "payment"
 

@@ -23,7 +23,7 @@ transaction on asyncpg, statement by statement: the reference the C path is test
 
 from __future__ import annotations
 
-from ..inputs import ITEMS
+from .....workloads.tpcc.inputs import ITEMS
 
 NAME = "new_order"
 

@@ -1,7 +1,7 @@
 """Consistency conditions CC1-CC12 [TPC-C 3.3.2] on MariaDB, in one snapshot.
 
-The conditions are those of ../checks.py, whose queries MariaDB runs as written (LEFT JOIN,
-COALESCE, window count) but for CC5: MariaDB has no FULL JOIN, so its two sides are the
+The conditions are those of workloads/tpcc/checks.py, whose queries MariaDB runs as written
+(LEFT JOIN, COALESCE, window count) but for CC5: MariaDB has no FULL JOIN, so its two sides are the
 orders without a matching NEW_ORDER state and the NEW_ORDER rows without an order, joined by
 UNION ALL. All run in one ``START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY`` at
 REPEATABLE READ (InnoDB's default), so a live system gives no false failures.
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from ....engines.mariadb import client
-from ....errors import DatabaseError, SchemaError
-from ..checks import CONDITIONS, SAMPLE_ROWS, CheckResult
-from ..schema import META_TABLE
+from ....errors import DatabaseError
+from ....workloads.tpcc.checks import CONDITIONS, SAMPLE_ROWS, CheckResult
+from ....workloads.tpcc.schema import META_TABLE, no_schema
+from .. import client
 
 CC5 = """
 SELECT o.o_w_id AS w_id, o.o_d_id AS d_id, o.o_id, o.o_carrier_id, 1 AS order_exists,
@@ -42,8 +42,7 @@ def run_checks(dsn: str, after_run: bool = False) -> list[CheckResult]:
                                " WHERE table_schema = DATABASE() AND table_name = %s",
                                (META_TABLE,)):
                 cur.execute("SELECT DATABASE()")
-                raise SchemaError(f"no TPC-C schema in database {cur.fetchone()[0]}: "
-                                  "run 'oltplab tpcc build' first")
+                raise no_schema(cur.fetchone()[0])
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
             results = []
             for cond in MARIADB_CONDITIONS:

@@ -28,24 +28,23 @@ from decimal import Decimal
 
 from .... import __version__
 from ....config import BuildSpec
-from ....engines.mariadb import client
 from ....errors import DatabaseError, SchemaError, UsageError
-from .. import population as pop
-from ..loader import READ_AHEAD, _chunk_bounds, _Job, _produce
-from ..random import load_constants
-from ..schema import META_TABLE, TABLES, sql_statements, sql_text
+from ....workloads.tpcc.chunks import READ_AHEAD, LoadJob, chunk_bounds, produce
+from ....workloads.tpcc.random import load_constants
+from ....workloads.tpcc.schema import META_TABLE, TABLES
+from .. import client
+from .schema import PROCEDURES, sql_statements, sql_text
 
 METHODS = ("infile", "insert")
 INSERT_BATCH = 1_000  # rows per INSERT, as HammerDB
-PROCEDURES = ("NEWORD", "PAYMENT", "DELIVERY", "OSTAT", "SLEV")
 
 _LOAD_SQL = ("LOAD DATA LOCAL INFILE '{path}' INTO TABLE {table} CHARACTER SET utf8mb4"
              " FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n'")
 
 
 def procedure_statements() -> list[str]:
-    """The statements of mariadb_procedures.sql, separated there by lines holding '//'."""
-    text = sql_text("mariadb_procedures")
+    """The statements of sql/procedures.sql, separated there by lines holding '//'."""
+    text = sql_text("procedures")
     parts, current = [], []
     for line in text.splitlines():
         if line.strip() == "//":
@@ -79,7 +78,7 @@ def _prepare(dsn: str, force: bool) -> str:
             if found and not force:
                 raise SchemaError(f"database {dbname} already holds a TPC-C schema ({found} of "
                                   "its tables and procedures): pass --force to drop and rebuild it")
-            _execute_all(conn, sql_statements("mariadb_drop") + sql_statements("mariadb_tables"))
+            _execute_all(conn, sql_statements("drop") + sql_statements("tables"))
             cur.execute("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
             return cur.fetchone()[0]
     except client.Error as exc:
@@ -91,10 +90,10 @@ def _prepare(dsn: str, force: bool) -> str:
 class _Chunks:
     """The generator thread's chunks of one job, read one at a time."""
 
-    def __init__(self, job: _Job):
+    def __init__(self, job: LoadJob):
         self.queue: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=_produce, args=(job, self.queue, self.stop),
+        self.thread = threading.Thread(target=produce, args=(job, self.queue, self.stop),
                                        daemon=True)
         self.thread.start()
 
@@ -163,7 +162,7 @@ def _load_insert(conn, chunks: _Chunks, rows: Counter) -> None:
             item = chunks.next()
 
 
-def _load(job: _Job, method: str) -> dict:
+def _load(job: LoadJob, method: str) -> dict:
     """One worker: the chunks of its warehouses (and ITEM), loaded with ``method``."""
     rows: Counter = Counter()
     conn = client.connect(job.dsn)
@@ -179,7 +178,7 @@ def _load(job: _Job, method: str) -> dict:
     return dict(rows)
 
 
-def _run_jobs(jobs: list[_Job], method: str) -> Counter:
+def _run_jobs(jobs: list[LoadJob], method: str) -> Counter:
     if len(jobs) == 1:
         return Counter(_load(jobs[0], method))
     ctx = multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
@@ -194,7 +193,7 @@ def _finish(dsn: str, meta: dict, started: float, progress) -> None:
     """Secondary keys, statistics, procedures, then the build's record (a complete build)."""
     conn = client.connect(dsn)
     try:
-        keys = sql_statements("mariadb_keys")
+        keys = sql_statements("keys")
         for k, statement in enumerate(keys, 1):
             _execute_all(conn, [statement])
             if progress:
@@ -237,10 +236,10 @@ def build(dsn: str, spec: BuildSpec, progress=None, method: str = "infile") -> d
     now = _prepare(dsn, spec.force)
     if progress:
         progress("tables", 1, 1)
-    bounds = _chunk_bounds(spec.warehouses, spec.build_users)
+    bounds = chunk_bounds(spec.warehouses, spec.build_users)
     if spec.build_users > len(bounds):
         bounds.append((1, 0))  # a spare worker loads ITEM on its own
-    jobs = [_Job(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
+    jobs = [LoadJob(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
                  seed=seed, reproducible=reproducible, c_last_load=c_last, now=now,
                  parent_pid=os.getpid())
             for k, (a, b) in enumerate(bounds)]

@@ -13,7 +13,7 @@ COMMIT. ``run`` below is the asyncpg reference.
 
 from __future__ import annotations
 
-from ..random import last_name, middle_index
+from .....workloads.tpcc.random import last_name, middle_index
 
 NAME = "order_status"
 
