@@ -359,9 +359,19 @@ def _relabel(cell: Cell, label: str) -> Cell:
     return dataclasses.replace(cell, label=label, run=dataclasses.replace(cell.run, name=label))
 
 
+def _db_spec(values: dict) -> DbSpec:
+    """The cell's DbSpec: the engine from ``dsn`` or ``engine``, its data directory and port
+    by default."""
+    from . import engines
+    engine = engines.resolve(values.pop("engine", None), values.get("dsn"), flag="")
+    values.setdefault("datadir", Path("oltplab-data") / engine)
+    values.setdefault("port", engines.get(engine).default_port)
+    return DbSpec(engine=engine, **values)
+
+
 def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) -> Cell:
     conv = {k: typed("cell", k, v) for k, v in values.items()}
-    db = DbSpec(**{k: v for k, v in conv.items() if KEYS[k].part == "db"})
+    db = _db_spec({k: v for k, v in conv.items() if KEYS[k].part == "db"})
     if db.dsn and db.listen:
         raise UsageError("listen configures a managed server; it does not go with dsn")
     if db.dsn and db.host_memory is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .config import (parse_duration, parse_host_memory, parse_inject, parse_size,
                      parse_user_option)
+from .engines import ENGINES
 from .errors import UsageError
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def _choice(*choices):
 
 NUM = (int, float, str)
 KEYS = {k.name: k for k in (
+    Key("engine", "db", (str,), _choice(*ENGINES), "database engine (with dsn: its scheme's)"),
     Key("datadir", "db", (str,), _path, "data directory of the managed server"),
     Key("waldir", "db", (str,), _path, "WAL directory (initdb --waldir)"),
     Key("port", "db", (int,), _same, "port of the managed server"),
@@ -143,7 +145,7 @@ KEYS = {k.name: k for k in (
     Key("root", "neighbours", (str,), _path,
         "folder of the neighbours' template and data directories (the datastore under test)"),
 )}
-TARGET_KEYS = ("datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname")
+TARGET_KEYS = ("engine", "datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname")
 
 def typed(where: str, key: str, value: Any, keys: dict[str, Key] = KEYS,
           takes: str = "plans take") -> Any:

@@ -218,3 +218,18 @@ def test_a_neighbours_step_takes_the_cell_options_and_its_own(tmp_path):
     assert noisy.db_memory == 96 * 2**20
     assert noisy.name == "nb.backup-1.neighbours" and noisy.results_dir == tmp_path / "results"
     assert not plan.items[0].kind.needs_db  # it starts servers of its own
+
+
+def test_a_plan_takes_an_engine_and_a_dsn_names_its_own(tmp_path):
+    p = plan_of(tmp_path, "[plan]\nname = \"e\"\n[matrix]\nengine = [\"postgres\", \"mariadb\"]\n")
+    pg, maria = (c.db for c in p.cells)
+    assert (pg.engine, pg.port, pg.datadir) == ("postgres", 5432, Path("oltplab-data/postgres"))
+    assert (maria.engine, maria.port, maria.datadir) == ("mariadb", 3306,
+                                                         Path("oltplab-data/mariadb"))
+    by_dsn = plan_of(tmp_path, "[plan]\nname = \"d\"\n[defaults]\ndsn = \"mysql://u@h/tpcc\"\n")
+    assert by_dsn.cells[0].db.engine == "mariadb"
+    with pytest.raises(UsageError, match="engine postgres does not match dsn"):
+        plan_of(tmp_path, "[plan]\nname = \"m\"\n[defaults]\nengine = \"postgres\"\n"
+                          "dsn = \"mariadb://u@h/tpcc\"\n")
+    with pytest.raises(UsageError, match="engine: 'oracle' is not one of postgres, mariadb"):
+        plan_of(tmp_path, "[plan]\nname = \"o\"\n[defaults]\nengine = \"oracle\"\n")
