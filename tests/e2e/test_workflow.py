@@ -69,6 +69,7 @@ def test_workflow(site):
     p = oltplab("results", "show", "latest", "--json", cwd=root, check_rc=0)
     run = json.loads(p.stdout)
     assert run["schema_version"] == 2 and run["status"] == "completed"
+    assert run["engine"] == "postgres" and run["config"]["db"]["engine"] == "postgres"
     assert [s["users"] for s in run["steps"]] == [1, 2]
     for step in run["steps"]:
         assert step["tpm"] > 0 and step["nopm"] > 0
