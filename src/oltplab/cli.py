@@ -71,7 +71,8 @@ def make_db_spec(kw: dict[str, Any]) -> DbSpec:
     from . import engines
     engine = engines.resolve(kw.pop("engine"), kw.get("dsn"))
     if kw.get("pg_bin") is not None and engine != "postgres":
-        raise UsageError(f"--pg-bin names PostgreSQL binaries; it does not go with --engine {engine}")
+        raise UsageError(f"--pg-bin names PostgreSQL binaries; it does not go with "
+                         f"--engine {engine}")
     if kw.get("dsn") and kw.get("listen"):
         raise UsageError("--listen configures a managed server; it does not go with --dsn")
     host_memory = parse_host_memory(kw.pop("host_memory"))

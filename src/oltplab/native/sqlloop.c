@@ -1,8 +1,9 @@
 /*
  * --mode sql on the C loop: each transaction type's clause-by-clause statements as a short
- *   script of round trips. The statements are prepared by Python (engines/postgres/driver.py, the SQL
- *   text of engines/postgres/tpcc/transactions/) under the names of SQL_STATEMENTS below; here they
- *   are bound with the Terminal's inputs and the values earlier round trips returned.
+ *   script of round trips. The statements are prepared by Python (engines/postgres/driver.py,
+ *   the SQL text of engines/postgres/tpcc/transactions/) under the names of SQL_STATEMENTS
+ *   below; here they are bound with the Terminal's inputs and the values earlier round trips
+ *   returned.
  *
  * A transaction runs in libpq's pipeline mode: each round trip sends every statement that
  * depends only on what is already known, then one Sync, and its answers are read as they

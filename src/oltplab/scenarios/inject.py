@@ -14,8 +14,8 @@ Each event fires ``at_s`` seconds after the start of the step's measured window 
   issue themselves (reads, direct IO, WAL writes and fsyncs).
 
 For the kills, ``recovery_s`` runs from the signal to the first connection the server accepts
-again. The users reconnect by themselves (engines/postgres/driver.py); the transactions lost in flight
-count as errors. Each injector is an object with the same hooks: ``check`` before the run,
+again. The users reconnect by themselves (engines/postgres/driver.py); the transactions lost
+in flight count as errors. Each injector is an object with the same hooks: ``check`` before the run,
 ``fire`` at its time, ``end`` after ``for_s`` (throttles) and ``close``.
 """
 

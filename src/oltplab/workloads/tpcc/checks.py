@@ -3,8 +3,8 @@
 Each query returns the violating rows: none means the condition holds. An engine runs all of
 them in one snapshot (engines/<name>/tpcc/checks.py), so a live system gives no false failures
 from snapshot skew; the queries are written for PostgreSQL, and an engine replaces those its
-SQL lacks (MariaDB: CC5's FULL JOIN). Sums are compared through COALESCE, so a district or customer with nothing to sum is
-compared with 0 instead of silently passing as NULL.
+SQL lacks (MariaDB: CC5's FULL JOIN). Sums are compared through COALESCE, so a district or
+customer with nothing to sum is compared with 0 instead of silently passing as NULL.
 
 CC11 (ORDERS - NEW_ORDER = 2100) holds only until the first Delivery commits; ``run_checks``
 leaves it out when ``after_run`` is set.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+
 from ....errors import DatabaseError
 from ....workloads.tpcc import schema as common
 from ....workloads.tpcc.schema import META_TABLE
@@ -10,7 +11,6 @@ from ...base import SchemaInfo
 from .. import client
 
 PROCEDURES = ("NEWORD", "PAYMENT", "DELIVERY", "OSTAT", "SLEV")
-
 
 #: sql_text(name), sql_statements(name): the files of this package's sql/ folder
 sql_text = functools.partial(common.sql_text, __package__)

@@ -6,8 +6,8 @@ constants [2.1.6.1] recorded by the build in ``tpcc_meta``.
 
 from __future__ import annotations
 
-import functools
 import asyncio
+import functools
 
 import asyncpg
 
@@ -17,7 +17,6 @@ from ....workloads.tpcc.schema import META_TABLE, TABLES  # noqa: F401 (the load
 from ...base import SchemaInfo
 
 FUNCTIONS = ("neword", "payment", "ostat", "delivery", "slev")
-
 
 #: sql_text(name), sql_statements(name): the files of this package's sql/ folder
 sql_text = functools.partial(common.sql_text, __package__)
