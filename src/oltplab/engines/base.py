@@ -229,9 +229,14 @@ class Engine(Protocol):
     the engine's modules driver.py and backup.py (see engines/postgres for the contract)."""
 
     name: str
+    label: str  # for messages: 'PostgreSQL', 'MariaDB'
+    default_port: int  # --port when not given
     dialect: Dialect
 
     def instance(self, spec: DbSpec) -> ManagedInstance: ...
+
+    def server_record(self, dsn: str) -> dict:
+        """``{"server_version", "server_version_num", "settings"}`` recorded with a run."""
 
     def database(self, spec: DbSpec,
                  need_connections: int = 100) -> AbstractContextManager[Target]: ...
