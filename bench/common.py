@@ -13,15 +13,17 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from oltplab import engines  # noqa: E402
 from oltplab.config import BuildSpec, DbSpec, parse_size  # noqa: E402
-from oltplab.engines.postgres.session import database  # noqa: E402
 from oltplab.engines.postgres.tpcc.loader import build  # noqa: E402
 from oltplab.engines.postgres.tpcc.schema import schema_info  # noqa: E402
 from oltplab.errors import SchemaError  # noqa: E402
 
+DEFAULT_DATADIR = Path("oltplab-data/bench-postgres")
+
 
 def db_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--datadir", type=Path, default=Path("oltplab-data/bench-postgres"))
+    p.add_argument("--datadir", type=Path, default=DEFAULT_DATADIR)
     p.add_argument("--port", type=int, default=5440)
     p.add_argument("--db-memory", default="2GiB")
     p.add_argument("--dsn", default=None, help="an existing server instead of a managed one")
@@ -38,14 +40,19 @@ def run_args(p: argparse.ArgumentParser, duration: float) -> None:
     p.add_argument("--seed", type=int, default=20261121)
 
 
-def db_spec(a: argparse.Namespace, dbname: str = "tpcc") -> DbSpec:
-    return DbSpec(datadir=a.datadir, port=a.port, db_memory=parse_size(a.db_memory), dsn=a.dsn,
-                  dbname=dbname)
+def db_spec(a: argparse.Namespace, dbname: str = "tpcc", engine: str = "postgres") -> DbSpec:
+    datadir, port = a.datadir, a.port
+    if engine != "postgres" and datadir == DEFAULT_DATADIR:  # each engine its own server
+        datadir, port = Path(f"oltplab-data/bench-{engine}"), port + 1
+    return DbSpec(datadir=datadir, port=port, db_memory=parse_size(a.db_memory), dsn=a.dsn,
+                  dbname=dbname, engine=engine)
 
 
 @contextlib.contextmanager
-def bench_database(a: argparse.Namespace, dbname: str = "tpcc", connections: int = 100):
-    with database(db_spec(a, dbname), need_connections=connections) as target:
+def bench_database(a: argparse.Namespace, dbname: str = "tpcc", connections: int = 100,
+                   engine: str = "postgres"):
+    spec = db_spec(a, dbname, engine)
+    with engines.get(engine).database(spec, need_connections=connections) as target:
         yield target
 
 
