@@ -41,12 +41,14 @@ def print_repeats(runs: list[dict]) -> None:
         click.echo(("warning: " if line.startswith("unstable:") else "  ") + line)
 
 
-def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = None):
-    """A telemetry sampler for a run's timeline (not started), or None when turned off."""
+def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = None,
+                 db_source=None):
+    """A telemetry sampler for a run's timeline (not started), or None when turned off;
+    ``db_source`` is an engine's database source in place of PostgreSQL's for ``dsn``."""
     if not interval:
         return None
     from .telemetry.sampler import Sampler
-    return Sampler(interval, paths=paths, db_dsn=dsn, power=power)
+    return Sampler(interval, paths=paths, db_dsn=dsn, power=power, db_source=db_source)
 
 
 def save_timeline(sampler, record) -> None:

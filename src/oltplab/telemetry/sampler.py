@@ -127,7 +127,8 @@ class Sampler:
     found and always sampled. ``devices`` is "auto" or a list of device names; ``interfaces``
     likewise. ``db_dsn`` adds the database's counters, read from ``db_maintenance`` (the
     server's maintenance database; None: the DSN's own) when the server lets the sampler
-    connect there; ``database`` is that source. ``power`` is a spec string (see
+    connect there; ``db_source`` is an engine's own source instead (MariaDB's, for one);
+    ``database`` is that source. ``power`` is a spec string (see
     sources/power.py), a plugin, or a list of them. Bad names raise UsageError here, before
     anything starts.
     """
@@ -136,7 +137,7 @@ class Sampler:
                  interfaces="auto", db_dsn: str | None = None, power="auto",
                  proc_root: str = "/proc", sys_root: str = "/sys",
                  extra_sources: list[Source] | None = None,
-                 db_maintenance: str | None = MAINTENANCE_DB):
+                 db_maintenance: str | None = MAINTENANCE_DB, db_source: Source | None = None):
         try:
             interval = float(interval)
         except (TypeError, ValueError):
@@ -149,8 +150,9 @@ class Sampler:
         self._interval_ns = int(round(interval * 1e9))
         self._disks = DiskSource(devices, paths, proc_root, sys_root)
         self._power = PowerSource(power, interval)
-        self._db = (DatabaseSource(db_dsn, query_timeout=min(2.0, max(0.5, interval)),
-                                   maintenance_db=db_maintenance) if db_dsn else None)
+        self._db = db_source if db_source is not None else (
+            DatabaseSource(db_dsn, query_timeout=min(2.0, max(0.5, interval)),
+                           maintenance_db=db_maintenance) if db_dsn else None)
         self._sources: list[Source] = [CpuSource(proc_root), self._disks,
                                        MemorySource(proc_root),
                                        NetworkSource(interfaces, proc_root)]
