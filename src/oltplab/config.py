@@ -202,6 +202,7 @@ class DbSpec:
     dbname: str = "tpcc"
     listen: str = ""  # listen_addresses of the managed server; '' = unix socket only
     host_memory: int | None = None  # limit of the server's memory control group; None = none
+    engine: str = "postgres"
 
     def __post_init__(self):
         room = self.db_memory + HOST_MEMORY_HEADROOM

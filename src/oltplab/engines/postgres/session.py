@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ...config import DbSpec
 from ...errors import DatabaseError
+from ..serving import serving
 from .instance import PostgresInstance, _run_sync
 
 CONNECT_TIMEOUT_S = 5.0
@@ -66,20 +67,6 @@ def database(spec: DbSpec, need_connections: int = 100) -> Iterator[Target]:
         yield Target(dsn=spec.dsn, admin_dsn=spec.dsn, instance=None, started_here=False)
         return
     inst = PostgresInstance(spec)
-    was_running = inst.is_running()
-    failed = False
-    try:
-        inst.start(need_connections)
-        inst.ensure_database(spec.dbname)
+    with serving(inst, spec.dbname, need_connections) as started_here:
         yield Target(dsn=inst.dsn(spec.dbname), admin_dsn=inst.dsn("postgres"),
-                     instance=inst, started_here=not was_running)
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        if not was_running:
-            try:
-                inst.stop()
-            except Exception:
-                if not failed:  # do not hide the error that is already on its way out
-                    raise
+                     instance=inst, started_here=started_here)
