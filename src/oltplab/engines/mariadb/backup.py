@@ -13,9 +13,10 @@
 - ``dump`` is ``mariadb-dump --single-transaction --routines`` into ``dump.sql``; the restore
   starts an empty server and feeds the file to the ``mariadb`` client (timed as load).
 
---max-rate becomes ``--throttle``, which counts mariadb-backup's read and write pairs per
-second, about 1 MiB each: the rate is rounded down to whole MiB/s (at least 1), and small
-files make the backup slower than that. The restored copy runs with a 128 MiB buffer pool on
+--max-rate becomes ``--throttle=N`` with N = the rate in whole MiB/s (at least 1), recorded as
+``throttle``: mariadb-backup limits its read and write pairs to N a second, which bounds the
+rate from above only. Measured at W=1 (317 MB, 2 cores): N = 10 gave 4.6 MiB/s and N = 40
+16 MiB/s; each small file costs a pair, so the rate stays well below the one asked. The restored copy runs with a 128 MiB buffer pool on
 its own private socket, without TCP.
 """
 
@@ -141,16 +142,18 @@ def backup(job: Job, dest: Path) -> dict:
         return {}
     args = [_tool("mariadb-backup"), *conn, "--backup", f"--target-dir={dest}",
             f"--parallel={s.jobs}"]
+    fields: dict = {"parallel": s.jobs}
     if s.max_rate is not None:
-        args.append(f"--throttle={max(1, s.max_rate // THROTTLE_UNIT)}")
+        fields["throttle"] = max(1, s.max_rate // THROTTLE_UNIT)
+        args.append(f"--throttle={fields['throttle']}")
     if s.compress == "none":
         job.run(args, dest, "backup", "mariadb-backup")
-        return {}
+        return fields
     compressor, _, name = COMPRESSORS[s.compress]
     dest.mkdir(mode=0o700)
     job.run([[*args, "--stream=mbstream"], compressor], dest, "backup",
             f"mariadb-backup | {compressor[0]}", stdout=dest / name)
-    return {"file": name}
+    return {**fields, "file": name}
 
 
 @contextmanager
