@@ -16,6 +16,8 @@ from oltplab.engines.mariadb import client
 from oltplab.engines.mariadb.backup import check
 from oltplab.engines.mariadb.instance import MariaDBInstance, find_binary
 from oltplab.errors import UsageError
+from oltplab.report.build import build_report
+from oltplab.results.store import load_run
 from oltplab.scenarios.backup import BackupSpec, run_backup
 from oltplab.workloads.tpcc.mariadb import DIALECT
 from oltplab.workloads.tpcc.mariadb import procedures as proc
@@ -93,14 +95,20 @@ def test_two_cycles_back_up_restore_and_pass_the_checks(site):
     assert marks.count("backup-start") == 2 and marks.count("restore-end") == 2
     assert timeline["database"]["engine"] == "mariadb" and timeline["database"]["available"]
     assert "db.innodb_data_writes_s" in timeline["columns"], "MariaDB's source, not PostgreSQL's"
+    report = build_report([load_run(root / "results", run["id"])])
+    assert dict(next(t for t in report.sections[-1].tables if t.key == "run").rows)[
+        "engine"] == "MariaDB"
+    assert "MariaDB" in report.subtitle
 
 
-def test_zstd_streams_the_backup_and_restores_it(site):
+def test_zstd_streams_the_backup_throttled_and_restores_it(site):
     root, db = site
-    run = run_backup(db, _spec(root, "zstd", compress="zstd", to=root / "zs"))
+    run = run_backup(db, _spec(root, "zstd", compress="zstd", to=root / "zs",
+                               max_rate=1024 * 2**20, jobs=1))
     assert run["status"] == "completed", run["error"]
     (c,) = run["cycles"]
     assert c["backup"]["file"] == "backup.mbstream.zst"
+    assert c["backup"]["throttle"] == 1024 and c["backup"]["parallel"] == 1
     assert list(Path(c["backup"]["path"]).iterdir()) == [
         Path(c["backup"]["path"]) / "backup.mbstream.zst"]
     assert c["backup"]["bytes"] < c["restore"]["bytes"] / 2, "the stream is compressed"
