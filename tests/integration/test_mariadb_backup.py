@@ -144,6 +144,22 @@ def test_cancel_keeps_the_finished_cycle_and_removes_the_rest(site):
     assert not _leftovers(root) and not MariaDBInstance(db).is_running()
 
 
+def test_dsn_target_backs_up_the_running_server_and_leaves_it_running(site):
+    root, db = site
+    inst = MariaDBInstance(db)
+    inst.start()
+    try:
+        run = run_backup(DbSpec(dsn=inst.dsn(), engine="mariadb"),
+                         _spec(root, "dsn", to=root / "dsn" / "bk"))
+        assert run["status"] == "completed", run["error"]
+        assert run["database"]["managed"] is False
+        assert run["cycles"][0]["restore"]["check_ok"] is True
+        assert inst.is_running(), "a --dsn server is not ours to stop"
+        assert not [p.name for p in (root / "dsn").iterdir() if "restore" in p.name]
+    finally:
+        inst.stop()
+
+
 def test_max_rate_below_one_throttle_step_is_refused(site):
     _, db = site
     with pytest.raises(UsageError, match="--max-rate.*1MiB"):
