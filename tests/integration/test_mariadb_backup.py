@@ -99,6 +99,8 @@ def test_two_cycles_back_up_restore_and_pass_the_checks(site):
     assert dict(next(t for t in report.sections[-1].tables if t.key == "run").rows)[
         "engine"] == "MariaDB"
     assert "MariaDB" in report.subtitle
+    charts = {c.key: c for c in report.charts}
+    assert charts["db_written_time"].title == "InnoDB redo and data written over time"
 
 
 def test_zstd_streams_the_backup_throttled_and_restores_it(site):

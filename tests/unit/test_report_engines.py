@@ -69,3 +69,35 @@ def test_single_run_names_its_engine_in_the_run_table_and_subtitle():
     pg = build_report([tpcc_record("solo")])
     assert dict(_table(pg, "run").rows)["engine"] == "PostgreSQL"
     assert "PostgreSQL 18.1" in pg.subtitle
+
+
+def _with_db(timeline: dict, innodb: bool) -> dict:
+    n = len(timeline["columns"]["t_ns"])
+    cols = {"db.commits_s": [None] + [50.0] * (n - 1), "db.rollbacks_s": [None] + [0.5] * (n - 1),
+            "db.wal_bytes_s": [None] + [2.0 * 2**20] * (n - 1)}
+    if innodb:
+        cols["db.innodb_data_written_s"] = [None] + [4.0 * 2**20] * (n - 1)
+    return {**timeline, "columns": {**timeline["columns"], **cols},
+            "database": {"available": True, "engine": "mariadb" if innodb else None}}
+
+
+def test_database_charts_over_time_name_innodb_for_mariadb(tmp_path):
+    pg = write_run(tmp_path / "pg", tpcc_record("tpcc", run_id="pg1"),
+                   _with_db(timeline_dict(), innodb=False))
+    my = write_run(tmp_path / "my", mariadb_record("tpcc", run_id="my1"),
+                   _with_db(timeline_dict(), innodb=True))
+    charts = {c.key: c for c in build_report([pg, my]).charts}
+    assert charts["db_written_time-1"].title == "WAL written over time"
+    assert charts["db_written_time-2"].title == "InnoDB redo and data written over time"
+    assert [s.name for s in charts["db_written_time-2"].series] == ["InnoDB redo",
+                                                                     "InnoDB data files"]
+    assert max(v for v in charts["db_written_time-2"].series[0].y if v is not None) == 2.0
+    assert charts["db_xacts_time-1"].title == "PostgreSQL transactions over time"
+    assert "Com_commit" in charts["db_xacts_time-2"].caption
+    assert charts["db_xacts_time-2"].title == "MariaDB transactions over time"
+
+
+def test_no_database_charts_without_database_telemetry(tmp_path):
+    run = write_run(tmp_path / "plain", tpcc_record("plain"), timeline_dict())
+    keys = {c.key for c in build_report([run]).charts}
+    assert "cpu_time" in keys and not any(k.startswith("db_") for k in keys)
