@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core
+DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
+                mariadb-client zstd
 STAMP  := $(VENV)/.installed
 
 .PHONY: run test install deb-packages bench clean

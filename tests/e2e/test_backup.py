@@ -95,7 +95,7 @@ def test_backup_run_compressed_without_restore_then_with(site):
 
 def test_zstd_runs_or_is_refused_by_what_the_build_supports(site):
     from oltplab.engines.postgres.instance import default_bin_dir
-    from oltplab.scenarios.backup import compression_unsupported
+    from oltplab.engines.postgres.backup import compression_unsupported
     root, datadir, flags = site
     why = compression_unsupported(str(default_bin_dir() / "pg_basebackup"), "zstd")
     p = oltplab("backup", "run", *flags, "--cycles", "1", "--compress", "zstd",

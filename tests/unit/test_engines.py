@@ -14,9 +14,6 @@ from oltplab.errors import UsageError
 
 SRC = Path(__file__).parents[2] / "src" / "oltplab"
 CLIENTS = {"asyncpg", "psycopg", "pymysql"}
-# scenarios/backup.py still reads the districts with asyncpg; its engine part moves to
-# engines/postgres/backup.py with the backup refactor, and then this set is empty.
-NOT_YET_MOVED = {"scenarios/backup.py"}
 
 
 def _client_uses(path: Path) -> set[str]:
@@ -38,7 +35,7 @@ def test_no_module_outside_engines_uses_a_database_client():
     assert "pymysql" in uses["engines/mariadb/client.py"]
     outside = {path: clients for path, clients in uses.items()
                if clients and not path.startswith("engines/")}
-    assert set(outside) <= NOT_YET_MOVED, outside
+    assert not outside, outside
 
 
 def test_get_returns_each_engine_by_name():

@@ -26,8 +26,8 @@ def charts(groups: list[Group]) -> list[Chart]:
     return [bar_chart("backup_cycles", "Time to complete per cycle", "cycle", "seconds", items,
                       why="no cycle finished",
                       caption="Seconds from the start to the end of each cycle's backup and "
-                              "restore (copy back plus WAL replay to consistency, or createdb "
-                              "plus pg_restore).")]
+                              "restore (copy back plus the replay of the WAL or InnoDB redo "
+                              "to consistency, or the load of a dump).")]
 
 
 def tables(run: RunData) -> list[Table]:

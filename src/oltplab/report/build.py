@@ -79,11 +79,11 @@ def _runs_table(groups: list[Group]) -> Table:
     for g in groups:
         for r in g.runs:
             users = ",".join(str(s.get("users")) for s in r.steps if s.get("users") is not None)
-            rows.append((r.label, r.id, r.kind, r.record.get("status"),
+            rows.append((r.label, r.id, r.kind, r.engine_name, r.record.get("status"),
                          r.record.get("started_at"), len(r.steps),
                          users or ", ".join(str(s.get("profile")) for s in r.steps),
                          g.label, len(g.runs), r.telemetry_from))
-    return Table("runs", "Runs", ("run", "id", "kind", "status", "started", "steps",
+    return Table("runs", "Runs", ("run", "id", "kind", "engine", "status", "started", "steps",
                                   "users or profiles", "group", "runs in group", "telemetry"),
                  tuple(rows))
 
@@ -97,8 +97,12 @@ def _subtitle(runs: list[RunData]) -> str:
                  f"started {r.record.get('started_at')}"]
         if host:
             parts.append(f"host {host}")
+        engine = r.engine_name
         if db:
-            parts.append(str(db).split(" on ")[0])
+            db = str(db).split(" on ")[0]
+            parts.append(db if not engine or engine.lower() in db.lower() else f"{engine} {db}")
+        elif engine:
+            parts.append(engine)
         return "; ".join(parts)
     return f"{len(runs)} runs: " + ", ".join(f"{r.label} ({r.id})" for r in runs)
 

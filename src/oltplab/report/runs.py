@@ -22,6 +22,24 @@ from .model import PALETTE
 
 TIMELINE_FILE = "timeline.json"
 _NOT_WORKLOAD = {"name", "results_dir", "seed", "check"}
+ENGINE_NAMES = {"postgres": "PostgreSQL", "mariadb": "MariaDB"}
+_DATABASE_ENGINES = {"postgresql": "postgres", "postgres": "postgres", "mariadb": "mariadb"}
+_DATABASE_KINDS = ("tpcc", "backup", "neighbours")  # before run.json had ``engine``: PostgreSQL
+
+
+def engine_of(record: dict) -> str | None:
+    """The database engine a run ran on ("postgres", "mariadb"), None for a run without a
+    database (fio): the record's ``engine``, else its configuration's, else its database
+    entry's; older records of database kinds were all PostgreSQL's."""
+    if record.get("engine"):
+        return str(record["engine"])
+    db_config = (record.get("config") or {}).get("db")
+    if isinstance(db_config, dict) and db_config.get("engine"):
+        return str(db_config["engine"])
+    database = record.get("database")
+    if isinstance(database, dict) and database.get("engine"):
+        return _DATABASE_ENGINES.get(str(database["engine"]).lower(), str(database["engine"]))
+    return "postgres" if record.get("kind") in _DATABASE_KINDS else None
 
 
 @dataclass
@@ -45,6 +63,15 @@ class RunData:
     @property
     def name(self) -> str:
         return self.record.get("name") or self.id
+
+    @property
+    def engine(self) -> str | None:
+        return engine_of(self.record)
+
+    @property
+    def engine_name(self) -> str | None:
+        """The engine as people write it (PostgreSQL, MariaDB); None without a database."""
+        return ENGINE_NAMES.get(self.engine, self.engine) if self.engine else None
 
     @property
     def steps(self) -> list[dict]:
@@ -115,18 +142,21 @@ class Group:
 
 
 def label_runs(runs: list[RunData]) -> list[Group]:
-    """Give each run a short unique label and colour, and group repeats (first seen first)."""
+    """Give each run a short unique label and colour, and group repeats (first seen first).
+    When the runs ran on more than one engine, each label names its engine."""
     groups: dict[tuple, list[RunData]] = {}
     for r in runs:
         groups.setdefault(group_key(r.record), []).append(r)
-    names: dict[str, int] = {}
-    for key in groups:
-        names[key[1] or "?"] = names.get(key[1] or "?", 0) + 1
-    out = []
-    for i, (key, members) in enumerate(groups.items()):
-        color = PALETTE[i % len(PALETTE)]
+    mixed = len({r.engine for r in runs if r.engine}) > 1
+    bases = []
+    for key, members in groups.items():
         name = key[1] or "?"
-        glabel = name if names[name] == 1 else f"{name} ({key[0]} config {i + 1})"
+        engine = members[0].engine_name
+        bases.append(f"{name} ({engine})" if mixed and engine else name)
+    out = []
+    for i, ((key, members), base) in enumerate(zip(groups.items(), bases)):
+        color = PALETTE[i % len(PALETTE)]
+        glabel = base if bases.count(base) == 1 else f"{base} ({key[0]} config {i + 1})"
         for k, r in enumerate(members):
             r.color = color
             r.label = glabel if len(members) == 1 else f"{glabel} #{k + 1}"

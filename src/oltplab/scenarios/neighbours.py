@@ -524,7 +524,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
 
 def _check_binaries(spec: NeighboursSpec) -> None:
     from ..engines.postgres.instance import default_bin_dir
-    from .backup import require_tool
+    from ..engines.postgres.backup import require_tool
     bin_dir = Path(os.path.abspath(spec.pg_bin)) if spec.pg_bin else default_bin_dir()
     if spec.backup:
         require_tool(bin_dir, "pg_basebackup")

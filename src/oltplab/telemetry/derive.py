@@ -74,6 +74,9 @@ FIGURES: dict[str, str] = {
     "wal_mb_s": "WAL MB/s, average (MB = 2^20 bytes)",
     "checkpoints": "checkpoints completed in the window",
     "sampler_xacts": "transactions of the sampler's own queries in the window (in commits)",
+    "innodb_data_writes_s": "InnoDB data write requests per second, average",
+    "innodb_data_written_mb_s": "InnoDB data written MB/s, average (MB = 2^20 bytes)",
+    "row_lock_waits": "InnoDB row lock waits in the window",
     "watts": "power, average (W)",
     "energy_j": "energy (J)",
     "coverage": "share of the window with a power reading",
@@ -239,6 +242,19 @@ def device_figures(w: _Window, device: str) -> dict:
     return f
 
 
+def innodb_figures(w: _Window) -> dict:
+    """MariaDB's InnoDB figures, present only in a timeline that has their columns; its
+    sampler's status query commits nothing, so none of the commits are the sampler's."""
+    if "db.innodb_data_writes_s" not in w.tl.columns:
+        return {}
+    written = w.mean("db.innodb_data_written_s")
+    waits = w.total("db.innodb_row_lock_waits_s")
+    return {"innodb_data_writes_s": w.mean("db.innodb_data_writes_s"),
+            "innodb_data_written_mb_s": written / 2**20 if written is not None else None,
+            "row_lock_waits": round(waits) if waits is not None else None,
+            "sampler_xacts": 0}
+
+
 def window_figures(timeline, start_ns: int, end_ns: int) -> dict:
     """Host, device, database and power figures over [start_ns, end_ns)."""
     tl = as_timeline(timeline)
@@ -272,7 +288,8 @@ def window_figures(timeline, start_ns: int, end_ns: int) -> dict:
             and hits + reads > 0 else None,
             "wal_mb_s": wal / 2**20 if wal is not None else None,
             "checkpoints": round(checkpoints) if checkpoints is not None else None,
-            "sampler_xacts": sum(v is not None for v in w.values("db.commits_s"))},
+            "sampler_xacts": sum(v is not None for v in w.values("db.commits_s")),
+            **innodb_figures(w)},
         "power": {"available": bool(tl.power.get("available")) and watts is not None,
                   "source": tl.power.get("source"), "reason": tl.power.get("reason"),
                   "watts": watts,

@@ -33,7 +33,7 @@ import time
 from array import array
 
 from ...errors import DatabaseError
-from ...telemetry.sources import NAN, Source
+from ...telemetry.sources import SessionSource
 
 MAINTENANCE_DB = "postgres"
 
@@ -86,40 +86,24 @@ def checkpoints_from(version_num: int) -> str:
     return next(v for k, v in CHECKPOINTS_FROM.items() if version_num >= k)
 
 
-def db_rates(prev: tuple, cur: tuple, dt_s: float) -> list[float]:
-    """Per-second deltas of the six counters; null where a counter is null or was reset."""
-    out = []
-    for p, c in zip(prev, cur):
-        if p is None or c is None or c < p or dt_s <= 0:
-            out.append(NAN)
-        else:
-            out.append((c - p) / dt_s)
-    return out
-
-
-class DatabaseSource(Source):
+class DatabaseSource(SessionSource):
     name = "database"
 
     def __init__(self, dsn: str, connect_timeout: float = 5.0, query_timeout: float = 2.0,
                  retry_s: float = 5.0, maintenance_db: str | None = MAINTENANCE_DB):
-        super().__init__()
+        super().__init__(retry_s)
         self.dsn = dsn
         self.maintenance_db = maintenance_db
         self.lock = threading.Lock()  # a sample, or a snapshot of the driver's
         self._sent = array("q")  # when each sample counted in the workload's row was sent
         self.connect_timeout = connect_timeout
         self.query_timeout = query_timeout
-        self.retry_s = retry_s
         self.columns = list(COLUMNS)
         self.units = dict(UNITS)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._conn = None
         self._sql = SQL_OLD
         self._stmt = None
         self._version: int | None = None
-        self._prev: tuple | None = None
-        self._prev_t = 0
-        self._retry_at = 0
         self._database: str | None = None  # where the sampler's transactions count
         self._workload_db: str | None = None
 
@@ -161,7 +145,7 @@ class DatabaseSource(Source):
                 raise
             conn = self._elsewhere(conn)
         except Exception as e:
-            self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+            self._later()
             raise DatabaseError(f"sampler cannot connect to the database: {e}") from None
         try:
             self._database = self._loop.run_until_complete(conn.fetchval(
@@ -170,7 +154,7 @@ class DatabaseSource(Source):
                 "SELECT current_setting('server_version_num')", timeout=self.query_timeout)))
         except Exception as e:
             conn.terminate()
-            self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+            self._later()
             raise DatabaseError(f"sampler cannot query the database: {e}") from None
         self._sql = query_for(self._version)
         if self._database == self._workload_db and self._version >= 150000:
@@ -179,41 +163,20 @@ class DatabaseSource(Source):
             self._stmt = self._loop.run_until_complete(conn.prepare(self._sql))
         except Exception as e:
             conn.terminate()
-            self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+            self._later()
             raise DatabaseError(f"sampler cannot query the database: {e}") from None
         self._conn = conn
-        self._prev = None
 
-    def _drop(self) -> None:
-        conn, self._conn, self._prev = self._conn, None, None
-        self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
-        if conn is not None:
-            try:
-                conn.terminate()
-            except Exception:
-                pass
+    def _close_conn(self, conn) -> None:
+        conn.terminate()
 
-    def read(self, t_ns: int) -> list[float]:
-        if self._conn is None:
-            if t_ns < self._retry_at:
-                return [NAN] * len(COLUMNS)
-            self._connect()
+    def _fetch(self) -> tuple:
         with self.lock:
             sent = time.monotonic_ns()
-            try:
-                row = self._loop.run_until_complete(
-                    self._stmt.fetchrow(timeout=self.query_timeout))
-            except Exception as e:
-                self._drop()
-                raise DatabaseError(f"sampler query failed: {e}") from None
+            row = self._loop.run_until_complete(self._stmt.fetchrow(timeout=self.query_timeout))
             if self._database == self._workload_db:
                 self._sent.append(sent)
-        cur = tuple(row)
-        prev, prev_t = self._prev, self._prev_t
-        self._prev, self._prev_t = cur, t_ns
-        if prev is None:
-            return [NAN] * len(COLUMNS)
-        return db_rates(prev, cur, (t_ns - prev_t) / 1e9)
+        return tuple(row)
 
     def transactions_between(self, t0_ns: int, t1_ns: int) -> int:
         """The samples counted in the workload database's row that were sent between two

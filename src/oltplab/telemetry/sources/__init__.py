@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import math
 import os
+import time
+
+from ...errors import DatabaseError
 
 NAN = math.nan
 U32 = 1 << 32
@@ -91,3 +94,74 @@ class Source:
 
     def close(self) -> None:
         pass
+
+
+def counter_rates(prev: tuple, cur: tuple, dt_s: float) -> list[float]:
+    """Per-second deltas of server counters; null where a counter is null or was reset."""
+    out = []
+    for p, c in zip(prev, cur):
+        if p is None or c is None or c < p or dt_s <= 0:
+            out.append(NAN)
+        else:
+            out.append((c - p) / dt_s)
+    return out
+
+
+class SessionSource(Source):
+    """A database server's counters over one session that the sampler's thread keeps open.
+
+    A lost session is opened again every ``retry_s`` seconds, the samples in between are
+    null, and the first reading of each session is its baseline (null). Subclasses open the
+    session (``_connect``: sets ``_conn``, or calls ``_later()`` and raises DatabaseError),
+    read the counters in column order (``_fetch``) and close a session (``_close_conn``).
+    """
+
+    def __init__(self, retry_s: float) -> None:
+        super().__init__()
+        self.retry_s = retry_s
+        self._conn = None
+        self._prev: tuple | None = None
+        self._prev_t = 0
+        self._retry_at = 0
+
+    def _connect(self) -> None:
+        raise NotImplementedError
+
+    def _fetch(self) -> tuple:
+        raise NotImplementedError
+
+    def _close_conn(self, conn) -> None:
+        raise NotImplementedError
+
+    def _error_text(self, exc: BaseException) -> str:
+        return str(exc)
+
+    def _later(self) -> None:
+        """No new session before ``retry_s`` seconds from now."""
+        self._retry_at = time.monotonic_ns() + int(self.retry_s * 1e9)
+
+    def _drop(self) -> None:
+        conn, self._conn, self._prev = self._conn, None, None
+        self._later()
+        if conn is not None:
+            try:
+                self._close_conn(conn)
+            except Exception:
+                pass
+
+    def read(self, t_ns: int) -> list[float]:
+        if self._conn is None:
+            if t_ns < self._retry_at:
+                return [NAN] * len(self.columns)
+            self._connect()
+            self._prev = None
+        try:
+            cur = tuple(self._fetch())
+        except Exception as e:
+            self._drop()
+            raise DatabaseError(f"sampler query failed: {self._error_text(e)}") from None
+        prev, prev_t = self._prev, self._prev_t
+        self._prev, self._prev_t = cur, t_ns
+        if prev is None:
+            return [NAN] * len(self.columns)
+        return counter_rates(prev, cur, (t_ns - prev_t) / 1e9)
