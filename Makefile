@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core
+DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core libmariadb-dev
 STAMP  := $(VENV)/.installed
 
 .PHONY: run test install deb-packages bench clean

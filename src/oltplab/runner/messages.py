@@ -36,6 +36,7 @@ class WorkerPlan:
     application_name: str = "oltplab"
     flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
     resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
+    engine: str = "postgres"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,266 @@
+"""MariaDB's virtual users in C (engines/mariadb/driver.py, native/myloop.c) on a real managed
+MariaDB with a W=1 build of its own: the loop's counts against the server's, the mix, retries
+of forced deadlocks, a killed session with and without --inject's resilience, bad DSNs, and
+the module without libmariadb. test_native_sanitizers.py runs this module again under
+AddressSanitizer and UndefinedBehaviorSanitizer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from oltplab import _native
+from oltplab.config import BuildSpec
+from oltplab.engines.mariadb import client, counters, driver
+from oltplab.engines.mariadb.instance import find_binary
+from oltplab.metrics.histogram import decode
+from oltplab.runner.messages import UserPlan, WorkerPlan
+from oltplab.runner.vuser import Recorder, UserFailed
+from oltplab.workloads.tpcc.inputs import draw_constants
+from oltplab.workloads.tpcc.mariadb import DIALECT
+
+pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,
+                                reason="mariadbd is not installed (Debian: mariadb-server-core)")
+
+S = 1_000_000_000
+NEW_ORDER, PAYMENT = 0, 1
+
+
+@pytest.fixture(scope="module")
+def w1(mariadb) -> str:
+    """A W=1 build of this module's own (the suite's MariaDB: conftest.py)."""
+    mariadb.ensure_database("driver_w1")
+    dsn = mariadb.dsn("driver_w1")
+    DIALECT.build(dsn, BuildSpec(warehouses=1, build_users=2, seed=4242))
+    return dsn
+
+
+def plan_of(dsn: str, users: int, **over) -> WorkerPlan:
+    constants = draw_constants(random.Random(5), 0)
+    ups = tuple(UserPlan(i, 1, i % 10 + 1, (1,), 1000 + i) for i in range(users))
+    return WorkerPlan(**{"worker": 0, "dsn": dsn, "mode": "procedures", "users": ups,
+                         "w_max": 1, "constants": constants, "engine": "mariadb", **over})
+
+
+def server(dsn: str):
+    conn = client.connect(dsn)
+    try:
+        return counters.snapshot(conn)
+    finally:
+        conn.close()
+
+
+def status(dsn: str, name: str) -> int:
+    conn = client.connect(dsn)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+            return int(cur.fetchone()[1])
+    finally:
+        conn.close()
+
+
+def run_users(plan: WorkerPlan, rampup_s: float, measure_s: float, resilient: bool = False,
+              during=None, bulk: int = driver.LOOP_SAMPLES):
+    """Connect every user of ``plan`` and run them through driver.Users; ``during(users)``
+    runs in a thread meanwhile. Returns the Recorder, the boundaries and the Users."""
+    async def go():
+        conns = [driver.connect(plan) for _ in plan.users]
+        reopen = functools.partial(driver.reconnect, plan) if resilient else None
+        users = driver.Users(conns, list(plan.users), plan, reopen=reopen, bulk=bulk)
+        now = time.monotonic_ns()
+        boundaries = []
+        rec = Recorder(now + int(rampup_s * S), now + int((rampup_s + measure_s) * S),
+                       users=len(conns), on_boundary=lambda b, n: boundaries.append((b, n)))
+        helper = threading.Thread(target=during, args=(users,)) if during else None
+        if helper:
+            helper.start()
+        try:
+            await users.run(rec)
+        finally:
+            await users.aclose()
+            if helper:
+                helper.join()
+        return rec, boundaries, users
+
+    return asyncio.run(go())
+
+
+def test_counts_agree_with_the_server_and_the_mix_holds(w1):
+    """The window is the whole run (no ramp-up), so every transaction the server ended is
+    counted by the loop, as committed, rolled back (the 1%) or a retried attempt."""
+    users = 4
+    plan = plan_of(w1, users)
+    before = server(w1)
+    rec, boundaries, procs = run_users(plan, 0.0, 4.0, bulk=64)
+    after = server(w1)
+    assert boundaries == [(0, users), (1, users)]
+    counts = rec.counts()
+    ended = sum(c.committed + c.rolled_back + c.retries for c in counts)
+    assert ended > 500, counts
+    assert abs((after.xacts - before.xacts) - ended) <= 2 * users, (after, before, counts)
+    # New-Orders in flight at the end finish and count (every phase): NOPM agrees exactly
+    assert after.new_orders - before.new_orders == rec.new_orders == procs.new_orders
+    total = sum(c.committed + c.rolled_back for c in counts)
+    shares = [(c.committed + c.rolled_back) / total for c in counts]
+    for share, want in zip(shares, (0.45, 0.43, 0.04, 0.04, 0.04)):
+        assert abs(share - want) < 0.02 + 100 * users / total, shares
+    assert 0 < counts[NEW_ORDER].rolled_back < 0.03 * counts[NEW_ORDER].committed
+    assert sum(c.errors for c in counts) == 0
+    for c, h in zip(counts, [decode(text) for text in rec.encoded()]):
+        assert h.get_total_count() == c.committed + c.rolled_back
+    assert rec.inputs["new_orders"] == counts[NEW_ORDER].committed + counts[NEW_ORDER].rolled_back
+    assert rec.inputs["payments_by_last_name"] > 0
+
+
+def test_forced_deadlocks_are_retried_and_counted(w1):
+    """A session that takes DISTRICT's rows and then the warehouse deadlocks with the
+    Payments (warehouse, then district); InnoDB rolls back the lighter one, the Payment (the
+    session first changed a thousand STOCK rows), which the loop runs again."""
+    deadlocks = status(w1, "Innodb_deadlocks")
+
+    def provoke(users):
+        conn = client.connect(w1)
+        try:
+            with conn.cursor() as cur:
+                for _ in range(3):
+                    time.sleep(0.4)
+                    cur.execute("START TRANSACTION")
+                    cur.execute("UPDATE stock SET s_ytd = s_ytd WHERE s_w_id = 1 AND s_i_id <= 2000")
+                    cur.execute("UPDATE district SET d_ytd = d_ytd + 0 WHERE d_w_id = 1")
+                    time.sleep(0.2)  # a Payment now holds the warehouse and waits for us
+                    cur.execute("UPDATE warehouse SET w_ytd = w_ytd + 0 WHERE w_id = 1")
+                    cur.execute("COMMIT")
+        finally:
+            conn.close()
+
+    rec, _, _ = run_users(plan_of(w1, 4), 0.0, 2.5, during=provoke)
+    counts = rec.counts()
+    assert status(w1, "Innodb_deadlocks") > deadlocks
+    assert sum(c.retries for c in counts) >= 1, counts
+    assert sum(c.errors for c in counts) == 0
+
+
+def kill_first(dsn: str, after_s: float, killed: list):
+    def kill(users):
+        time.sleep(after_s)
+        conn = client.connect(dsn)
+        try:
+            with conn.cursor() as cur:
+                killed.append(users.conns[0].thread_id)
+                cur.execute(f"KILL {int(killed[0])}")
+        finally:
+            conn.close()
+    return kill
+
+
+def test_a_killed_session_loses_one_user_who_reconnects_when_resilient(w1):
+    killed: list = []
+    rec, boundaries, users = run_users(plan_of(w1, 3), 0.0, 2.5, resilient=True,
+                                       during=kill_first(w1, 0.8, killed))
+    assert users.lost == 1 and rec.lost == 1
+    assert boundaries == [(0, 3), (1, 3)]
+    assert users.conns[0].closed and killed[0] not in [c.thread_id for c in users.conns]
+    assert sum(c.errors for c in rec.counts()) <= 1  # the transaction in flight, if any
+
+
+def test_a_killed_session_fails_the_run_in_one_line_without_resilience(w1):
+    killed: list = []
+    with pytest.raises(UserFailed, match="lost the database connection") as e:
+        run_users(plan_of(w1, 2), 0.0, 10.0, during=kill_first(w1, 0.5, killed))
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("dsn, message", [
+    ("mariadb://root@localhost/w1?unix_socket=/nonexistent/mysqld.sock", "connecting: "),
+    ("mariadb://root@localhost/w1?sock=/x", "unknown parameter"),
+    ("postgresql://localhost/w1", "is not a MariaDB DSN"),
+])
+def test_bad_dsn_is_one_line(dsn, message):
+    with pytest.raises(UserFailed, match=message) as e:
+        driver.connect(plan_of(dsn, 1))
+    assert "\n" not in str(e.value)
+
+
+def test_unknown_database_and_sql_mode_are_one_line(w1, mariadb):
+    with pytest.raises(UserFailed, match=r"Unknown database .*\(error 1049\)"):
+        driver.connect(plan_of(mariadb.dsn("nowhere"), 1))
+    with pytest.raises(UserFailed, match="procedures mode is the one available"):
+        driver.connect(plan_of(w1, 1, mode="sql"))
+
+
+def test_sessions_have_autocommit_and_snapshot_isolation_off(w1):
+    """The loop's sessions are set as client.connect sets its own."""
+    conn = driver.connect(plan_of(w1, 1))
+    try:
+        probe = client.connect(w1)
+        try:
+            with probe.cursor() as cur:
+                has = cur.execute("SHOW VARIABLES LIKE 'innodb\\_snapshot\\_isolation'")
+                cur.execute("SELECT COUNT(*) FROM information_schema.processlist WHERE id = %s",
+                            (conn.thread_id,))
+                assert cur.fetchone()[0] == 1
+        finally:
+            probe.close()
+    finally:
+        conn.close()
+    assert conn.closed and conn.thread_id is None
+    assert has in (0, 1)
+
+
+def test_loop_refuses_bad_connections_and_a_held_session_refuses_close(w1):
+    plan = plan_of(w1, 1)
+    term = _native.Terminal(seed=1, w_max=1, stock_d_id=1, c_id=1, c_ol_i_id=1, c_last=1,
+                            warehouses=[1])
+    args = dict(terminals=[term], ramp_end_ns=0, measure_end_ns=0, waits=False, max_retries=1,
+                max_consecutive_errors=1, retryable=[1213], lost=[2013], bulk=4)
+    with pytest.raises(TypeError, match="MariaDBConnection"):
+        _native.MariaDBLoop(connections=[object()], **args)
+    with pytest.raises(ValueError, match="error number"):
+        _native.MariaDBLoop(connections=[object()], **{**args, "lost": [0]})
+    conn = driver.connect(plan)
+    loop = _native.MariaDBLoop(connections=[conn], **args)
+    with pytest.raises(RuntimeError, match="driven by a MariaDBLoop"):
+        conn.close()
+    with pytest.raises(ValueError, match="driven by a MariaDBLoop already"):
+        _native.MariaDBLoop(connections=[conn], **{**args, "terminals": [_native.Terminal(
+            seed=2, w_max=1, stock_d_id=1, c_id=1, c_ol_i_id=1, c_last=1, warehouses=[1])]})
+    del loop
+    conn.close()
+    with pytest.raises(ValueError, match="closed connection"):
+        _native.MariaDBLoop(connections=[conn], **args)
+
+
+NO_LIBRARY = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from native_module import use
+native = use(sys.argv[2])
+try:
+    native.MariaDBConnection(unix_socket="/nonexistent")
+except RuntimeError as e:
+    print("refused:", e)
+print(native.ProcLoop.__name__, native.Terminal(seed=1, w_max=1, stock_d_id=1, c_id=1,
+      c_ol_i_id=1, c_last=1, warehouses=[1]).next_kind() in range(5))
+"""
+
+
+def test_without_libmariadb_the_module_imports_and_mariadb_says_why(tmp_path):
+    """libmariadb is opened only when a MariaDB session is: the variable names another file."""
+    env = {**os.environ, "OLTPLAB_LIBMARIADB": str(tmp_path / "libmariadb.so.3")}
+    tests = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-c", NO_LIBRARY, str(tests), _native.__file__],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "refused: MariaDB needs its client library" in p.stdout
+    assert "ProcLoop True" in p.stdout
