@@ -44,6 +44,7 @@ int load_libmariadb(void) {
     SYM(error, "mysql_error")
     SYM(thread_id, "mysql_thread_id")
     SYM(get_socket, "mysql_get_socket")
+    SYM(store_result, "mysql_store_result")
     SYM(fetch_row, "mysql_fetch_row")
     SYM(free_result, "mysql_free_result")
     SYM(real_query_start, "mysql_real_query_start")
@@ -65,11 +66,12 @@ int load_libmariadb(void) {
 /* ------------------------------------------------------------------------------------------ */
 /* MariaDBConnection                                                                          */
 
-static int my_error(MYSQL *m, const char *what) {
+/* Raise ``type`` with "what: message (error N)", the message's first line. */
+static int my_error(PyObject *type, MYSQL *m, const char *what) {
     char msg[384];
     snprintf(msg, sizeof msg, "%s (error %u)", my.error(m), my.errno_of(m));
     first_line(msg);
-    PyErr_Format(PyExc_ConnectionError, "%s: %s", what, msg);
+    PyErr_Format(type, "%s: %s", what, msg);
     return -1;
 }
 
@@ -117,7 +119,7 @@ static int MyConn_init(MyConn *self, PyObject *args, PyObject *kw) {
     if (ok && set_up(m, &what) < 0) ok = NULL;
     Py_END_ALLOW_THREADS
     if (!ok) {
-        my_error(m, what);
+        my_error(PyExc_ConnectionError, m, what);
         my.close(m);
         return -1;
     }
@@ -145,6 +147,38 @@ static PyObject *MyConn_close(MyConn *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* scalar(sql): run a statement (blocking, the GIL released) and return the first column of
+ * its first row as text, None when it has none (or NULL). */
+static PyObject *MyConn_scalar(MyConn *self, PyObject *arg) {
+    Py_ssize_t n;
+    const char *sql = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!sql) return NULL;
+    if (!self->m || self->driven) {
+        PyErr_SetString(PyExc_RuntimeError, self->m ? "the connection is driven by a MariaDBLoop"
+                                                    : "the connection is closed");
+        return NULL;
+    }
+    MYSQL *m = self->m;
+    MYSQL_RES *res = NULL;
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = my.query(m, sql, (unsigned long)n) != 0;
+    if (!failed) {
+        res = my.store_result(m);
+        failed = !res && my.errno_of(m) != 0;
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) return my_error(PyExc_RuntimeError, m, "query"), NULL;
+    PyObject *out = NULL;
+    MYSQL_ROW row = res ? my.fetch_row(res) : NULL;
+    if (row && row[0])
+        out = PyUnicode_DecodeUTF8(row[0], (Py_ssize_t)strlen(row[0]), "replace");
+    else
+        out = Py_NewRef(Py_None);
+    if (res) my.free_result(res);
+    return out;
+}
+
 static PyObject *MyConn_get_thread_id(MyConn *self, void *c) {
     if (!self->m) Py_RETURN_NONE;
     return PyLong_FromUnsignedLong(my.thread_id(self->m));
@@ -153,6 +187,9 @@ static PyObject *MyConn_get_thread_id(MyConn *self, void *c) {
 static PyObject *MyConn_get_closed(MyConn *self, void *c) { return PyBool_FromLong(!self->m); }
 
 static PyMethodDef MyConn_methods[] = {
+    {"scalar", (PyCFunction)MyConn_scalar, METH_O,
+     "scalar(sql): the first column of the statement's first row as text, or None "
+     "(blocking)."},
     {"close", (PyCFunction)MyConn_close, METH_NOARGS,
      "Close the session (not while a MariaDBLoop drives it)."},
     {NULL}};

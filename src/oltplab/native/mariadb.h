@@ -22,6 +22,7 @@ struct my_api {
     __typeof__(mysql_error) *error;
     __typeof__(mysql_thread_id) *thread_id;
     __typeof__(mysql_get_socket) *get_socket;
+    __typeof__(mysql_store_result) *store_result;
     __typeof__(mysql_fetch_row) *fetch_row;
     __typeof__(mysql_free_result) *free_result;
     __typeof__(mysql_real_query_start) *real_query_start;

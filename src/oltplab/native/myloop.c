@@ -19,7 +19,9 @@ static const char *const PROCEDURES[NKINDS] = {"NEWORD", "PAYMENT", "OSTAT", "DE
                                                "SLEV"};
 #define OUT_VAR "@oltplab_out"
 
-enum { P_QUERY, P_STORE, P_NEXT }; /* the call under way: the query, a result, the next one */
+/* the call under way: the query, a result, the next one; or an answer complete already when
+ * the query was sent, which waits for the next turn of the loop (P_DONE, P_FAILED) */
+enum { P_QUERY, P_STORE, P_NEXT, P_DONE, P_FAILED };
 
 /* Append to u->query; -1 when it would not fit. */
 static int put(User *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -99,9 +101,20 @@ static void wait_for(ProcLoop *L, User *u, int status) {
     user_watch(L, u, events);
 }
 
+/* The answer came with the query's own calls (the server answered before the client read):
+ * it is taken at the next turn of the loop, from epoll's report that the socket is writable,
+ * as every answer is. So a user ends at most one transaction per event and the loop's check
+ * for a full response-time buffer before each event holds; nor do the calls nest. */
+static void later(ProcLoop *L, User *u, int phase) {
+    u->phase = phase;
+    u->waiting = MYSQL_WAIT_WRITE;
+    user_watch(L, u, EPOLLOUT);
+}
+
 /* Start or resume (``status``: what the socket is ready for) the call under way, and the
- * calls after it until one must wait or the answer is complete. */
-static void step(ProcLoop *L, User *u, int status) {
+ * calls after it until one must wait or the answer is complete; ``sending``: called by
+ * my_send, whose caller may not see the transaction end. */
+static void step(ProcLoop *L, User *u, int status, int sending) {
     MYSQL *m = u->conn;
     for (;;) {
         int ret = 0, resume = u->waiting != 0;
@@ -123,26 +136,34 @@ static void step(ProcLoop *L, User *u, int status) {
             return;
         }
         u->waiting = 0;
+        int failure = 0;
         if (u->phase == P_STORE) { /* the CALL's status has no rows; the SELECT one row */
             if (res) {
                 MYSQL_ROW row = my.fetch_row(res);
                 u->has = row && row[0];
                 u->value = u->has ? strtoll(row[0], NULL, 10) : 0;
                 my.free_result(res); /* stored: no I/O */
-            } else if (my.errno_of(m)) {
-                failed(L, u);
-                return;
+            } else {
+                failure = my.errno_of(m) != 0;
             }
-            u->phase = P_NEXT;
+            if (!failure) {
+                u->phase = P_NEXT;
+                continue;
+            }
         } else if (ret > 0 || (u->phase == P_QUERY && ret != 0)) {
-            failed(L, u);
-            return;
-        } else if (ret < 0) { /* no more results */
-            answered(L, u, OUT_DONE, NULL);
-            return;
-        } else {
+            failure = 1;
+        } else if (ret == 0) {
             u->phase = P_STORE;
+            continue;
         }
+        /* the answer is complete (no more results), or failed */
+        if (sending)
+            later(L, u, failure ? P_FAILED : P_DONE);
+        else if (failure)
+            failed(L, u);
+        else
+            answered(L, u, OUT_DONE, NULL);
+        return;
     }
 }
 
@@ -150,7 +171,7 @@ static void my_send(ProcLoop *L, User *u) {
     u->phase = P_QUERY;
     u->waiting = 0;
     u->has = 0;
-    step(L, u, 0);
+    step(L, u, 0, 1);
 }
 
 static void my_ready(ProcLoop *L, User *u, uint32_t events) {
@@ -158,10 +179,18 @@ static void my_ready(ProcLoop *L, User *u, uint32_t events) {
         user_lost(L, u, NAMES[u->kind], "the server closed the session");
         return;
     }
+    if (u->phase == P_DONE) {
+        answered(L, u, OUT_DONE, NULL);
+        return;
+    }
+    if (u->phase == P_FAILED) {
+        failed(L, u);
+        return;
+    }
     int status = (events & (EPOLLIN | EPOLLHUP | EPOLLERR) ? MYSQL_WAIT_READ : 0) |
                  (events & EPOLLOUT ? MYSQL_WAIT_WRITE : 0);
     if (!(status & u->waiting)) status = u->waiting; /* a hang-up: the call finds out */
-    step(L, u, status);
+    step(L, u, status, 0);
 }
 
 static void my_forget(User *u, int end) {} /* results are freed as they come */
