@@ -1,9 +1,10 @@
 """Driver efficiency on MariaDB: NOPM of oltplab's MariaDB procedures mode against mariadb-slap.
 
-Both clients call the same five stored procedures with the same inputs: each user's
+Both clients call the same five stored procedures with the same inputs and the same query
+text, ``CALL ...; SELECT @oltplab_out`` in one round trip (multi-statement): each user's
 transactions are drawn by the same Terminal (same seed, deck, warehouses, C constants), for
-oltplab by its C loop (``CALL ...; SELECT @out`` in one round trip), for mariadb-slap from a
-file of ``CALL ...`` statements written beforehand, one mariadb-slap process per user
+oltplab by its C loop, for mariadb-slap into a file written beforehand (``--call-only``: the
+CALL alone, to see what the SELECT costs), one mariadb-slap process per user
 (concurrency 1 each, so that every user runs its own inputs; mariadb-slap gives every client
 of one process the same statements). mariadb-slap is the reference: a C client with nothing
 to do between two statements. One managed MariaDB, one database, A B B A in one run, so that
@@ -43,6 +44,7 @@ from oltplab.runner.messages import UserPlan, WorkerPlan
 from oltplab.runner.vuser import Recorder
 from oltplab.workloads.tpcc.inputs import assign_terminals, draw_constants, terminal
 from oltplab.workloads.tpcc.mariadb import DIALECT
+from oltplab.workloads.tpcc.schema import META_TABLE
 
 PROCEDURES = ("NEWORD", "PAYMENT", "OSTAT", "DELIVERY", "SLEV")
 S = 1_000_000_000
@@ -61,7 +63,7 @@ def ensure_schema(inst: MariaDBInstance, dbname: str, warehouses: int) -> int:
     try:
         with conn.cursor() as cur:
             try:
-                cur.execute("SELECT warehouses, c_last_load FROM oltplab_meta")
+                cur.execute(f"SELECT warehouses, c_last_load FROM {META_TABLE}")
                 row = cur.fetchone()
             except client.Error:
                 row = None
@@ -85,9 +87,10 @@ def worker_plan(dsn: str, seed: int, c_last_load: int, users: int, warehouses: i
     return WorkerPlan(0, dsn, "procedures", ups, warehouses, constants, engine="mariadb")
 
 
-def calls(plan: WorkerPlan, up: UserPlan, count: int) -> str:
-    """``count`` CALL statements of one user, drawn as its C loop draws them (the card, the
-    warehouse, the inputs), the arguments formatted as the loop formats them."""
+def calls(plan: WorkerPlan, up: UserPlan, count: int, select: bool = True) -> str:
+    """``count`` transactions of one user, drawn as its C loop draws them (the card, the
+    warehouse, the inputs), each the text the loop sends: ``CALL ...; SELECT @oltplab_out``
+    (``select`` False: the CALL alone), ended by '|'."""
     t = terminal(up, plan.w_max, plan.constants)
     out = []
     for _ in range(count):
@@ -99,7 +102,8 @@ def calls(plan: WorkerPlan, up: UserPlan, count: int) -> str:
             text = f"{w},{d},{c},'[{lines}]'"
         else:
             text = ",".join(str(v) for v in args)
-        out.append(f"CALL {PROCEDURES[kind]}({text},@oltplab_out);\n")
+        tail = ";SELECT @oltplab_out" if select else ""
+        out.append(f"CALL {PROCEDURES[kind]}({text},@oltplab_out){tail}|\n")
     return "".join(out)
 
 
@@ -146,17 +150,20 @@ def slap_command(slap: str, inst: MariaDBInstance, dbname: str, path: Path, coun
                  init: str | None) -> list[str]:
     cmd = [slap, "--no-defaults", f"--socket={inst.socket_path}", "--user=root",
            f"--create-schema={dbname}", "--no-drop", "--concurrency=1", "--iterations=1",
-           f"--number-of-queries={count}", f"--query={path}", "--delimiter=;", "--silent"]
+           f"--number-of-queries={count}", f"--query={path}", "--delimiter=|", "--silent"]
     return cmd + ([f"--init-command={init}"] if init else [])
 
 
 def run_slap(slap: str, inst: MariaDBInstance, dbname: str, files: list[Path], count: int,
-             a) -> tuple[float, float, float, str]:
-    """NOPM, TPM, the mariadb-slap processes' CPU seconds, and a problem if one ended early."""
+             a) -> tuple[float, float, float, int, str]:
+    """NOPM, TPM, the mariadb-slap processes' CPU seconds, their transactions (the server's
+    Com_commit + Com_rollback over their whole run: no retries), and a problem if one ended
+    early."""
     dsn = inst.dsn(dbname)
     init = ("SET SESSION innodb_snapshot_isolation = OFF"
             if _has_snapshot_isolation(dsn) else None)
     marks: list = []
+    first = counters.snapshot_of(dsn)
     cpu0 = cpu(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     procs = [subprocess.Popen(slap_command(slap, inst, dbname, f, count, init),
@@ -175,8 +182,9 @@ def run_slap(slap: str, inst: MariaDBInstance, dbname: str, files: list[Path], c
         if p in early:
             problem = (f"a mariadb-slap client ended before the window did (exit "
                        f"{p.returncode}): {err.strip().splitlines()[-1:] or 'its file ran out'}")
+    secs = cpu(resource.RUSAGE_CHILDREN) - cpu0
     nopm, tpm = rates(marks)
-    return nopm, tpm, cpu(resource.RUSAGE_CHILDREN) - cpu0, problem
+    return nopm, tpm, secs, counters.snapshot_of(dsn).xacts - first.xacts, problem
 
 
 def _has_snapshot_isolation(dsn: str) -> bool:
@@ -199,6 +207,9 @@ def main() -> None:
     p.add_argument("--duration", type=float, default=60)
     p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
     p.add_argument("--seed", type=int, default=20261121)
+    p.add_argument("--call-only", action="store_true",
+                   help="mariadb-slap sends the CALL alone, without oltplab's SELECT of the "
+                        "OUT parameter (the same query text is the default)")
     a = p.parse_args()
     slap = shutil.which("mariadb-slap")
     if slap is None:
@@ -216,18 +227,18 @@ def main() -> None:
         count = 0
         order = ["oltplab", "mariadb-slap", "mariadb-slap", "oltplab"] * a.rounds
         for who in order:
+            problem = ""
             if who == "oltplab":
                 nopm, tpm, secs, n = run_oltplab(plan, a)
-                note = f"{n:,} transactions, {1e6 * secs / max(n, 1):.0f} us CPU each"
             else:
                 if not files:  # twice what oltplab's users ran, per user
                     count = 2 * res["oltplab"][0][0] // 45 * 100 // 60 // a.users
                     count = max(1000, int(count * (a.rampup + a.duration) + 1000))
                     for up in plan.users:
                         files.append(tmp / f"user{up.index}.sql")
-                        files[-1].write_text(calls(plan, up, count))
-                nopm, tpm, secs, problem = run_slap(slap, inst, dbname, files, count, a)
-                note = problem or f"{secs:.1f} s CPU"
+                        files[-1].write_text(calls(plan, up, count, not a.call_only))
+                nopm, tpm, secs, n, problem = run_slap(slap, inst, dbname, files, count, a)
+            note = problem or f"{n:,} transactions, {1e6 * secs / max(n, 1):.0f} us CPU each"
             res[who].append((nopm, tpm))
             print(f"{who:>12}: NOPM {nopm:>9,.0f}  TPM {tpm:>9,.0f}  ({note})", flush=True)
     finally:
