@@ -184,6 +184,16 @@ def test_bad_dsn_is_one_line(dsn, message):
     assert "\n" not in str(e.value)
 
 
+def test_the_option_file_of_the_dsn_gives_the_password(w1, tmp_path):
+    """The session reads the DSN's option file ([client]): root has no password here, so a
+    password from the file is refused, and the refusal is one line."""
+    cnf = tmp_path / "client.cnf"
+    cnf.write_text("[client]\npassword=not-roots\n")
+    with pytest.raises(UserFailed, match=r"Access denied .*\(error 1045\)") as e:
+        driver.connect(plan_of(f"{w1}&option_file={cnf}", 1))
+    assert "\n" not in str(e.value)
+
+
 def test_unknown_database_and_sql_mode_are_one_line(w1, mariadb):
     with pytest.raises(UserFailed, match=r"Unknown database .*\(error 1049\)"):
         driver.connect(plan_of(mariadb.dsn("nowhere"), 1))
