@@ -118,7 +118,7 @@ def test_counts_agree_with_the_server_and_the_mix_holds(w1):
 def test_forced_deadlocks_are_retried_and_counted(w1):
     """A session that takes DISTRICT's rows and then the warehouse deadlocks with the
     Payments (warehouse, then district); InnoDB rolls back the lighter one, the Payment (the
-    session first changed a thousand STOCK rows), which the loop runs again."""
+    session first locked two thousand STOCK rows), which the loop runs again."""
     deadlocks = status(w1, "Innodb_deadlocks")
 
     def provoke(users):
@@ -128,7 +128,8 @@ def test_forced_deadlocks_are_retried_and_counted(w1):
                 for _ in range(3):
                     time.sleep(0.4)
                     cur.execute("START TRANSACTION")
-                    cur.execute("UPDATE stock SET s_ytd = s_ytd WHERE s_w_id = 1 AND s_i_id <= 2000")
+                    cur.execute("UPDATE stock SET s_ytd = s_ytd"
+                                " WHERE s_w_id = 1 AND s_i_id <= 2000")
                     cur.execute("UPDATE district SET d_ytd = d_ytd + 0 WHERE d_w_id = 1")
                     time.sleep(0.2)  # a Payment now holds the warehouse and waits for us
                     cur.execute("UPDATE warehouse SET w_ytd = w_ytd + 0 WHERE w_id = 1")
@@ -279,19 +280,24 @@ def test_without_libmariadb_the_module_imports_and_mariadb_says_why(tmp_path):
 # libmariadb with its non-blocking calls made blocking: every answer is complete when the
 # query's own call returns, the case the loop defers to its next turn (myloop.c, later()).
 # Every OLTPLAB_TEST_FAIL_EVERY-th query is replaced by one the server fails with error 1213,
-# so that failures arrive that way too. The other functions resolve to the real library.
+# so that failures arrive that way too; the OLTPLAB_TEST_LOSE_AT-th query finds its socket
+# shut (a lost session, error 2013 or 2006). The other functions are the real library's.
 SYNC_SHIM = r"""
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <mariadb/mysql.h>
 static long calls;
 int mysql_real_query_start(int *ret, MYSQL *m, const char *q, unsigned long n) {
     long every = atol(getenv("OLTPLAB_TEST_FAIL_EVERY"));
+    long lose_at = atol(getenv("OLTPLAB_TEST_LOSE_AT"));
     static const char fail[] =
         "SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'forced deadlock'";
-    if (every > 0 && ++calls % every == 0) {
+    ++calls;
+    if (every > 0 && calls % every == 0) {
         q = fail;
         n = sizeof fail - 1;
     }
+    if (calls == lose_at) shutdown(mysql_get_socket(m), SHUT_RDWR);
     *ret = mysql_real_query(m, q, n);
     return 0;
 }
@@ -311,27 +317,42 @@ sys.path.insert(0, sys.argv[2])
 from native_module import use
 use(sys.argv[1])
 from integration.test_mariadb_driver import plan_of, run_users
-rec, boundaries, users = run_users(plan_of(sys.argv[3], 3), 0.0, 1.5, bulk=2)
+rec, boundaries, users = run_users(plan_of(sys.argv[3], 3), 0.0, 1.5, bulk=2,
+                                   resilient=sys.argv[4] == "resilient")
 counts = rec.counts()
 print(boundaries, sum(c.committed + c.rolled_back for c in counts),
-      sum(c.retries for c in counts), sum(c.errors for c in counts))
+      sum(c.retries for c in counts), sum(c.errors for c in counts), users.lost)
 """
 
 
-def test_answers_complete_when_sent_wait_for_the_next_turn(w1, tmp_path):
-    """With every answer complete at once, the users still end one transaction per event
-    (room for 2 response times per type) and a failure that way is retried."""
+def sync_run(w1: str, tmp_path, lose_at: int) -> tuple[str, list[int]]:
     src, lib = tmp_path / "sync.c", tmp_path / "libsync.so"
     src.write_text(SYNC_SHIM)
     subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(lib), str(src),
                     "-l:libmariadb.so.3"], check=True, capture_output=True, timeout=60)
     tests = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "OLTPLAB_LIBMARIADB": str(lib), "OLTPLAB_TEST_FAIL_EVERY": "10"}
-    p = subprocess.run([sys.executable, "-c", SYNC_RUN, _native.__file__, str(tests), w1],
+    env = {**os.environ, "OLTPLAB_LIBMARIADB": str(lib), "OLTPLAB_TEST_FAIL_EVERY": "10",
+           "OLTPLAB_TEST_LOSE_AT": str(lose_at)}
+    p = subprocess.run([sys.executable, "-c", SYNC_RUN, _native.__file__, str(tests), w1,
+                        "resilient" if lose_at else "-"],
                        env=env, capture_output=True, text=True, timeout=120, cwd=tests.parent)
     assert p.returncode == 0, p.stderr[-3000:]
     boundaries, rest = p.stdout.rsplit("]", 1)
-    done, retries, errors = map(int, rest.split())
-    assert boundaries + "]" == "[(0, 3), (1, 3)]"
-    assert done > 100 and errors == 0
+    return boundaries + "]", [int(v) for v in rest.split()]
+
+
+def test_answers_complete_when_sent_wait_for_the_next_turn(w1, tmp_path):
+    """With every answer complete at once, the users still end one transaction per event
+    (room for 2 response times per type) and a failure that way is retried."""
+    boundaries, (done, retries, errors, lost) = sync_run(w1, tmp_path, 0)
+    assert boundaries == "[(0, 3), (1, 3)]"
+    assert done > 100 and errors == lost == 0
     assert abs(retries - (done + retries) / 10) <= 3, (done, retries)
+
+
+def test_a_session_lost_as_its_query_is_sent_loses_the_user_at_once(w1, tmp_path):
+    """Regression: the loss waited for the next turn on a socket libmariadb had closed, and
+    epoll refused to watch it: the run failed instead of losing one user."""
+    boundaries, (done, retries, errors, lost) = sync_run(w1, tmp_path, 25)
+    assert boundaries == "[(0, 3), (1, 3)]"
+    assert lost == 1 and errors == 1 and done > 100

@@ -105,7 +105,8 @@ static int MyConn_init(MyConn *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
-    if (my.options(m, MYSQL_OPT_NONBLOCK, 0) || my.options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout) ||
+    if (my.options(m, MYSQL_OPT_NONBLOCK, 0) ||
+        my.options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout) ||
         my.options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4") ||
         (option_file && my.options(m, MYSQL_READ_DEFAULT_FILE, option_file))) {
         my.close(m);

@@ -156,8 +156,11 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
             u->phase = P_STORE;
             continue;
         }
-        /* the answer is complete (no more results), or failed */
-        if (sending)
+        /* the answer is complete (no more results), or failed; a lost session is lost at
+         * once (libmariadb may have closed its socket: there is nothing to wait on) */
+        if (failure && in_codes(L->lost_codes, L->nlost_codes, my.errno_of(m)))
+            failed(L, u);
+        else if (sending)
             later(L, u, failure ? P_FAILED : P_DONE);
         else if (failure)
             failed(L, u);
