@@ -252,6 +252,65 @@ def test_loop_refuses_bad_connections_and_a_held_session_refuses_close(w1):
         _native.MariaDBLoop(connections=[conn], **args)
 
 
+BROKEN = [
+    "CREATE PROCEDURE NEWORD(a INT, b INT, c INT, d TEXT, OUT o INT) {}",
+    "CREATE PROCEDURE PAYMENT(a INT, b INT, c INT, d INT, e INT, f INT, g DECIMAL(6,2),"
+    " OUT o INT) {}",
+    "CREATE PROCEDURE OSTAT(a INT, b INT, c INT, d INT, OUT o INT) {}",
+    "CREATE PROCEDURE DELIVERY(a INT, b INT, OUT o INT) {}",
+    "CREATE PROCEDURE SLEV(a INT, b INT, c INT, OUT o INT) {}",
+]
+
+
+@pytest.fixture(scope="module")
+def broken(mariadb) -> str:
+    """A database whose five procedures fail, each with error 1644 (SIGNAL)."""
+    mariadb.ensure_database("driver_broken")
+    dsn = mariadb.dsn("driver_broken")
+    conn = client.connect(dsn)
+    try:
+        with conn.cursor() as cur:
+            for statement in BROKEN:
+                cur.execute(statement.format(
+                    "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'broken procedure'"))
+    finally:
+        conn.close()
+    return dsn
+
+
+def broken_loop(dsn: str, **over):
+    conn = driver.connect(plan_of(dsn, 1))
+    term = _native.Terminal(seed=3, w_max=1, stock_d_id=1, c_id=1, c_ol_i_id=1, c_last=1,
+                            warehouses=[1])
+    now = time.monotonic_ns()
+    args = dict(connections=[conn], terminals=[term], ramp_end_ns=now,
+                measure_end_ns=now + 30 * S, waits=False, max_retries=1,
+                max_consecutive_errors=3, retryable=[1213], lost=[2013], bulk=4)
+    return _native.MariaDBLoop(**{**args, **over}), conn
+
+
+def test_any_other_server_error_fails_the_run_with_its_message(broken):
+    loop, conn = broken_loop(broken)
+    assert [loop.run(), loop.run()] == [_native.BOUNDARY, _native.FAILED]
+    assert loop.error.endswith(": broken procedure (error 1644)"), loop.error
+    assert loop.error.split(":")[0] in _native.NAMES
+    loop.close()
+    conn.close()
+
+
+def test_an_error_retried_in_vain_counts_until_the_user_gives_up(broken):
+    """A retryable error that outlasts max_retries counts as an error of its type, retries
+    included; max_consecutive_errors in a row end the users with the server's message."""
+    loop, conn = broken_loop(broken, retryable=[1644])
+    assert [loop.run(), loop.run()] == [_native.BOUNDARY, _native.FAILED]
+    assert "keeps failing: broken procedure (error 1644)" in loop.error
+    counts = loop.counts()
+    assert sum(counts["errors"]) == 3 and sum(counts["retries"]) == 3
+    assert sum(counts["committed"]) == 0
+    loop.close()
+    conn.close()
+
+
 NO_LIBRARY = """
 import sys
 sys.path.insert(0, sys.argv[1])

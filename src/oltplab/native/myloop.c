@@ -69,8 +69,9 @@ static int in_codes(const int *codes, int n, unsigned code) {
 
 /* The answer is complete: back to watching for the server's word alone, then the outcome. */
 static void answered(ProcLoop *L, User *u, int outcome, const char *message) {
-    /* (a lost session's socket may be closed already: it leaves epoll with the user) */
-    if (outcome != OUT_LOST && user_watch(L, u, EPOLLIN) < 0) return;
+    /* (a lost session's socket may be closed already: it leaves epoll with the user; after
+     * a fatal error nothing is watched again, and the server's message is the run's) */
+    if (outcome != OUT_LOST && outcome != OUT_FATAL && user_watch(L, u, EPOLLIN) < 0) return;
     u->state = S_READY;
     txn_end(L, u, outcome, u->has, u->value, message);
 }
