@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
-                mariadb-client zstd
+                mariadb-client zstd libmariadb-dev
 STAMP  := $(VENV)/.installed
 
 .PHONY: run test install deb-packages bench clean

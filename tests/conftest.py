@@ -1,4 +1,5 @@
-"""Shared fixtures: a real PostgreSQL started by the suite (or OLTPLAB_TEST_DSN to use one)."""
+"""Shared fixtures: a real PostgreSQL started by the suite (or OLTPLAB_TEST_DSN to use one),
+and a managed MariaDB for the modules that need one."""
 
 from __future__ import annotations
 
@@ -142,3 +143,20 @@ def quiet_w1(scratch_w1) -> str:
 
     asyncio.run(go())
     return scratch_w1
+
+
+@pytest.fixture(scope="session")
+def mariadb():
+    """A managed MariaDB for the session, in a short private directory (each module that
+    uses it makes databases of its own)."""
+    from oltplab.config import DbSpec
+    from oltplab.engines.mariadb.instance import MariaDBInstance
+
+    root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))
+    inst = MariaDBInstance(DbSpec(datadir=root / "data", db_memory=256 * 1024**2))
+    inst.start()
+    try:
+        yield inst
+    finally:
+        inst.stop()
+        shutil.rmtree(root, ignore_errors=True)

@@ -8,18 +8,15 @@ then each procedure changes the database, and the checks at the end must still h
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from oltplab.config import BuildSpec, DbSpec
+from oltplab.config import BuildSpec
 from oltplab.engines.base import Counters, Dialect, Failure
 from oltplab.engines.mariadb import client, counters
-from oltplab.engines.mariadb.instance import MariaDBInstance, find_binary
+from oltplab.engines.mariadb.instance import find_binary
 from oltplab.engines.mariadb.tpcc import DIALECT
 from oltplab.engines.mariadb.tpcc import loader as mloader
 from oltplab.engines.mariadb.tpcc import procedures as proc
@@ -31,19 +28,6 @@ from oltplab.workloads.tpcc.random import last_name
 
 pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,
                                 reason="mariadbd is not installed (Debian: mariadb-server-core)")
-
-
-@pytest.fixture(scope="session")
-def mariadb():
-    """A managed MariaDB for the session, in a short private directory."""
-    root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))
-    inst = MariaDBInstance(DbSpec(datadir=root / "data", db_memory=256 * 1024**2))
-    inst.start()
-    try:
-        yield inst
-    finally:
-        inst.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

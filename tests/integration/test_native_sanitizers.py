@@ -1,7 +1,8 @@
 """The C part's tests again, on a build of the extension with AddressSanitizer and
 UndefinedBehaviorSanitizer: an out-of-bounds write, a use after free or undefined behaviour in
 the Terminal draws, the error paths or the procedures loop (64 users in one worker with a tiny
-bulk, against the suite's PostgreSQL) aborts the child and fails this test.
+bulk, against the suite's PostgreSQL; MariaDB's loop against a MariaDB the child starts)
+aborts the child and fails this test.
 
 The sanitized module is built with gcc into a temporary directory and imported, in a child
 Python with the sanitizer runtime preloaded, as ``oltplab._native`` before anything else
@@ -26,7 +27,7 @@ TESTS = ["tests/unit/test_native_safety.py", "tests/unit/test_inputs.py",
          "tests/integration/test_driver.py::test_procedures_loop_hands_over_response_times_in_bulk",
          "tests/integration/test_driver.py::"
          "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection",
-         "tests/integration/test_inject_loop.py"]
+         "tests/integration/test_inject_loop.py", "tests/integration/test_mariadb_driver.py"]
 
 SHADOW = """
 import sys
@@ -76,7 +77,7 @@ def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, l
                         "-p", "no:faulthandler", "--capture=sys",  # reports reach stderr
                         "--basetemp", str(tmp_path / "child"),  # not a numbered one to clean up
                         "-x", *TESTS], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+                       timeout=600)
     report = p.stdout[-4000:] + sanitizer_report(p.stderr)
     assert p.returncode == 0, report
     assert "AddressSanitizer" not in report and "runtime error" not in report, report

@@ -1,5 +1,5 @@
 /* The module oltplab._native: its types and constants. */
-#include "native.h"
+#include "mariadb.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* The module                                                                                 */
@@ -41,13 +41,19 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "oltplab._native",
                                     "The virtual users' hot path in C.", -1, NULL};
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&TerminalType) < 0 || PyType_Ready(&ProcLoopType) < 0) return NULL;
+    if (PyType_Ready(&TerminalType) < 0 || PyType_Ready(&ProcLoopType) < 0 ||
+        PyType_Ready(&MariaDBLoopType) < 0 || PyType_Ready(&MyConnType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&TerminalType);
     Py_INCREF(&ProcLoopType);
+    Py_INCREF(&MariaDBLoopType);
+    Py_INCREF(&MyConnType);
     if (add(m, "Terminal", (PyObject *)&TerminalType) < 0 ||
         add(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
+        add(m, "MariaDBLoop", (PyObject *)&MariaDBLoopType) < 0 ||
+        add(m, "MariaDBConnection", (PyObject *)&MyConnType) < 0 ||
         add(m, "WEIGHTS", tuple_of(NKINDS, weight)) < 0 ||
         add(m, "NAMES", tuple_of(NKINDS, name)) < 0 ||
         add(m, "SQL_STATEMENTS", tuple_of(count_statements(), statement)) < 0 ||

@@ -3,9 +3,12 @@
  *
  * terminal.c  Terminal: one virtual user's random generator, card deck and transaction inputs
  * pq.c        the libpq functions, from the very library psycopg loaded
- * procloop.c  ProcLoop: a worker's users on libpq and epoll, without the GIL
+ * procloop.c  ProcLoop: a worker's users over epoll, without the GIL, whatever the transport
  * procloop_type.c  the Python type around that loop (procloop.h: what the two share)
+ * pqloop.c    ProcLoop's libpq transport
  * sqlloop.c   --mode sql in ProcLoop: each type's statements as round trips in pipeline mode
+ * mariadb.c   libmariadb, opened at run time, and MariaDBConnection (mariadb.h)
+ * myloop.c    MariaDBLoop: ProcLoop's libmariadb transport (procedures mode)
  * module.c    the module and its constants
  */
 #ifndef OLTPLAB_NATIVE_H

@@ -1,20 +1,20 @@
 /*
  * ProcLoop: every user of one worker process on one thread, with the GIL released. Each
- *   user owns a libpq connection (opened and prepared in Python by psycopg); the loop drives
- *   them with libpq's asynchronous calls over epoll: in procedures mode one call of a
- *   PL/pgSQL function per transaction, in --mode sql the type's statements as a few
- *   pipelined round trips (sqlloop.c). The client's cost per round trip then is what libpq
- *   and the kernel take, as for pgbench, with no interpreter work per transaction. libpq is
- *   the very library psycopg loaded (the caller passes its path; it is opened with
- *   RTLD_NOLOAD), so the connections' objects are shared, TLS and all.
+ *   user owns a connection its transport drives over epoll: libpq's asynchronous calls
+ *   (pqloop.c: in procedures mode one call of a PL/pgSQL function per transaction, in --mode
+ *   sql the type's statements as a few pipelined round trips, sqlloop.c) or libmariadb's
+ *   non-blocking ones (myloop.c: one CALL of a stored procedure and the SELECT of its OUT
+ *   parameter per round trip). The client's cost per round trip then is what the client
+ *   library and the kernel take, with no interpreter work per transaction.
  *
- * The loop's rules are those runner/vuser.py describes: the cycle of
- * clause 5.2.5, retries of serialization failures and deadlocks, fatal error classes, the
- * statistics flush at the window's boundaries, and what counts in the measured window.
- * ProcLoop.run() returns to Python at every event Python must act on: all users crossed the
- * ramp-up boundary, all finished, response-time buffers to drain, a failure, or a stop; in
- * resilient mode (--inject) also users whose connection was lost (LOST) and a wake-up asked
- * by Python (WOKEN), which then hands the lost users their new connections (replace).
+ * This file is the users' logic, whatever the transport: the cycle of clause 5.2.5, retries
+ * of the retryable errors, the consecutive-error limit, the boundaries of the measured window
+ * (with the transport's statistics flush, when it has one), and what counts in the window,
+ * the rules runner/vuser.py describes. ProcLoop.run() returns to Python at every event Python
+ * must act on: all users crossed the ramp-up boundary, all finished, response-time buffers
+ * to drain, a failure, or a stop; in resilient mode (--inject) also users whose connection
+ * was lost (LOST) and a wake-up asked by Python (WOKEN), which then hands the lost users
+ * their new connections (replace).
  */
 #include "procloop.h"
 
@@ -23,14 +23,15 @@ const char *const INPUT_KEYS[NINPUTS] = {
     "payments_by_last_name", "order_statuses", "order_status_by_last_name", "deliveries",
     "skipped_deliveries"};
 
-static void fail(ProcLoop *L, const char *fmt, const char *what, const char *detail) {
+void loop_fail(ProcLoop *L, const char *fmt, const char *what, const char *detail) {
     if (L->failed) return;
     L->failed = 1;
     snprintf(L->error, sizeof L->error, fmt, what, detail);
 }
 
-/* The first line of libpq's message, without trailing blanks: errors are one line. */
-static void first_line(char *s) {
+/* The first line of a client library's message, without trailing blanks: errors are one
+ * line. */
+void first_line(char *s) {
     char *nl = strchr(s, '\n');
     if (nl) *nl = 0;
     size_t n = strlen(s);
@@ -43,15 +44,12 @@ static void rec_failed(ProcLoop *L, int kind, int64_t start, int64_t end, int re
  * error of its kind, its socket leaves the event loop (libpq may have closed it already: then
  * the kernel did), and run() returns LOST so that Python opens another connection and hands
  * it over (replace). A user done with the window only leaves the loop. */
-static void lose(ProcLoop *L, User *u) {
+void user_lose(ProcLoop *L, User *u) {
     if (u->state == S_LOST) return;
-    if (u->held) {
-        pq.clear(u->held);
-        u->held = NULL;
-    }
+    L->tp->forget(u, 0);
     if (u->fd >= 0) epoll_ctl(L->epfd, EPOLL_CTL_DEL, u->fd, NULL); /* ENOENT if closed: fine */
     u->fd = -1;
-    u->flushing = 0;
+    u->events = 0;
     if (u->state == S_DONE) return;
     if (u->inflight) {
         rec_failed(L, u->kind, u->start, now_ns(), u->retries);
@@ -63,22 +61,17 @@ static void lose(ProcLoop *L, User *u) {
     if (L->nlost < L->n) L->lost[L->nlost++] = (int)(u - L->users); /* once per loss: fits */
 }
 
-/* The connection is gone: the run fails with libpq's message, or the user is lost. */
-static void fail_lost(ProcLoop *L, User *u, const char *what) {
+/* The connection is gone: the run fails with the client library's message, or the user is
+ * lost. */
+void user_lost(ProcLoop *L, User *u, const char *what, const char *message) {
     if (L->resilient) {
-        lose(L, u);
+        user_lose(L, u);
         return;
     }
     char msg[384];
-    snprintf(msg, sizeof msg, "%s", pq.errorMessage(u->conn));
+    snprintf(msg, sizeof msg, "%s", message ? message : "");
     first_line(msg);
-    fail(L, "%s: lost the database connection (%s)", what, msg);
-}
-
-static int in_states(char (*list)[6], int n, const char *state) {
-    for (int i = 0; i < n; i++)
-        if (strcmp(list[i], state) == 0) return 1;
-    return 0;
+    loop_fail(L, "%s: lost the database connection (%s)", what, msg);
 }
 
 static void rec_done(ProcLoop *L, int kind, int64_t start, int64_t end, int rolled_back,
@@ -94,7 +87,7 @@ static void rec_done(ProcLoop *L, int kind, int64_t start, int64_t end, int roll
         L->retries[kind] += retries;
         L->total_us[kind] += us;
         if (L->nsamples[kind] >= L->bulk) { /* never: the loop hands over a full buffer first */
-            fail(L, "%s: %s", NAMES[kind], "response-time buffer overflow (a bug)");
+            loop_fail(L, "%s: %s", NAMES[kind], "response-time buffer overflow (a bug)");
             return;
         }
         L->samples[kind][L->nsamples[kind]++] = us;
@@ -156,45 +149,20 @@ static void sleep_for(ProcLoop *L, User *u, double seconds, int then) {
     L->sleeping++;
 }
 
-/* What the user waits for on its socket: its answer, and room to write while libpq holds
- * output back (PQflush returned 1). */
-static int watch(ProcLoop *L, User *u, int flushing) {
-    if (u->flushing == flushing) return 0;
-    struct epoll_event ev = {.events = EPOLLIN | (flushing ? EPOLLOUT : 0),
-                             .data.u32 = (uint32_t)(u - L->users)};
+/* Watch ``events`` on the user's socket (its answer, and room to write while the client
+ * library holds output back). */
+int user_watch(ProcLoop *L, User *u, uint32_t events) {
+    if (u->events == events) return 0;
+    struct epoll_event ev = {.events = events, .data.u32 = (uint32_t)(u - L->users)};
     if (epoll_ctl(L->epfd, EPOLL_CTL_MOD, u->fd, &ev) < 0) {
-        fail(L, "%s: %s", "event loop", strerror(errno));
+        loop_fail(L, "%s: %s", "event loop", strerror(errno));
         return -1;
     }
-    u->flushing = flushing;
+    u->events = events;
     return 0;
 }
 
-/* Send what libpq holds: -1 is a lost connection; 1 (a full socket buffer) waits for
- * EPOLLOUT instead of spinning. */
-static int flush_out(ProcLoop *L, User *u, const char *what) {
-    int r = pq.flush(u->conn);
-    if (r < 0) {
-        fail_lost(L, u, what);
-        return -1;
-    }
-    return watch(L, u, r == 1);
-}
-
-static const char *doing(User *u) {
-    return u->state == S_FLUSH ? "statistics flush" : NAMES[u->kind];
-}
-
-static void send_flush(ProcLoop *L, User *u) {
-    if (!pq.sendQuery(u->conn, L->flush_sql)) {
-        fail_lost(L, u, "statistics flush");
-        return;
-    }
-    u->state = S_FLUSH;
-    flush_out(L, u, "statistics flush");
-}
-
-static void crossed(ProcLoop *L, User *u, int64_t flushed_ns) {
+void user_crossed(ProcLoop *L, User *u, int64_t flushed_ns) {
     int last = u->next >= L->stop_at;
     if (flushed_ns >= 0 && L->ncross_ns[last] < L->n) /* a user crosses each boundary once */
         L->cross_ns[last][L->ncross_ns[last]++] = flushed_ns;
@@ -216,23 +184,18 @@ static void crossed(ProcLoop *L, User *u, int64_t flushed_ns) {
  * pending and it will not publish them by itself soon. */
 static void cross(ProcLoop *L, User *u, int then) {
     u->after_cross = then;
-    if (L->flush_stats && u->pending && now_ns() - u->last_end < L->idle_published_after) {
-        send_flush(L, u);
+    if (L->tp->flush && L->flush_stats && u->pending &&
+        now_ns() - u->last_end < L->idle_published_after) {
+        L->tp->flush(L, u);
         return;
     }
-    crossed(L, u, -1);
+    user_crossed(L, u, -1);
 }
 
 static void send_txn(ProcLoop *L, User *u) {
     u->inflight = 1;
-    if (u->sql ? !sql_start(u->sql, u->conn)
-               : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
-                                       NULL, 0)) {
-        fail_lost(L, u, NAMES[u->kind]);
-        return;
-    }
     u->state = S_TXN;
-    flush_out(L, u, NAMES[u->kind]);
+    L->tp->send(L, u);
 }
 
 static void submit(ProcLoop *L, User *u) {
@@ -251,9 +214,8 @@ static void cycle(ProcLoop *L, User *u) {
     int kind = term_draw_kind(t);
     txn_t x;
     term_inputs(t, kind, term_warehouse(t), &x);
-    if (u->sql) sql_inputs(u->sql, &x);
-    if (txn_text(&x, u->text) < 0) {
-        fail(L, "%s: %s", NAMES[kind], "an argument is too long for its buffer");
+    if (L->tp->prepare(L, u, &x) < 0) {
+        loop_fail(L, "%s: %s", NAMES[kind], "an argument is too long for its buffer");
         return;
     }
     u->kind = kind;
@@ -287,158 +249,46 @@ static void tick(ProcLoop *L, User *u, int64_t t) {
     }
 }
 
-/* The connection or the database is gone: no SQLSTATE, class 08, or one of the fatal list. */
-static int is_fatal(ProcLoop *L, const char *state) {
-    return !state || strncmp(state, "08", 2) == 0 || in_states(L->fatal, L->nfatal, state);
-}
-
-/* The server ended the session (class 08, or 57P01-57P03: shutdown, crash of another process,
- * cannot connect now): in resilient mode the user is lost and reconnects. */
-static int session_gone(ProcLoop *L, const char *state) {
-    return L->resilient && (!state || strncmp(state, "08", 2) == 0 ||
-                            strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
-                            strcmp(state, "57P03") == 0);
-}
-
-/* Fail with the server's message: "what: [pre]message (SQLSTATE xxxxx)". */
-static void error_text(ProcLoop *L, const char *what, PGresult *res, const char *state,
-                       const char *pre) {
-    char msg[384];
-    const char *primary = pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-    snprintf(msg, sizeof msg, "%s%s (SQLSTATE %s)", pre, primary ? primary : "",
-             state ? state : "?");
-    fail(L, "%s: %s", what, msg);
-}
-
-static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
+/* The transaction's answer is in (the transport classified it): count it, retry it, or fail;
+ * ``message`` is the server's, for the failures. */
+void txn_end(ProcLoop *L, User *u, int outcome, int has, long long value, const char *message) {
     int64_t end = now_ns();
     note_end(L, u, end);
-    int status = res ? pq.resultStatus(res) : -1;
-    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
-        u->errors = 0;
-        int has = status == PGRES_TUPLES_OK && pq.ntuples(res) > 0 && !pq.getisnull(res, 0, 0);
-        long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
-        if (u->sql) { /* the transaction's outcome, as the function would return it */
-            has = 1;
-            result = sql_value(u->sql);
-        }
-        rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && result < 0, u->retries);
-        rec_inputs(L, u, end, u->kind == DELIVERY && has ? result : DISTRICTS);
-    } else {
-        const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-        if (state && in_states(L->retryable, L->nretryable, state) && u->retries < L->max_retries) {
+    if (outcome == OUT_RETRY) {
+        if (u->retries < L->max_retries) {
             u->retries++;
             send_txn(L, u);
             return;
         }
-        if (!res) {
-            fail_lost(L, u, NAMES[u->kind]);
-            return;
-        }
-        if (session_gone(L, state)) {
-            lose(L, u);
-            return;
-        }
-        if (is_fatal(L, state)) {
-            error_text(L, NAMES[u->kind], res, state, "");
-            return;
-        }
+        outcome = OUT_ERROR; /* retried enough: an error of its type */
+    }
+    switch (outcome) {
+    case OUT_DONE:
+        u->errors = 0;
+        rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && value < 0, u->retries);
+        rec_inputs(L, u, end, u->kind == DELIVERY && has ? value : DISTRICTS);
+        break;
+    case OUT_LOST:
+        user_lost(L, u, NAMES[u->kind], message);
+        return;
+    case OUT_FATAL:
+        loop_fail(L, "%s: %s", NAMES[u->kind], message);
+        return;
+    default: {
         rec_failed(L, u->kind, u->start, end, u->retries);
         if (++u->errors >= L->max_errors) {
-            error_text(L, NAMES[u->kind], res, state, "keeps failing: ");
+            char msg[400];
+            snprintf(msg, sizeof msg, "keeps failing: %s", message);
+            loop_fail(L, "%s: %s", NAMES[u->kind], msg);
             return;
         }
+    }
     }
     u->inflight = 0;
     if (L->waits)
         sleep_for(L, u, term_think(u->term, u->kind), THEN_CYCLE);
     else
         cycle(L, u);
-}
-
-static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
-    int status = res ? pq.resultStatus(res) : -1;
-    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-        const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-        if (!res) {
-            fail_lost(L, u, "statistics flush");
-            return;
-        }
-        if (session_gone(L, state)) {
-            lose(L, u);
-            return;
-        }
-        if (is_fatal(L, state)) {
-            error_text(L, "statistics flush", res, state, "");
-            return;
-        }
-    }
-    int64_t t = now_ns();
-    u->last_end = t;
-    u->pending = 0;
-    crossed(L, u, t);
-}
-
-/* --mode sql: the answers of the transaction's round trips; after an error the ROLLBACK,
- * then the transaction is done as in procedures mode (counted, retried, or fatal). */
-static void sql_readable(ProcLoop *L, User *u) {
-    switch (sql_read(u->sql, u->conn)) {
-    case SQL_WAIT:
-        return;
-    case SQL_LOST:
-        fail_lost(L, u, NAMES[u->kind]);
-        return;
-    case SQL_BROKEN:
-        fail(L, "%s: %s", NAMES[u->kind], sql_problem(u->sql));
-        return;
-    case SQL_ERROR:
-        if (!is_fatal(L, pq.resultErrorField(sql_failure(u->sql), PG_DIAG_SQLSTATE))) {
-            if (!sql_rollback(u->sql, u->conn)) fail_lost(L, u, "rollback");
-            return;
-        }
-        break; /* fatal: fails the run with the server's message */
-    default:
-        break;
-    }
-    PGresult *res = sql_take(u->sql);
-    u->state = S_READY;
-    finished_txn(L, u, res);
-    if (res) pq.clear(res);
-}
-
-static void readable(ProcLoop *L, User *u, uint32_t events) {
-    PGconn *c = u->conn;
-    if ((events & EPOLLIN || !(events & EPOLLOUT)) && !pq.consumeInput(c)) {
-        fail_lost(L, u, doing(u));
-        return;
-    }
-    if (u->flushing && flush_out(L, u, doing(u)) < 0) return;
-    if (u->state != S_TXN && u->state != S_FLUSH) { /* a notice, or the server going away */
-        if (pq.status(c) != CONNECTION_OK) fail_lost(L, u, NAMES[u->kind]);
-        return;
-    }
-    if (u->sql && u->state == S_TXN) {
-        sql_readable(L, u);
-        return;
-    }
-    for (;;) { /* take the result, then wait for the end of the answer without blocking */
-        if (pq.isBusy(c)) return;
-        PGresult *r = pq.getResult(c);
-        if (!r) break;
-        if (!u->held)
-            u->held = r;
-        else
-            pq.clear(r);
-    }
-    PGresult *res = u->held;
-    u->held = NULL;
-    int state = u->state;
-    u->state = S_READY;
-    if (state == S_FLUSH)
-        finished_flush(L, u, res);
-    else
-        finished_txn(L, u, res);
-    if (res) pq.clear(res);
 }
 
 static int samples_full(ProcLoop *L) {
@@ -485,7 +335,7 @@ int loop_run(ProcLoop *L) {
         int got = epoll_wait(L->epfd, events, MAX_EVENTS, timeout);
         if (got < 0) {
             if (errno == EINTR) continue;
-            fail(L, "%s: %s", "event loop", strerror(errno));
+            loop_fail(L, "%s: %s", "event loop", strerror(errno));
             return EV_FAILED;
         }
         /* One readable user completes at most one transaction: checking for a full buffer
@@ -499,10 +349,10 @@ int loop_run(ProcLoop *L) {
                 return __atomic_load_n(&L->stopping, __ATOMIC_ACQUIRE) ? EV_STOPPED : EV_WOKEN;
             }
             if (who > (uint32_t)L->n) {
-                fail(L, "%s: %s", "event loop", "an event for no user");
+                loop_fail(L, "%s: %s", "event loop", "an event for no user");
                 return EV_FAILED;
             }
-            readable(L, &L->users[who], events[i].events);
+            L->tp->ready(L, &L->users[who], events[i].events);
         }
         if (L->sleeping && !L->failed) {
             int64_t t = now_ns();

@@ -12,21 +12,37 @@
 enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE, S_LOST, S_RESUME };
 enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wait/crossing */
 #define MAX_STATES 16
+#define MAX_CODES 16
+/* MariaDB: one transaction's text, "CALL NEWORD(..., '[[i,w,q],...]', @o); SELECT @o" */
+#define QUERY_TEXT 1024
 
 typedef struct {
-    PGconn *conn;
+    void *conn; /* the transport's connection: a PGconn, a MYSQL */
     int fd;
+    uint32_t events; /* what epoll watches on fd: EPOLLIN, and EPOLLOUT while output waits */
     Terminal *term;
     int state, kind, nargs, retries, errors;
     int after_sleep, after_cross;
     int64_t start, next, wake, last_end;
-    int pending, flushing; /* flushing: libpq holds output the socket would not take yet */
-    int inflight;          /* a transaction was sent and its outcome is not recorded yet */
-    PGresult *held; /* the query's result, until libpq has seen the end of its answer */
+    int pending;  /* a transaction ended since the last statistics flush */
+    int inflight; /* a transaction was sent and its outcome is not recorded yet */
     int ol_cnt, remote_lines, remote, by_name; /* the current transaction's inputs, as drawn */
-    SqlTxn *sql; /* --mode sql: the transaction's statements and what they returned */
-    char text[MAX_ARGS][ARG_TEXT];
-    const char *values[MAX_ARGS];
+    union {
+        struct { /* libpq (pqloop.c) */
+            PGresult *held; /* the query's result, until libpq has seen the end of its answer */
+            SqlTxn *sql;    /* --mode sql: the transaction's statements and what they returned */
+            char text[MAX_ARGS][ARG_TEXT];
+            const char *values[MAX_ARGS];
+        };
+        struct { /* libmariadb (myloop.c) */
+            int phase;       /* which call of the answer is under way */
+            int waiting;     /* the MYSQL_WAIT_ status it waits for; 0: the call starts */
+            int has;         /* the last result set had a value */
+            long long value; /* ... this one */
+            int qlen;
+            char query[QUERY_TEXT];
+        };
+    };
 } User;
 
 /* The input counts of the measured window [5.4.5, 2.4.1.5, 2.5.1.2, 2.6.1.2]: the keys of
@@ -38,8 +54,11 @@ enum {
 };
 extern const char *const INPUT_KEYS[NINPUTS];
 
+typedef struct Transport Transport;
+
 typedef struct {
     PyObject_HEAD
+    const Transport *tp; /* how the users' transactions travel: libpq or libmariadb */
     PyObject *terms;  /* the Terminal objects, kept alive */
     PyObject *conns;  /* the psycopg connection objects, kept alive */
     User *users;
@@ -50,6 +69,9 @@ typedef struct {
     char *flush_sql;
     char retryable[MAX_STATES][6], fatal[MAX_STATES][6];
     int nretryable, nfatal;
+    int sql_mode;                                    /* libpq: --mode sql */
+    int retry_codes[MAX_CODES], lost_codes[MAX_CODES]; /* libmariadb: error numbers */
+    int nretry_codes, nlost_codes;
     int ready; /* __init__ succeeded: every method but __init__ needs it */
     int started, running, sleeping, failed, boundary_told;
     int resilient;   /* a lost connection loses the user, not the run (--inject) */
@@ -70,6 +92,50 @@ typedef struct {
     int ncross_ns[2];
 } ProcLoop;
 
+
+/* What a transaction's answer was, as the transport classifies it (txn_end). */
+enum {
+    OUT_DONE,  /* committed, or a New-Order rolled back by the 1% rule (a negative value) */
+    OUT_RETRY, /* rolled back by a deadlock or the like: the same inputs again */
+    OUT_ERROR, /* failed: counted, and the user carries on */
+    OUT_FATAL, /* fails the run with the server's message */
+    OUT_LOST   /* the session is gone: the user is lost (resilient) or the run fails */
+};
+
+/* A transport: how one user's transaction travels. Every call runs without the GIL but
+ * attach and detach (with it, from __init__, replace() and release). */
+struct Transport {
+    /* Format the transaction's request from its inputs; -1 when it does not fit. */
+    int (*prepare)(ProcLoop *L, User *u, const txn_t *x);
+    /* Send it (u->state is S_TXN): on failure report it (user_lost) */
+    void (*send)(ProcLoop *L, User *u);
+    /* The socket is ready (epoll's events): go on, then txn_end once the answer is in. */
+    void (*ready)(ProcLoop *L, User *u, uint32_t events);
+    /* Ask the server to publish its statistics, then user_crossed(); NULL: never needed. */
+    void (*flush)(ProcLoop *L, User *u);
+    /* Drop what the user's transaction held (end: the loop goes away, free everything). */
+    void (*forget)(User *u, int end);
+    /* Take the connection (Python's object, and the pointer Python passed or NULL) for u:
+     * set u->conn and u->fd; -1 with an exception. detach: the loop lets it go. */
+    int (*attach)(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr);
+    void (*detach)(PyObject *conn);
+};
+extern const Transport PQ_TRANSPORT, MY_TRANSPORT;
+
+/* What the transports call back (procloop.c). */
+void loop_fail(ProcLoop *L, const char *fmt, const char *what, const char *detail);
+void user_lost(ProcLoop *L, User *u, const char *what, const char *message);
+void user_lose(ProcLoop *L, User *u);
+int user_watch(ProcLoop *L, User *u, uint32_t events);
+void user_crossed(ProcLoop *L, User *u, int64_t flushed_ns);
+void txn_end(ProcLoop *L, User *u, int outcome, int has, long long value, const char *message);
+void first_line(char *s);
+
+/* The Python type's shared parts (procloop_type.c) */
+int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *ptrs,
+               PyObject *terms, long long ramp_end, long long stop_at, int waits,
+               int max_retries, int max_errors, Py_ssize_t bulk, int resilient);
+void loop_release(ProcLoop *self);
 
 /* Drive the users until the next event: one of the EV_ codes. Runs without the GIL. */
 int loop_run(ProcLoop *L);

@@ -29,17 +29,17 @@ static int copy_states(PyObject *seq, char (*out)[6], int *n, const char *what) 
 }
 
 /* Free what __init__ took, back to the state of a new object (a failed __init__ too). */
-static void release(ProcLoop *self) {
+void loop_release(ProcLoop *self) {
     if (self->ready)
-        for (int i = 0; i < self->n; i++) self->users[i].term->driven--;
+        for (int i = 0; i < self->n; i++) {
+            self->users[i].term->driven--;
+            if (self->tp->detach) self->tp->detach(PyList_GET_ITEM(self->conns, i));
+        }
     self->ready = 0;
     if (self->epfd >= 0) close(self->epfd);
     if (self->stopfd >= 0) close(self->stopfd);
     self->epfd = self->stopfd = -1;
-    for (int i = 0; self->users && i < self->n; i++) {
-        if (self->users[i].held) pq.clear(self->users[i].held);
-        sql_free(self->users[i].sql);
-    }
+    for (int i = 0; self->users && i < self->n; i++) self->tp->forget(&self->users[i], 1);
     PyMem_Free(self->users);
     self->users = NULL;
     self->n = 0;
@@ -60,6 +60,116 @@ static void release(ProcLoop *self) {
     }
     Py_CLEAR(self->terms);
     Py_CLEAR(self->conns);
+}
+
+/* Take the connection ``conn`` (``ptr``: its pointer, for libpq) for user ``i`` and watch its
+ * socket; -1 with an exception, the user as it was. */
+static int take_connection(ProcLoop *self, Py_ssize_t i, PyObject *conn, PyObject *ptr) {
+    User *u = &self->users[i];
+    void *was = u->conn;
+    int fd = u->fd;
+    if (self->tp->attach(self, u, conn, ptr) < 0) return -1;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    if (u->fd < 0 || epoll_ctl(self->epfd, EPOLL_CTL_ADD, u->fd, &ev) < 0) {
+        if (self->tp->detach) self->tp->detach(conn);
+        u->conn = was;
+        u->fd = fd;
+        PyErr_Format(PyExc_OSError, "the connection of user %zd has no usable socket", i);
+        return -1;
+    }
+    u->events = EPOLLIN;
+    return 0;
+}
+
+/* What every loop's __init__ shares, once the transport's own arguments are taken (the
+ * transport's fields of self are set): the users, their Terminals and connections (``ptrs``:
+ * one pointer each, or NULL), the buffers, epoll. -1 with an exception, self released. */
+int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *ptrs,
+               PyObject *terms, long long ramp_end, long long stop_at, int waits,
+               int max_retries, int max_errors, Py_ssize_t bulk, int resilient) {
+    self->tp = tp;
+    PyObject *tl = PySequence_List(terms), *cl = PySequence_List(conns);
+    PyObject *pl = ptrs ? PySequence_List(ptrs) : NULL;
+    if (!tl || !cl || (ptrs && !pl)) goto bad;
+    Py_ssize_t n = PyList_GET_SIZE(tl);
+    if (n < 1 || PyList_GET_SIZE(cl) != n || (pl && PyList_GET_SIZE(pl) != n)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "need one connection (libpq: and one pointer) per terminal, at least one");
+        goto bad;
+    }
+    if (n >= INT32_MAX || bulk < 1 || bulk > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "bulk must be at least 1, and the users fewer");
+        goto bad;
+    }
+    self->n = (int)n;
+    self->users = PyMem_Calloc(n, sizeof(User));
+    self->bulk = bulk;
+    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
+    self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
+    self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
+    self->lost = PyMem_Malloc(sizeof(int) * n);
+    if (!self->users || !self->cross_ns[0] || !self->cross_ns[1] || !self->lost) {
+        PyErr_NoMemory();
+        goto bad;
+    }
+    for (int k = 0; k < NKINDS; k++)
+        if (!self->samples[k]) {
+            PyErr_NoMemory();
+            goto bad;
+        }
+    self->epfd = epoll_create1(EPOLL_CLOEXEC);
+    self->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->epfd < 0 || self->stopfd < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto bad;
+    }
+    int64_t t = now_ns();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        User *u = &self->users[i];
+        PyObject *term = PyList_GET_ITEM(tl, i);
+        if (!PyObject_TypeCheck(term, &TerminalType)) {
+            PyErr_SetString(PyExc_TypeError, "terminals must be Terminal objects");
+            goto bad;
+        }
+        if (term_check((Terminal *)term) < 0) goto bad;
+        u->term = (Terminal *)term;
+        u->fd = -1;
+    }
+    Py_ssize_t attached = 0; /* connections the transport holds: released on failure */
+    for (; attached < n; attached++) {
+        User *u = &self->users[attached];
+        if (take_connection(self, attached, PyList_GET_ITEM(cl, attached),
+                            pl ? PyList_GET_ITEM(pl, attached) : NULL) < 0)
+            goto detach;
+        u->state = S_READY;
+        u->next = ramp_end;
+        u->last_end = t;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)n};
+    if (epoll_ctl(self->epfd, EPOLL_CTL_ADD, self->stopfd, &ev) < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto detach;
+    }
+    self->terms = tl;
+    self->conns = cl; /* the loop's own list of the connection objects: replace() swaps one */
+    Py_XDECREF(pl);
+    self->ramp_end = ramp_end;
+    self->stop_at = stop_at;
+    self->waits = waits;
+    self->max_retries = max_retries;
+    self->max_errors = max_errors;
+    self->resilient = resilient;
+    for (Py_ssize_t i = 0; i < n; i++) self->users[i].term->driven++;
+    self->ready = 1;
+    return 0;
+detach:
+    for (Py_ssize_t i = 0; tp->detach && i < attached; i++) tp->detach(PyList_GET_ITEM(cl, i));
+bad:
+    Py_XDECREF(tl);
+    Py_XDECREF(cl);
+    Py_XDECREF(pl);
+    loop_release(self);
+    return -1;
 }
 
 static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
@@ -91,112 +201,34 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     if (copy_states(retryable, self->retryable, &self->nretryable, "retryable") < 0 ||
         copy_states(fatal, self->fatal, &self->nfatal, "fatal") < 0)
         return -1;
-    PyObject *tl = PySequence_List(terms), *pl = PySequence_List(ptrs), *cl = NULL;
     PyObject *nl = PySequence_Fast(names, "names must be a sequence");
-    if (!tl || !pl || !nl) goto bad;
-    Py_ssize_t n = PyList_GET_SIZE(tl);
-    if (n < 1 || PyList_GET_SIZE(pl) != n || PySequence_Fast_GET_SIZE(nl) != NKINDS) {
+    if (!nl) return -1;
+    if (PySequence_Fast_GET_SIZE(nl) != NKINDS) {
+        Py_DECREF(nl);
         PyErr_SetString(PyExc_ValueError,
                         "need one pointer per terminal, at least one, and five names");
-        goto bad;
-    }
-    if (n >= INT32_MAX || bulk < 1 || bulk > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)) {
-        PyErr_SetString(PyExc_ValueError, "bulk must be at least 1, and the users fewer");
-        goto bad;
+        return -1;
     }
     for (int k = 0; k < NKINDS; k++) {
         const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(nl, k));
-        if (!s) goto bad;
+        if (!s) {
+            Py_DECREF(nl);
+            return -1;
+        }
         snprintf(self->names[k], sizeof self->names[k], "%s", s);
     }
-    self->n = (int)n;
-    self->users = PyMem_Calloc(n, sizeof(User));
-    self->flush_sql = PyMem_Malloc(strlen(flush_sql) + 1);
-    self->bulk = bulk;
-    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
-    self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
-    self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
-    self->lost = PyMem_Malloc(sizeof(int) * n);
-    if (!self->users || !self->flush_sql || !self->cross_ns[0] || !self->cross_ns[1] ||
-        !self->lost) {
-        PyErr_NoMemory();
-        goto bad;
-    }
-    for (int k = 0; k < NKINDS; k++)
-        if (!self->samples[k]) {
-            PyErr_NoMemory();
-            goto bad;
-        }
-    strcpy(self->flush_sql, flush_sql);
-    self->epfd = epoll_create1(EPOLL_CLOEXEC);
-    self->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (self->epfd < 0 || self->stopfd < 0) {
-        PyErr_SetFromErrno(PyExc_OSError);
-        goto bad;
-    }
-    int64_t t = now_ns();
-    for (Py_ssize_t i = 0; i < n; i++) {
-        User *u = &self->users[i];
-        PyObject *term = PyList_GET_ITEM(tl, i);
-        if (!PyObject_TypeCheck(term, &TerminalType)) {
-            PyErr_SetString(PyExc_TypeError, "terminals must be Terminal objects");
-            goto bad;
-        }
-        if (term_check((Terminal *)term) < 0) goto bad;
-        u->term = (Terminal *)term;
-        u->conn = PyLong_AsVoidPtr(PyList_GET_ITEM(pl, i));
-        if (!u->conn) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null connection");
-            goto bad;
-        }
-        u->fd = pq.socket(u->conn);
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-        if (u->fd < 0 || epoll_ctl(self->epfd, EPOLL_CTL_ADD, u->fd, &ev) < 0) {
-            PyErr_Format(PyExc_OSError, "connection %zd has no usable socket", i);
-            goto bad;
-        }
-        for (int a = 0; a < MAX_ARGS; a++) u->values[a] = u->text[a];
-        if (sql && !(u->sql = sql_new())) {
-            PyErr_NoMemory();
-            goto bad;
-        }
-        u->state = S_READY;
-        u->next = ramp_end;
-        u->last_end = t;
-    }
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)n};
-    if (epoll_ctl(self->epfd, EPOLL_CTL_ADD, self->stopfd, &ev) < 0) {
-        PyErr_SetFromErrno(PyExc_OSError);
-        goto bad;
-    }
-    /* the loop's own list of the connection objects: replace() swaps one */
-    if (!(cl = PySequence_List(conns))) goto bad;
-    if (PyList_GET_SIZE(cl) != n) {
-        PyErr_SetString(PyExc_ValueError, "need one connection per terminal");
-        Py_DECREF(cl);
-        goto bad;
-    }
-    self->terms = tl;
-    self->conns = cl;
-    Py_DECREF(pl);
     Py_DECREF(nl);
-    self->ramp_end = ramp_end;
-    self->stop_at = stop_at;
-    self->waits = waits;
+    self->flush_sql = PyMem_Malloc(strlen(flush_sql) + 1);
+    if (!self->flush_sql) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    strcpy(self->flush_sql, flush_sql);
     self->flush_stats = flush_stats;
     self->idle_published_after = idle;
-    self->max_retries = max_retries;
-    self->max_errors = max_errors;
-    self->resilient = resilient;
-    for (Py_ssize_t i = 0; i < n; i++) self->users[i].term->driven++;
-    self->ready = 1;
-    return 0;
-bad:
-    Py_XDECREF(tl);
-    Py_XDECREF(pl);
-    Py_XDECREF(nl);
-    release(self);
-    return -1;
+    self->sql_mode = sql;
+    return loop_setup(self, &PQ_TRANSPORT, conns, ptrs, terms, ramp_end, stop_at, waits,
+                      max_retries, max_errors, bulk, resilient);
 }
 
 static PyObject *ProcLoop_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -206,7 +238,7 @@ static PyObject *ProcLoop_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
 }
 
 static void ProcLoop_dealloc(ProcLoop *self) {
-    release(self);
+    if (self->tp) loop_release(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -257,6 +289,12 @@ static int check_idle(ProcLoop *self) {
     return 0;
 }
 
+static PyObject *ProcLoop_close(ProcLoop *self, PyObject *unused) {
+    if (check_idle(self) < 0) return NULL;
+    loop_release(self);
+    Py_RETURN_NONE;
+}
+
 static PyObject *ProcLoop_take_lost(ProcLoop *self, PyObject *unused) {
     if (check_idle(self) < 0) return NULL;
     PyObject *t = PyTuple_New(self->nlost);
@@ -273,12 +311,12 @@ static PyObject *ProcLoop_take_lost(ProcLoop *self, PyObject *unused) {
     return t;
 }
 
-/* replace(index, connection, pointer): a lost user's new connection (opened and prepared as
- * the first); it starts a new cycle at the next run(). */
+/* replace(index, connection[, pointer]): a lost user's new connection (opened and prepared
+ * as the first); it starts a new cycle at the next run(). */
 static PyObject *ProcLoop_replace(ProcLoop *self, PyObject *args) {
     Py_ssize_t index;
-    PyObject *conn, *ptr;
-    if (check_idle(self) < 0 || !PyArg_ParseTuple(args, "nOO", &index, &conn, &ptr))
+    PyObject *conn, *ptr = NULL;
+    if (check_idle(self) < 0 || !PyArg_ParseTuple(args, "nO|O", &index, &conn, &ptr))
         return NULL;
     if (index < 0 || index >= self->n) {
         PyErr_Format(PyExc_IndexError, "no user %zd", index);
@@ -289,31 +327,11 @@ static PyObject *ProcLoop_replace(ProcLoop *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "user %zd is not lost", index);
         return NULL;
     }
-    PGconn *c = PyLong_AsVoidPtr(ptr);
-    if (!c) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null connection");
-        return NULL;
-    }
-    int fd = pq.socket(c);
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)index};
-    if (fd < 0 || epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        PyErr_Format(PyExc_OSError, "the new connection of user %zd has no usable socket", index);
-        return NULL;
-    }
-    if (u->sql) { /* what the lost transaction left */
-        SqlTxn *fresh = sql_new();
-        if (!fresh) {
-            epoll_ctl(self->epfd, EPOLL_CTL_DEL, fd, NULL);
-            return PyErr_NoMemory();
-        }
-        sql_free(u->sql);
-        u->sql = fresh;
-    }
+    if (take_connection(self, index, conn, ptr) < 0) return NULL;
+    if (self->tp->detach) self->tp->detach(PyList_GET_ITEM(self->conns, index));
     Py_INCREF(conn);
     PyList_SetItem(self->conns, index, conn); /* in range: the list has n items */
-    u->conn = c;
-    u->fd = fd;
-    u->flushing = u->inflight = u->pending = u->errors = 0;
+    u->inflight = u->pending = u->errors = 0;
     u->last_end = now_ns();
     u->state = S_RESUME;
     Py_RETURN_NONE;
@@ -405,6 +423,8 @@ static PyMethodDef ProcLoop_methods[] = {
      "Make run() return STOPPED soon; safe from any thread."},
     {"wake", (PyCFunction)ProcLoop_wake, METH_NOARGS,
      "Make run() return WOKEN soon (to hand over new connections); safe from any thread."},
+    {"close", (PyCFunction)ProcLoop_close, METH_NOARGS,
+     "Let the connections and Terminals go; the loop cannot be used again."},
     {"take_lost", (PyCFunction)ProcLoop_take_lost, METH_NOARGS,
      "The users lost since the last call (resilient mode), as a tuple of indexes."},
     {"replace", (PyCFunction)ProcLoop_replace, METH_VARARGS,
@@ -432,7 +452,7 @@ PyTypeObject ProcLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.ProcLoop",
     .tp_doc = PyDoc_STR("The users of one worker, either mode, driven from C."),
     .tp_basicsize = sizeof(ProcLoop),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, /* MariaDBLoop: the same loop */
     .tp_new = ProcLoop_new,
     .tp_init = (initproc)ProcLoop_init,
     .tp_dealloc = (destructor)ProcLoop_dealloc,

@@ -1,7 +1,8 @@
 """The rules of a virtual user, the Recorder of a worker's measured window, and UserFailed.
 
-The users themselves run in the engine's driver (PostgreSQL's: C, ``_native.ProcLoop``, driven
-by engines/postgres/driver.py, both modes); these are the rules they follow.
+The users themselves run in C, in the engine's driver: PostgreSQL's ``_native.ProcLoop``
+(engines/postgres/driver.py, both modes), MariaDB's ``_native.MariaDBLoop``
+(engines/mariadb/driver.py); these are the rules they follow.
 
 Cycle (clause 5.2.5): draw a card from the deck, draw the inputs, wait the keying time,
 run the transaction and wait for its answer (the response time), wait the think time.

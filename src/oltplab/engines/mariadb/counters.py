@@ -66,3 +66,14 @@ def delta(start: ServerCounters, end: ServerCounters) -> dict:
     """The counters' changes between two snapshots."""
     return {"xacts_delta": end.xacts - start.xacts,
             "d_next_o_id_delta": end.new_orders - start.new_orders}
+
+
+def snapshot_of(dsn: str) -> ServerCounters:
+    """``snapshot`` on a session of its own, closed after."""
+    from . import client
+
+    conn = client.connect(dsn)
+    try:
+        return snapshot(conn)
+    finally:
+        conn.close()

@@ -6,8 +6,7 @@ procedure calls, or for ``--mode sql`` the client-side statements of the transac
 then ``_native.ProcLoop`` drives all the users of a worker on one thread without the GIL: it
 draws the cards and inputs, sends the call (or the statements, pipelined), reads the answers,
 retries, records and crosses the window's boundaries, per the rules runner/vuser.py describes.
-Python steps in only at events: once all users have crossed the ramp-up boundary, when
-response times are due to enter the histograms, at the end, on a failure, or to stop early.
+Python steps in only at events (runner/loopusers.py, shared with MariaDB's driver).
 
 With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
 loop counts its transaction in flight as an error and goes on with the others, and Python
@@ -17,27 +16,21 @@ RECONNECT_TIMEOUT_S), wakes the loop and hands the connection over (``ProcLoop.r
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import threading
-import time
-from array import array
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from psycopg import pq
 
 from ... import _native
+from ...runner.loopusers import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
 from ...runner.messages import WorkerPlan
 from ...runner.vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
                              MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES, Recorder,
                              UserFailed)
-from ...workloads.tpcc.inputs import RunConstants, terminal
+from ...workloads.tpcc.inputs import RunConstants
 from .tpcc.transactions import MODULES, statement_text
 
-RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
-RECONNECT_THREADS = 4
-LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 _NAMES = tuple(m.NAME for m in MODULES)
 
@@ -90,19 +83,8 @@ def reopen_connection(dsn: str, application_name: str, flush_stats: bool,
                       cancel: threading.Event | None = None):
     """``open_connection``, retried with a growing pause (50 ms to 1 s) until the server accepts,
     ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a thread)."""
-    cancel = cancel or threading.Event()
-    deadline = time.monotonic() + timeout
-    delay = 0.05
-    while True:
-        try:
-            return open_connection(dsn, application_name, flush_stats, mode)
-        except UserFailed as e:
-            if time.monotonic() + delay > deadline:
-                raise UserFailed(f"reconnecting a lost user: {e} (gave up after {timeout:g} s)"
-                                 ) from None
-        if cancel.wait(delay):
-            raise UserFailed("reconnecting a lost user: the users stopped")
-        delay = min(1.0, delay * 2)
+    return reconnect_until(functools.partial(open_connection, dsn, application_name,
+                                             flush_stats, mode), timeout, cancel)
 
 
 def accepts(dsn: str, application_name: str = "oltplab") -> bool:
@@ -161,39 +143,22 @@ def libpq_path() -> str:
     raise UserFailed("cannot find the libpq library psycopg uses")
 
 
-class ProcUsers:
+class ProcUsers(LoopUsers):
     """The users of one worker on libpq: their connections and their C loop. ``sql``: the
-    connections are prepared for ``--mode sql`` (``open_connection(..., mode="sql")``).
-    ``reopen(cancel=...)``: opens a user's new connection after it lost its own (blocking;
-    ``reconnect``); without it
+    connections are prepared for ``--mode sql`` (``open_connection(..., mode="sql")``). ``reopen``:
+    opens a user's new connection after it lost its own (blocking; ``reopen_connection``); without it
     a lost connection fails the run."""
 
     def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
                  waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES,
                  sql: bool = False, reopen: Callable[[], object] | None = None):
-        self.conns = list(conns)
-        self.reopen = reopen
-        self.lost = 0  # connections lost and replaced
-        self._stopping = threading.Event()  # ends the reconnects still trying
+        super().__init__(conns, plans, w_max, constants, reopen=reopen, bulk=bulk)
         self.sql = sql
-        self.bulk = bulk
-        self.terminals = [terminal(up, w_max, constants) for up in plans]
         self.waits = waits
         self.flush_stats = flush_stats
-        self.loop: _native.ProcLoop | None = None
-        self._closed = False
 
-    @property
-    def completed(self) -> int:
-        return self.loop.completed if self.loop is not None else 0
-
-    @property
-    def new_orders(self) -> int:
-        return self.loop.new_orders if self.loop is not None else 0
-
-    async def run(self, rec: Recorder) -> None:
-        """Run every user until measure_end, reporting into ``rec``; raises UserFailed."""
-        self.loop = lp = _native.ProcLoop(
+    def _make_loop(self, rec: Recorder) -> _native.ProcLoop:
+        return _native.ProcLoop(
             libpq=libpq_path(), connections=self.conns,
             pointers=[c.pgconn_ptr for c in self.conns], terminals=self.terminals,
             names=_NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=rec.ramp_end,
@@ -201,80 +166,12 @@ class ProcUsers:
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,
             fatal=FATAL_STATES, bulk=self.bulk, sql=self.sql, resilient=self.reopen is not None)
-        loop = asyncio.get_running_loop()
-        opening: dict = {}  # new connections on their way: future -> user index
-        pool = ThreadPoolExecutor(RECONNECT_THREADS) if self.reopen is not None else None
-        try:
-            while True:
-                job = loop.run_in_executor(None, lp.run)
-                try:
-                    event = await self._next_event(job, opening)
-                except asyncio.CancelledError:
-                    lp.stop()  # the loop returns within one turn; the connections stay ours
-                    await asyncio.wait([job])
-                    raise
-                for fut in [f for f in opening if f.done()]:
-                    self._replace(opening.pop(fut), fut.result())
-                if event == _native.LOST:
-                    for index in lp.take_lost():
-                        opening[loop.run_in_executor(
-                            pool, functools.partial(self.reopen, cancel=self._stopping))] = index
-                elif event == _native.WOKEN:
-                    continue
-                elif event == _native.SAMPLES:
-                    self._drain(rec)
-                elif event == _native.FAILED:
-                    raise UserFailed(lp.error or "the virtual users failed")
-                elif event == _native.STOPPED:
-                    return
-                elif rec.on_boundary is not None:  # BOUNDARY (ramp-up), then FINISHED
-                    rec.on_boundary(0 if event == _native.BOUNDARY else 1, len(self.conns))
-                if event == _native.FINISHED:
-                    return
-        finally:
-            self._stopping.set()
-            for fut in opening:  # a connection that arrives too late is closed
-                fut.add_done_callback(_finish_late)
-            if pool is not None:
-                pool.shutdown(wait=False)
-            self._absorb(rec)
 
-    async def _next_event(self, job, opening: dict) -> int:
-        """The loop's next event; a new connection ready first wakes the loop to take it."""
-        done, _ = await asyncio.wait({job, *opening}, return_when=asyncio.FIRST_COMPLETED)
-        if job not in done:
-            self.loop.wake()
-            await asyncio.wait([job])
-        return job.result()
+    def _hand_over(self, index: int, conn) -> None:
+        self.loop.replace(index, conn, conn.pgconn_ptr)
 
-    def _replace(self, index: int, conn) -> None:
-        """Hand user ``index`` its new connection; the lost one is closed."""
-        try:
-            self.loop.replace(index, conn, conn.pgconn_ptr)
-        except (OSError, ValueError) as e:
-            conn.finish()
-            raise UserFailed(f"reconnecting a lost user: {e}") from None
-        old, self.conns[index] = self.conns[index], conn
-        old.finish()
-        self.lost += 1
-
-    def _drain(self, rec: Recorder) -> None:
-        for kind, raw in enumerate(self.loop.take_samples()):
-            if raw:
-                rec.add_samples(kind, array("q", raw))
-
-    def _absorb(self, rec: Recorder) -> None:
-        """Add what the loop counted to the recorder (also after a failure or a stop)."""
-        if self.loop is None:
-            return
-        self._drain(rec)
-        rec.add_counts(self.loop.counts())
-
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            for conn in self.conns:
-                conn.finish()
+    def _close_conn(self, conn) -> None:
+        conn.finish()
 
 
 class Users(ProcUsers):
@@ -283,8 +180,3 @@ class Users(ProcUsers):
     def __init__(self, conns: list, user_plans: list, plan: WorkerPlan, reopen=None):
         super().__init__(conns, user_plans, plan.w_max, plan.constants, plan.keying_thinking,
                          plan.flush_stats, sql=plan.mode == "sql", reopen=reopen)
-
-
-def _finish_late(fut) -> None:
-    if not fut.cancelled() and fut.exception() is None:
-        fut.result().finish()

@@ -1,0 +1,291 @@
+/*
+ * ProcLoop's MariaDB transport, and the type MariaDBLoop that drives it: each transaction is
+ * one round trip, "CALL NEWORD(inputs..., @oltplab_out); SELECT @oltplab_out" sent as one
+ * multi-statement query over libmariadb's non-blocking calls (the query, then every result
+ * stored and the next one asked for, each call resumed when epoll reports the socket ready
+ * for what it waits for). The procedures (engines/mariadb/tpcc/sql/procedures.sql) commit
+ * or roll back themselves, so Com_commit + Com_rollback counts one per transaction; New-Order
+ * returns -O_ID when the unused item rolled it back (the 1%). What an error number means
+ * comes from Python: retried (deadlock 1213, lock wait timeout 1205 ...), a lost session
+ * (2006, 2013 ...), anything else fails the run with the server's message. MariaDB needs no
+ * statistics flush at the window's boundaries: SHOW GLOBAL STATUS sums the live sessions.
+ */
+#include "mariadb.h"
+
+#include <stdarg.h>
+
+/* The procedures' names, by transaction type */
+static const char *const PROCEDURES[NKINDS] = {"NEWORD", "PAYMENT", "OSTAT", "DELIVERY",
+                                               "SLEV"};
+#define OUT_VAR "@oltplab_out"
+
+/* the call under way: the query, a result, the next one; or an answer complete already when
+ * the query was sent, which waits for the next turn of the loop (P_DONE, P_FAILED) */
+enum { P_QUERY, P_STORE, P_NEXT, P_DONE, P_FAILED };
+
+/* Append to u->query; -1 when it would not fit. */
+static int put(User *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int put(User *u, const char *fmt, ...) {
+    size_t room = sizeof u->query - (size_t)u->qlen;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(u->query + u->qlen, room, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= room) return -1;
+    u->qlen += w;
+    return 0;
+}
+
+/* The query of the transaction: its scalars as integers (Payment's amount as d.dd), then
+ * New-Order's lines as the JSON array [[i_id, supply_w_id, quantity], ...]. */
+static int my_prepare(ProcLoop *L, User *u, const txn_t *x) {
+    u->qlen = 0;
+    if (put(u, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
+    for (int i = 0; i < x->nscalars; i++) {
+        if (x->kind == PAYMENT && i == 6) {
+            char cents[32];
+            fmt_cents(cents, sizeof cents, x->a[i]);
+            if (put(u, ",%s", cents) < 0) return -1;
+        } else if (put(u, i ? ",%lld" : "%lld", (long long)x->a[i]) < 0) {
+            return -1;
+        }
+    }
+    if (x->kind == NEW_ORDER) {
+        if (put(u, ",'[") < 0) return -1;
+        for (int n = 0; n < x->ol_cnt; n++)
+            if (put(u, n ? ",[%d,%d,%d]" : "[%d,%d,%d]", (int)x->lines[OL_I_ID][n],
+                    (int)x->lines[OL_SUPPLY_W_ID][n], (int)x->lines[OL_QUANTITY][n]) < 0)
+                return -1;
+        if (put(u, "]'") < 0) return -1;
+    }
+    return put(u, "," OUT_VAR ");SELECT " OUT_VAR);
+}
+
+static int in_codes(const int *codes, int n, unsigned code) {
+    for (int i = 0; i < n; i++)
+        if ((unsigned)codes[i] == code) return 1;
+    return 0;
+}
+
+/* The answer is complete: back to watching for the server's word alone, then the outcome. */
+static void answered(ProcLoop *L, User *u, int outcome, const char *message) {
+    /* (a lost session's socket may be closed already: it leaves epoll with the user; after
+     * a fatal error nothing is watched again, and the server's message is the run's) */
+    if (outcome != OUT_LOST && outcome != OUT_FATAL && user_watch(L, u, EPOLLIN) < 0) return;
+    u->state = S_READY;
+    txn_end(L, u, outcome, u->has, u->value, message);
+}
+
+static void failed(ProcLoop *L, User *u) {
+    MYSQL *m = u->conn;
+    unsigned code = my.errno_of(m);
+    char msg[384];
+    snprintf(msg, sizeof msg, "%s (error %u)", my.error(m), code);
+    first_line(msg);
+    answered(L, u,
+             in_codes(L->retry_codes, L->nretry_codes, code)  ? OUT_RETRY
+             : in_codes(L->lost_codes, L->nlost_codes, code) ? OUT_LOST
+                                                              : OUT_FATAL,
+             msg);
+}
+
+/* Wait for what libmariadb waits for (a MYSQL_WAIT_ status). No timeout is ever set on the
+ * sessions, so it always waits for the socket. */
+static void wait_for(ProcLoop *L, User *u, int status) {
+    uint32_t events = (status & MYSQL_WAIT_READ ? EPOLLIN : 0) |
+                      (status & MYSQL_WAIT_WRITE ? EPOLLOUT : 0);
+    if (!events) {
+        loop_fail(L, "%s: %s", NAMES[u->kind], "libmariadb waits for a timeout (none is set)");
+        return;
+    }
+    u->waiting = status;
+    user_watch(L, u, events);
+}
+
+/* The answer came with the query's own calls (the server answered before the client read):
+ * it is taken at the next turn of the loop, from epoll's report that the socket is writable,
+ * as every answer is. So a user ends at most one transaction per event and the loop's check
+ * for a full response-time buffer before each event holds; nor do the calls nest. */
+static void later(ProcLoop *L, User *u, int phase) {
+    u->phase = phase;
+    u->waiting = MYSQL_WAIT_WRITE;
+    user_watch(L, u, EPOLLOUT);
+}
+
+/* Start or resume (``status``: what the socket is ready for) the call under way, and the
+ * calls after it until one must wait or the answer is complete; ``sending``: called by
+ * my_send, whose caller may not see the transaction end. */
+static void step(ProcLoop *L, User *u, int status, int sending) {
+    MYSQL *m = u->conn;
+    for (;;) {
+        int ret = 0, resume = u->waiting != 0;
+        MYSQL_RES *res = NULL;
+        switch (u->phase) {
+        case P_QUERY:
+            status = resume ? my.real_query_cont(&ret, m, status)
+                            : my.real_query_start(&ret, m, u->query, (unsigned long)u->qlen);
+            break;
+        case P_STORE:
+            status = resume ? my.store_result_cont(&res, m, status)
+                            : my.store_result_start(&res, m);
+            break;
+        default:
+            status = resume ? my.next_result_cont(&ret, m, status) : my.next_result_start(&ret, m);
+        }
+        if (status) {
+            wait_for(L, u, status);
+            return;
+        }
+        u->waiting = 0;
+        int failure = 0;
+        if (u->phase == P_STORE) { /* the CALL's status has no rows; the SELECT one row */
+            if (res) {
+                MYSQL_ROW row = my.fetch_row(res);
+                u->has = row && row[0];
+                u->value = u->has ? strtoll(row[0], NULL, 10) : 0;
+                my.free_result(res); /* stored: no I/O */
+            } else {
+                failure = my.errno_of(m) != 0;
+            }
+            if (!failure) {
+                u->phase = P_NEXT;
+                continue;
+            }
+        } else if (ret > 0 || (u->phase == P_QUERY && ret != 0)) {
+            failure = 1;
+        } else if (ret == 0) {
+            u->phase = P_STORE;
+            continue;
+        }
+        /* the answer is complete (no more results), or failed; a lost session is lost at
+         * once (libmariadb may have closed its socket: there is nothing to wait on) */
+        if (failure && in_codes(L->lost_codes, L->nlost_codes, my.errno_of(m)))
+            failed(L, u);
+        else if (sending)
+            later(L, u, failure ? P_FAILED : P_DONE);
+        else if (failure)
+            failed(L, u);
+        else
+            answered(L, u, OUT_DONE, NULL);
+        return;
+    }
+}
+
+static void my_send(ProcLoop *L, User *u) {
+    u->phase = P_QUERY;
+    u->waiting = 0;
+    u->has = 0;
+    step(L, u, 0, 1);
+}
+
+static void my_ready(ProcLoop *L, User *u, uint32_t events) {
+    if (u->state != S_TXN) { /* the server spoke unasked: it is ending the session */
+        user_lost(L, u, NAMES[u->kind], "the server closed the session");
+        return;
+    }
+    if (u->phase == P_DONE) {
+        answered(L, u, OUT_DONE, NULL);
+        return;
+    }
+    if (u->phase == P_FAILED) {
+        failed(L, u);
+        return;
+    }
+    int status = (events & (EPOLLIN | EPOLLHUP | EPOLLERR) ? MYSQL_WAIT_READ : 0) |
+                 (events & EPOLLOUT ? MYSQL_WAIT_WRITE : 0);
+    if (!(status & u->waiting)) status = u->waiting; /* a hang-up: the call finds out */
+    step(L, u, status, 0);
+}
+
+static void my_forget(User *u, int end) {} /* results are freed as they come */
+
+static int my_attach(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr) {
+    if (!PyObject_TypeCheck(conn, &MyConnType)) {
+        PyErr_SetString(PyExc_TypeError, "connections must be MariaDBConnection objects");
+        return -1;
+    }
+    MyConn *c = (MyConn *)conn;
+    if (!c->m || c->driven) {
+        PyErr_SetString(PyExc_ValueError,
+                        c->m ? "a connection is driven by a MariaDBLoop already"
+                             : "a closed connection");
+        return -1;
+    }
+    c->driven = 1;
+    u->conn = c->m;
+    u->fd = (int)my.get_socket(c->m);
+    return 0;
+}
+
+static void my_detach(PyObject *conn) { ((MyConn *)conn)->driven = 0; }
+
+const Transport MY_TRANSPORT = {.prepare = my_prepare, .send = my_send, .ready = my_ready,
+                                .flush = NULL, .forget = my_forget, .attach = my_attach,
+                                .detach = my_detach};
+
+/* ------------------------------------------------------------------------------------------ */
+/* MariaDBLoop: a ProcLoop on MariaDB sessions                                                */
+
+static int copy_codes(PyObject *seq, int *out, int *n, const char *what) {
+    PyObject *fast = PySequence_Fast(seq, "error number lists must be sequences");
+    if (!fast) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    if (len > MAX_CODES) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "too many %s error numbers", what);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        if (v < 1 || v > 65535) {
+            Py_DECREF(fast);
+            PyErr_Format(PyExc_ValueError, "bad %s error number %ld", what, v);
+            return -1;
+        }
+        out[i] = (int)v;
+    }
+    *n = (int)len;
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int MariaDBLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"connections", "terminals", "ramp_end_ns", "measure_end_ns",
+                             "waits", "max_retries", "max_consecutive_errors", "retryable",
+                             "lost", "bulk", "resilient", NULL};
+    PyObject *conns, *terms, *retryable, *lost;
+    long long ramp_end, stop_at;
+    int waits, max_retries, max_errors, resilient = 0;
+    Py_ssize_t bulk;
+    if (self->ready || self->running) {
+        PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOLLpiiOOn|p", kwlist, &conns, &terms,
+                                     &ramp_end, &stop_at, &waits, &max_retries, &max_errors,
+                                     &retryable, &lost, &bulk, &resilient))
+        return -1;
+    if (load_libmariadb() < 0 ||
+        copy_codes(retryable, self->retry_codes, &self->nretry_codes, "retryable") < 0 ||
+        copy_codes(lost, self->lost_codes, &self->nlost_codes, "lost") < 0)
+        return -1;
+    self->flush_stats = 0;
+    return loop_setup(self, &MY_TRANSPORT, conns, NULL, terms, ramp_end, stop_at, waits,
+                      max_retries, max_errors, bulk, resilient);
+}
+
+PyTypeObject MariaDBLoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.MariaDBLoop",
+    .tp_doc = PyDoc_STR("MariaDBLoop(connections, terminals, ramp_end_ns, measure_end_ns, "
+                        "waits, max_retries, max_consecutive_errors, retryable, lost, bulk, "
+                        "resilient=False): the users of one worker on MariaDB sessions "
+                        "(MariaDBConnection), procedures mode; a ProcLoop otherwise."),
+    .tp_basicsize = sizeof(ProcLoop),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_base = &ProcLoopType,
+    .tp_init = (initproc)MariaDBLoop_init,
+};

@@ -1,0 +1,226 @@
+/*
+ * ProcLoop's libpq transport: a user's transaction as one call of its prepared PL/pgSQL
+ * function (procedures mode) or as its statements in pipelined round trips (--mode sql,
+ * sqlloop.c), on connections psycopg opened and prepared; the statistics flush at the
+ * window's boundaries; and what a SQLSTATE means to the users (procloop.c's txn_end).
+ */
+#include "procloop.h"
+
+static int in_states(char (*list)[6], int n, const char *state) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i], state) == 0) return 1;
+    return 0;
+}
+
+static void pq_lost(ProcLoop *L, User *u, const char *what) {
+    user_lost(L, u, what, L->resilient ? NULL : pq.errorMessage(u->conn));
+}
+
+/* Send what libpq holds: -1 is a lost connection; 1 (a full socket buffer) waits for
+ * EPOLLOUT instead of spinning. */
+static int flush_out(ProcLoop *L, User *u, const char *what) {
+    int r = pq.flush(u->conn);
+    if (r < 0) {
+        pq_lost(L, u, what);
+        return -1;
+    }
+    return user_watch(L, u, EPOLLIN | (r == 1 ? EPOLLOUT : 0));
+}
+
+static const char *doing(User *u) {
+    return u->state == S_FLUSH ? "statistics flush" : NAMES[u->kind];
+}
+
+static int pq_prepare(ProcLoop *L, User *u, const txn_t *x) {
+    if (u->sql) sql_inputs(u->sql, x);
+    return txn_text(x, u->text);
+}
+
+static void pq_send(ProcLoop *L, User *u) {
+    if (u->sql ? !sql_start(u->sql, u->conn)
+               : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
+                                       NULL, 0)) {
+        pq_lost(L, u, NAMES[u->kind]);
+        return;
+    }
+    flush_out(L, u, NAMES[u->kind]);
+}
+
+static void pq_flush(ProcLoop *L, User *u) {
+    if (!pq.sendQuery(u->conn, L->flush_sql)) {
+        pq_lost(L, u, "statistics flush");
+        return;
+    }
+    u->state = S_FLUSH;
+    flush_out(L, u, "statistics flush");
+}
+
+/* The connection or the database is gone: no SQLSTATE, class 08, or one of the fatal list. */
+static int is_fatal(ProcLoop *L, const char *state) {
+    return !state || strncmp(state, "08", 2) == 0 || in_states(L->fatal, L->nfatal, state);
+}
+
+/* The server ended the session (class 08, or 57P01-57P03: shutdown, crash of another process,
+ * cannot connect now): in resilient mode the user is lost and reconnects. */
+static int session_gone(ProcLoop *L, const char *state) {
+    return L->resilient && (!state || strncmp(state, "08", 2) == 0 ||
+                            strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
+                            strcmp(state, "57P03") == 0);
+}
+
+/* The server's message: "[pre]message (SQLSTATE xxxxx)". */
+static void error_text(char *msg, size_t n, PGresult *res, const char *state) {
+    const char *primary = pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+    snprintf(msg, n, "%s (SQLSTATE %s)", primary ? primary : "", state ? state : "?");
+}
+
+static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
+    int status = res ? pq.resultStatus(res) : -1;
+    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+        int has = status == PGRES_TUPLES_OK && pq.ntuples(res) > 0 && !pq.getisnull(res, 0, 0);
+        long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
+        if (u->sql) { /* the transaction's outcome, as the function would return it */
+            has = 1;
+            result = sql_value(u->sql);
+        }
+        txn_end(L, u, OUT_DONE, has, result, NULL);
+        return;
+    }
+    const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    if (!res) {
+        txn_end(L, u, OUT_LOST, 0, 0, L->resilient ? NULL : pq.errorMessage(u->conn));
+        return;
+    }
+    char msg[384];
+    error_text(msg, sizeof msg, res, state);
+    int outcome = state && in_states(L->retryable, L->nretryable, state) ? OUT_RETRY
+                  : session_gone(L, state)                               ? OUT_LOST
+                  : is_fatal(L, state)                                   ? OUT_FATAL
+                                                                         : OUT_ERROR;
+    txn_end(L, u, outcome, 0, 0, msg);
+}
+
+static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
+    int status = res ? pq.resultStatus(res) : -1;
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+        const char *state = res ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        if (!res) {
+            pq_lost(L, u, "statistics flush");
+            return;
+        }
+        if (session_gone(L, state)) {
+            user_lose(L, u);
+            return;
+        }
+        if (is_fatal(L, state)) {
+            char msg[384];
+            error_text(msg, sizeof msg, res, state);
+            loop_fail(L, "%s: %s", "statistics flush", msg);
+            return;
+        }
+    }
+    int64_t t = now_ns();
+    u->last_end = t;
+    u->pending = 0;
+    user_crossed(L, u, t);
+}
+
+/* --mode sql: the answers of the transaction's round trips; after an error the ROLLBACK,
+ * then the transaction is done as in procedures mode (counted, retried, or fatal). */
+static void sql_readable(ProcLoop *L, User *u) {
+    switch (sql_read(u->sql, u->conn)) {
+    case SQL_WAIT:
+        return;
+    case SQL_LOST:
+        pq_lost(L, u, NAMES[u->kind]);
+        return;
+    case SQL_BROKEN:
+        loop_fail(L, "%s: %s", NAMES[u->kind], sql_problem(u->sql));
+        return;
+    case SQL_ERROR:
+        if (!is_fatal(L, pq.resultErrorField(sql_failure(u->sql), PG_DIAG_SQLSTATE))) {
+            if (!sql_rollback(u->sql, u->conn)) pq_lost(L, u, "rollback");
+            return;
+        }
+        break; /* fatal: fails the run with the server's message */
+    default:
+        break;
+    }
+    PGresult *res = sql_take(u->sql);
+    u->state = S_READY;
+    finished_txn(L, u, res);
+    if (res) pq.clear(res);
+}
+
+static void pq_ready(ProcLoop *L, User *u, uint32_t events) {
+    PGconn *c = u->conn;
+    if ((events & EPOLLIN || !(events & EPOLLOUT)) && !pq.consumeInput(c)) {
+        pq_lost(L, u, doing(u));
+        return;
+    }
+    if (u->events & EPOLLOUT && flush_out(L, u, doing(u)) < 0) return;
+    if (u->state != S_TXN && u->state != S_FLUSH) { /* a notice, or the server going away */
+        if (pq.status(c) != CONNECTION_OK) pq_lost(L, u, NAMES[u->kind]);
+        return;
+    }
+    if (u->sql && u->state == S_TXN) {
+        sql_readable(L, u);
+        return;
+    }
+    for (;;) { /* take the result, then wait for the end of the answer without blocking */
+        if (pq.isBusy(c)) return;
+        PGresult *r = pq.getResult(c);
+        if (!r) break;
+        if (!u->held)
+            u->held = r;
+        else
+            pq.clear(r);
+    }
+    PGresult *res = u->held;
+    u->held = NULL;
+    int state = u->state;
+    u->state = S_READY;
+    if (state == S_FLUSH)
+        finished_flush(L, u, res);
+    else
+        finished_txn(L, u, res);
+    if (res) pq.clear(res);
+}
+
+static void pq_forget(User *u, int end) {
+    if (u->held) {
+        pq.clear(u->held);
+        u->held = NULL;
+    }
+    if (end) {
+        sql_free(u->sql);
+        u->sql = NULL;
+    }
+}
+
+/* A connection psycopg opened and prepared: ``ptr`` is its PGconn. In --mode sql the user
+ * gets a new statement state (what a lost transaction left is dropped). */
+static int pq_attach(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr) {
+    PGconn *c = ptr ? PyLong_AsVoidPtr(ptr) : NULL;
+    if (!c) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null connection");
+        return -1;
+    }
+    if (L->sql_mode) {
+        SqlTxn *fresh = sql_new();
+        if (!fresh) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        sql_free(u->sql);
+        u->sql = fresh;
+    }
+    for (int a = 0; a < MAX_ARGS; a++) u->values[a] = u->text[a];
+    u->conn = c;
+    u->fd = pq.socket(c);
+    return 0;
+}
+
+const Transport PQ_TRANSPORT = {.prepare = pq_prepare, .send = pq_send, .ready = pq_ready,
+                                .flush = pq_flush, .forget = pq_forget, .attach = pq_attach,
+                                .detach = NULL};

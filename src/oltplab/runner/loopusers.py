@@ -1,0 +1,179 @@
+"""The Python side of a worker's C loop, whatever the database: ``LoopUsers``.
+
+``_native.ProcLoop`` (libpq) and ``_native.MariaDBLoop`` (libmariadb) run every user of a
+worker on one thread without the GIL, by the rules runner/vuser.py describes. Python steps in
+only at their events: once all users have crossed the ramp-up boundary, when response times
+are due to enter the histograms, at the end, on a failure, or to stop early.
+
+With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
+loop counts its transaction in flight as an error and goes on with the others, and Python
+opens another connection (``reopen``, on a small thread pool: ``reconnect_until`` retries
+until the server accepts, at most RECONNECT_TIMEOUT_S), wakes the loop and hands the
+connection over (``replace``). An engine's driver subclasses LoopUsers with how its loop is
+made, how a new connection is handed over and how a connection is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from array import array
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+from .. import _native
+from ..workloads.tpcc.inputs import RunConstants, terminal
+from .vuser import Recorder, UserFailed
+
+RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
+RECONNECT_THREADS = 4
+LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
+
+
+def reconnect_until(open_one: Callable[[], object], timeout: float = RECONNECT_TIMEOUT_S,
+                    cancel: threading.Event | None = None):
+    """``open_one()``, retried with a growing pause (50 ms to 1 s) while it raises UserFailed,
+    until ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a
+    thread)."""
+    cancel = cancel or threading.Event()
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        try:
+            return open_one()
+        except UserFailed as e:
+            if time.monotonic() + delay > deadline:
+                raise UserFailed(f"reconnecting a lost user: {e} (gave up after {timeout:g} s)"
+                                 ) from None
+        if cancel.wait(delay):
+            raise UserFailed("reconnecting a lost user: the users stopped")
+        delay = min(1.0, delay * 2)
+
+
+class LoopUsers:
+    """The users of one worker on a C loop: their Terminals, connections and loop.
+    ``reopen(cancel=event)`` opens a user's new connection after it lost its own (blocking);
+    without it a lost connection fails the run."""
+
+    def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
+                 reopen: Callable[..., object] | None = None, bulk: int = LOOP_SAMPLES):
+        self.conns = list(conns)
+        self.reopen = reopen
+        self.lost = 0  # connections lost and replaced
+        self._stopping = threading.Event()  # ends the reconnects still trying
+        self.bulk = bulk
+        self.terminals = [terminal(up, w_max, constants) for up in plans]
+        self.loop: _native.ProcLoop | None = None
+        self._closed = False
+        self._final = (0, 0)  # completed and new_orders of a closed loop
+
+    # ----- what an engine's driver provides
+
+    def _make_loop(self, rec: Recorder) -> _native.ProcLoop:
+        raise NotImplementedError
+
+    def _hand_over(self, index: int, conn) -> None:
+        """``self.loop.replace`` for the engine's connection object."""
+        raise NotImplementedError
+
+    def _close_conn(self, conn) -> None:
+        raise NotImplementedError
+
+    # ----- the rest is the same for every engine
+
+    @property
+    def completed(self) -> int:
+        return self.loop.completed if self.loop is not None else self._final[0]
+
+    @property
+    def new_orders(self) -> int:
+        return self.loop.new_orders if self.loop is not None else self._final[1]
+
+    async def run(self, rec: Recorder) -> None:
+        """Run every user until measure_end, reporting into ``rec``; raises UserFailed."""
+        self.loop = lp = self._make_loop(rec)
+        loop = asyncio.get_running_loop()
+        opening: dict = {}  # new connections on their way: future -> user index
+        pool = ThreadPoolExecutor(RECONNECT_THREADS) if self.reopen is not None else None
+        try:
+            while True:
+                job = loop.run_in_executor(None, lp.run)
+                try:
+                    event = await self._next_event(job, opening)
+                except asyncio.CancelledError:
+                    lp.stop()  # the loop returns within one turn; the connections stay ours
+                    await asyncio.wait([job])
+                    raise
+                for fut in [f for f in opening if f.done()]:
+                    self._replace(opening.pop(fut), fut.result())
+                if event == _native.LOST:
+                    for index in lp.take_lost():
+                        opening[loop.run_in_executor(
+                            pool, functools.partial(self.reopen, cancel=self._stopping))] = index
+                elif event == _native.WOKEN:
+                    continue
+                elif event == _native.SAMPLES:
+                    self._drain(rec)
+                elif event == _native.FAILED:
+                    raise UserFailed(lp.error or "the virtual users failed")
+                elif event == _native.STOPPED:
+                    return
+                elif rec.on_boundary is not None:  # BOUNDARY (ramp-up), then FINISHED
+                    rec.on_boundary(0 if event == _native.BOUNDARY else 1, len(self.conns))
+                if event == _native.FINISHED:
+                    return
+        finally:
+            self._stopping.set()
+            for fut in opening:  # a connection that arrives too late is closed
+                fut.add_done_callback(functools.partial(_close_late, self._close_conn))
+            if pool is not None:
+                pool.shutdown(wait=False)
+            self._absorb(rec)
+
+    async def _next_event(self, job, opening: dict) -> int:
+        """The loop's next event; a new connection ready first wakes the loop to take it."""
+        done, _ = await asyncio.wait({job, *opening}, return_when=asyncio.FIRST_COMPLETED)
+        if job not in done:
+            self.loop.wake()
+            await asyncio.wait([job])
+        return job.result()
+
+    def _replace(self, index: int, conn) -> None:
+        """Hand user ``index`` its new connection; the lost one is closed."""
+        try:
+            self._hand_over(index, conn)
+        except (OSError, ValueError, TypeError) as e:
+            self._close_conn(conn)
+            raise UserFailed(f"reconnecting a lost user: {e}") from None
+        old, self.conns[index] = self.conns[index], conn
+        self._close_conn(old)
+        self.lost += 1
+
+    def _drain(self, rec: Recorder) -> None:
+        for kind, raw in enumerate(self.loop.take_samples()):
+            if raw:
+                rec.add_samples(kind, array("q", raw))
+
+    def _absorb(self, rec: Recorder) -> None:
+        """Add what the loop counted to the recorder (also after a failure or a stop)."""
+        if self.loop is None:
+            return
+        self._drain(rec)
+        rec.add_counts(self.loop.counts())
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self.loop is not None:  # the loop lets the connections go (MariaDB's refuse
+                self._final = (self.loop.completed, self.loop.new_orders)  # to close before)
+                self.loop.close()
+                self.loop = None
+            for conn in self.conns:
+                self._close_conn(conn)
+
+
+def _close_late(close: Callable[[object], None], fut) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        close(fut.result())
