@@ -141,6 +141,8 @@ def build_report(records: list[dict], sections: list[Section] = ()) -> Report:
                 notes.append("All runs are repeats of one configuration: nothing to compare; "
                              "their spread is below.")
             notes.append(compare.TEST_TEXT)
+            if kind == "tpcc" and len({r.engine for g in kgroups for r in g.runs}) > 1:
+                notes.append(compare.ENGINES_TEXT)
             notes.extend(compare.unstable(kgroups, kind))
             report.sections.append(Section(f"Comparison{'' if len(kinds) == 1 else ': ' + kind}",
                                            tables=tuple(tables), notes=tuple(notes)))

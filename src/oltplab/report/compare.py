@@ -90,6 +90,13 @@ def compare(groups: list[Group], kind: str) -> list[Comparison]:
     return out
 
 
+ENGINES_TEXT = ("These runs ran on different database engines: compare them by NOPM. TPM "
+                "counts each engine's own commits and rollbacks (PostgreSQL's xact_commit + "
+                "xact_rollback, MariaDB's Com_commit + Com_rollback), which depend on where "
+                "each implementation places its transactions, so TPM is comparable only "
+                "within one engine.")
+
+
 def headlines(comparisons: list[Comparison], kind: str) -> list[str]:
     """A few sentences: the first metric at the highest and the best shared point."""
     first = comparisons[0].metric if comparisons else None

@@ -154,10 +154,13 @@ def _tpm_nopm(groups: list[Group], step_value, section: str) -> Chart:
     """TPM and NOPM per user count; with a ``--users auto`` run, also the workload TPM the
     search compared, and (one such run) its peak and knee marked on the user counts."""
     metrics = [("TPM", step_value("tpm")), ("NOPM", step_value("nopm"))]
-    caption = ("TPM: server commits and rollbacks per minute (pg_stat_database, every "
-               "database of the server); NOPM: New-Orders per minute (sum of d_next_o_id); "
-               "both over the measured interval, ramp-up excluded. Client-side counts are "
-               "in the tables.")
+    engines = {r.engine or "postgres" for g in groups for r in g.runs}
+    sources = [s for e, s in (("postgres", "PostgreSQL: pg_stat_database, every database of the "
+                               "server"), ("mariadb", "MariaDB: Com_commit + Com_rollback"))
+               if e in engines]
+    caption = (f"TPM: server commits and rollbacks per minute ({'; '.join(sources)}); NOPM: "
+               "New-Orders per minute (sum of d_next_o_id); both over the measured interval, "
+               "ramp-up excluded. Client-side counts are in the tables.")
     cat_label = str
     auto = _auto_runs(groups)
     if auto:
