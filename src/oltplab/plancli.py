@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from . import engines
 from .config import format_size
 from .errors import OltplabError
 from .planrun import PlanProgress, plan_status, run_plan, write_plan_report
@@ -64,7 +65,8 @@ def _where(c: Cell) -> str:
     w = f"{c.warehouses} warehouses" if c.warehouses else "the schema there"
     wal = f", WAL in {c.db.waldir}" if c.db.waldir else ""
     host = f", host memory {format_size(c.db.host_memory)}" if c.db.host_memory else ""
-    return (f"{w} in {c.db.datadir}{wal} (port {c.db.port}, db memory "
+    label = engines.get(c.db.engine).label
+    return (f"{label}, {w} in {c.db.datadir}{wal} (port {c.db.port}, db memory "
             f"{format_size(c.db.db_memory)}{host})")
 
 

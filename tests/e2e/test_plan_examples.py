@@ -123,3 +123,21 @@ def test_e5_baseline_and_noisy_cells_side_by_side(server_tmp):
     assert (c0, i0, k0, n0, nopm0, pct0) == ("backup=0", 3, 0, 1, base["average"]["nopm"], 100.0)
     assert (c1, i1, k1, n1, nopm1) == ("backup=1", 3, 1, 1, noisy["average"]["nopm"])
     assert pct1 == round(100.0 * nopm1 / nopm0, 1)
+
+
+def test_engines_postgres_and_mariadb_cells_side_by_side(server_tmp):
+    """One plan, a cell per engine: the same seeded rows on PostgreSQL and MariaDB, one report
+    that names each run's engine and tells the reader to compare them by NOPM."""
+    from oltplab.engines.mariadb.instance import find_binary
+    if find_binary("mariadbd") is None:
+        pytest.skip("mariadbd is not installed (Debian: mariadb-server-core)")
+    shown = oltplab("plan", "show", str(EXAMPLES / "engines.toml"), cwd=server_tmp,
+                    check_rc=0).stdout
+    assert "PostgreSQL, 1 warehouses" in shown and "MariaDB, 1 warehouses" in shown
+    runs, report = _run(server_tmp, "engines", *SHORT)
+    assert [(r["plan"]["cell"], r["engine"]) for r in runs] == [
+        ("target=postgres", "postgres"), ("target=mariadb", "mariadb")]
+    assert all(s["nopm"] > 0 for r in runs for s in r["steps"])
+    html = (report / "report.html").read_text()
+    assert "engines.target-mariadb (MariaDB)" in html and "compare them by NOPM" in html
+    assert (report / "plan_tpm_nopm.png").is_file()
