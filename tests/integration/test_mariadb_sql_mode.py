@@ -174,6 +174,50 @@ def test_c_path_leaves_the_database_as_the_statement_by_statement_reference(scra
     assert not [r for r in DIALECT.run_checks(c_path, after_run=True) if not r.ok]
 
 
+def test_the_reference_does_what_the_procedures_do(scratch):
+    """The shared statements against the procedures on one database: a BC customer's C_DATA,
+    the middle customer of a last name, the read-only answers, the unused item's rollback and
+    a Delivery of all ten districts."""
+    from oltplab.engines.mariadb.tpcc import procedures
+    from oltplab.engines.mariadb.tpcc.loader import procedure_statements
+    from oltplab.workloads.tpcc.random import last_name
+
+    dsn = scratch("sqlmode_procs")
+    execute(dsn, *procedure_statements())
+    conn = client.connect(dsn)
+    try:
+        customer = "SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = {}"
+        c_id = scalar(dsn, "SELECT MIN(c_id) FROM customer WHERE c_w_id = 1 AND c_d_id = 1"
+                           " AND c_credit = 'BC'")
+        old = scalar(dsn, customer.format(c_id))
+        entry = f"{c_id} 1 1 2 1 10.00 | "
+        assert reference.payment(conn, 1, 2, 1, 1, c_id, -1, "10.00") == c_id
+        assert scalar(dsn, customer.format(c_id)) == (entry + old)[:500]
+        procedures.payment(conn, 1, 2, 1, 1, c_id, -1, "10.00")
+        assert scalar(dsn, customer.format(c_id)) == (entry + entry + old)[:500]
+
+        num = next(n for n in range(1000) if 3 <= scalar(
+            dsn, f"SELECT COUNT(*) FROM customer WHERE c_w_id = 1 AND c_d_id = 3"
+                 f" AND c_last = '{last_name(n)}'") <= 6)
+        by_name = reference.payment(conn, 1, 5, 1, 3, 0, num, "1.00")
+        assert by_name == procedures.payment(conn, 1, 5, 1, 3, 0, num, "1.00")
+        for args in [(1, 1, 17, -1), (1, 4, 2999, -1), (1, 6, 0, 371), (1, 9, 0, 40)]:
+            assert reference.order_status(conn, *args) == procedures.ostat(conn, *args)
+        for args in [(1, 1, 10), (1, 5, 15), (1, 10, 20)]:
+            assert reference.stock_level(conn, *args) == procedures.slev(conn, *args)
+
+        next_o_id = "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2"
+        before = scalar(dsn, next_o_id)
+        unused = ((5, 1, 3), (_native.NOT_AN_ITEM, 1, 1))
+        assert reference.new_order(conn, 1, 2, 7, *zip(*unused)) == -before
+        assert procedures.neword(conn, 1, 2, 7, unused) == -before
+        assert scalar(dsn, next_o_id) == before
+        assert reference.delivery(conn, 1, 3) == procedures.delivery(conn, 1, 4) == 10
+    finally:
+        conn.close()
+    assert not [r for r in DIALECT.run_checks(dsn, after_run=True) if not r.ok]
+
+
 def test_retried_errors_are_rolled_back_and_counted_once_by_the_server(scratch):
     """A deadlock (1213) and a lock wait timeout (1205) at a Payment's history insert end with
     a ROLLBACK and run the same inputs again: two retries, the Payment committed once, and
