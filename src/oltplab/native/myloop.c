@@ -1,9 +1,10 @@
 /*
- * ProcLoop's MariaDB transport, and the type MariaDBLoop that drives it: each transaction is
- * one round trip, "CALL NEWORD(inputs..., @oltplab_out); SELECT @oltplab_out" sent as one
- * multi-statement query over libmariadb's non-blocking calls (the query, then every result
- * stored and the next one asked for, each call resumed when epoll reports the socket ready
- * for what it waits for). The procedures (engines/mariadb/tpcc/sql/procedures.sql) commit
+ * ProcLoop's MariaDB transport, and the type MariaDBLoop that drives it. In procedures mode
+ * each transaction is one round trip, "CALL NEWORD(inputs..., @oltplab_out); SELECT
+ * @oltplab_out" sent as one multi-statement query over libmariadb's non-blocking calls (the
+ * query, then every result stored and the next one asked for, each call resumed when epoll
+ * reports the socket ready for what it waits for); --mode sql sends the statements of
+ * mytxn.c the same way, two or three round trips per transaction. The procedures (engines/mariadb/tpcc/sql/procedures.sql) commit
  * or roll back themselves, so Com_commit + Com_rollback counts one per transaction; New-Order
  * returns -O_ID when the unused item rolled it back (the 1%). What an error number means
  * comes from Python: retried (deadlock 1213, lock wait timeout 1205 ...), a lost session
@@ -38,8 +39,9 @@ static int put(User *u, const char *fmt, ...) {
     return 0;
 }
 
-/* The query of the transaction (--mode sql: its inputs, kept for the round trips): its scalars as integers (Payment's amount as d.dd), then
- * New-Order's lines as the JSON array [[i_id, supply_w_id, quantity], ...]. */
+/* The query of the transaction: its scalars as integers (Payment's amount as d.dd), then
+ * New-Order's lines as the JSON array [[i_id, supply_w_id, quantity], ...]. --mode sql keeps
+ * the inputs for its round trips instead. */
 static int my_prepare(ProcLoop *L, User *u, const txn_t *x) {
     if (u->txn) {
         mytxn_inputs(u->txn, x);
@@ -379,10 +381,10 @@ PyTypeObject MariaDBLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.MariaDBLoop",
     .tp_doc = PyDoc_STR("MariaDBLoop(connections, terminals, ramp_end_ns, measure_end_ns, "
                         "waits, max_retries, max_consecutive_errors, retryable, lost, bulk, "
-                        "resilient=False, sql=False, sql_text_bytes=16384): the users of one worker on "
-                        "MariaDB sessions (MariaDBConnection), in procedures mode or (sql) "
-                        "sending each transaction's statements, a round trip's text at most "
-                        "sql_text_bytes; a ProcLoop otherwise."),
+                        "resilient=False, sql=False, sql_text_bytes=16384): the users of one "
+                        "worker on MariaDB sessions (MariaDBConnection), in procedures mode "
+                        "or (sql) sending each transaction's statements, a round trip's text "
+                        "at most sql_text_bytes; a ProcLoop otherwise."),
     .tp_basicsize = sizeof(ProcLoop),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_base = &ProcLoopType,
