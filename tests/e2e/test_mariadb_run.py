@@ -20,10 +20,10 @@ MIX = {"new_order": (0.43, 0.47), "payment": (0.41, 0.45), "order_status": (0.03
 RUN = ("--users", "1,2", "--rampup", "2s", "--duration", "12s", "--seed", "11")
 
 
-def _run(flags: list[str], cwd, name: str) -> dict:
+def _run(flags: list[str], cwd, name: str, run: tuple = RUN) -> dict:
     oltplab("tpcc", "build", *flags, "--warehouses", "1", "--build-users", "2", "--seed", "7",
             cwd=cwd, check_rc=0)
-    p = oltplab("tpcc", "run", *flags, *RUN, "--check", "--name", name, cwd=cwd, check_rc=0)
+    p = oltplab("tpcc", "run", *flags, *run, "--check", "--name", name, cwd=cwd, check_rc=0)
     assert "Traceback" not in p.stderr
     return json.loads(oltplab("results", "show", name, "--json", cwd=cwd, check_rc=0).stdout)
 
@@ -68,3 +68,22 @@ def test_run_on_mariadb_counts_as_on_postgres_and_reports_side_by_side(server_tm
     assert "on-postgres (PostgreSQL)" in html and "on-mariadb (MariaDB)" in html
     assert "compare them by NOPM" in html, "a cross-engine report says TPM does not compare"
     assert "NOPM at 2 users" in html, p.stdout
+
+
+@needs_mariadb
+def test_sql_mode_on_mariadb_through_the_cli(server_tmp):
+    """`tpcc run --engine mariadb --mode sql`: the statements from the client keep the server's
+    TPM and NOPM beside the client's, and the consistency check passes."""
+    flags = ["--engine", "mariadb", "--datadir", str(server_tmp / "my"), "--db-memory", "256MiB"]
+    try:
+        oltplab("db", "start", *flags, cwd=server_tmp, check_rc=0)
+        run = _run(flags, server_tmp, "sql-on-mariadb",
+                   ("--mode", "sql", "--users", "2", "--rampup", "1s", "--duration", "6s"))
+    finally:
+        oltplab("db", "stop", *flags, cwd=server_tmp)
+    assert run["status"] == "completed" and run["check"]["ok"]
+    assert run["config"]["run"]["mode"] == run["driver"]["mode"] == "sql"
+    step = run["steps"][0]
+    assert step["nopm"] > 0 and sum(t["errors"] for t in step["transactions"].values()) == 0
+    assert abs(step["client_tpm"] - step["tpm"]) <= 0.02 * step["tpm"], step
+    assert abs(step["client_nopm"] - step["nopm"]) <= 0.02 * step["nopm"], step

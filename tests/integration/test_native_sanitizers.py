@@ -1,7 +1,8 @@
 """The C part's tests again, on a build of the extension with AddressSanitizer and
 UndefinedBehaviorSanitizer: an out-of-bounds write, a use after free or undefined behaviour in
 the Terminal draws, the error paths or the procedures loop (64 users in one worker with a tiny
-bulk, against the suite's PostgreSQL; MariaDB's loop against a MariaDB the child starts)
+bulk, against the suite's PostgreSQL; MariaDB's loop, procedures and --mode sql, against a
+MariaDB the child starts)
 aborts the child and fails this test.
 
 The sanitized module is built with gcc into a temporary directory and imported, in a child
@@ -27,7 +28,8 @@ TESTS = ["tests/unit/test_native_safety.py", "tests/unit/test_inputs.py",
          "tests/integration/test_driver.py::test_procedures_loop_hands_over_response_times_in_bulk",
          "tests/integration/test_driver.py::"
          "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection",
-         "tests/integration/test_inject_loop.py", "tests/integration/test_mariadb_driver.py"]
+         "tests/integration/test_inject_loop.py", "tests/integration/test_mariadb_driver.py",
+         "tests/integration/test_mariadb_sql_mode.py"]
 
 SHADOW = """
 import sys

@@ -228,22 +228,17 @@ def expected_counts(plan, constants, payments: int) -> tuple[list[int], int]:
     return drawn, rolled_back
 
 
-def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
-    """One sql-mode user on the C loop against ``scripted_history(failures)``, until the
-    "kill" attempt fails it: (its Recorder, the failure's text)."""
+def run_until_failed(make_users):
+    """Run the users ``make_users()`` gives (one, made on the event loop) until they fail:
+    (their Recorder, the failure's text)."""
     import time
 
     import pytest
 
-    from oltplab.engines.postgres import driver as pquser
     from oltplab.runner.vuser import Recorder, UserFailed
 
-    on_db(dsn, lambda conn: conn.execute(scripted_history(failures)))
-
     async def go():
-        conn = pquser.open_connection(dsn, "oltplab-test", False, mode="sql")
-        users = pquser.ProcUsers([conn], [plan], 1, constants, waits=False, flush_stats=False,
-                                 sql=True)
+        users = make_users()
         now = time.monotonic_ns()
         rec = Recorder(now, now + 60 * 10**9, users=1)
         try:
@@ -254,6 +249,21 @@ def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
         return rec, str(failed.value)
 
     return asyncio.run(go())
+
+
+def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
+    """One sql-mode user on the C loop against ``scripted_history(failures)``, until the
+    "kill" attempt fails it: (its Recorder, the failure's text)."""
+    from oltplab.engines.postgres import driver as pquser
+
+    on_db(dsn, lambda conn: conn.execute(scripted_history(failures)))
+
+    def users():
+        conn = pquser.open_connection(dsn, "oltplab-test", False, mode="sql")
+        return pquser.ProcUsers([conn], [plan], 1, constants, waits=False, flush_stats=False,
+                                sql=True)
+
+    return run_until_failed(users)
 
 
 def test_sql_loop_retries_counts_errors_and_rollbacks_and_stops_on_a_lost_connection(scratch_w1):

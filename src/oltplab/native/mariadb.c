@@ -47,6 +47,8 @@ int load_libmariadb(void) {
     SYM(store_result, "mysql_store_result")
     SYM(fetch_row, "mysql_fetch_row")
     SYM(free_result, "mysql_free_result")
+    SYM(num_rows, "mysql_num_rows")
+    SYM(data_seek, "mysql_data_seek")
     SYM(real_query_start, "mysql_real_query_start")
     SYM(real_query_cont, "mysql_real_query_cont")
     SYM(store_result_start, "mysql_store_result_start")

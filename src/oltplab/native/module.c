@@ -27,6 +27,17 @@ static int count_statements(void) {
     return n;
 }
 
+/* MARIADB_SQL: the statements of MariaDB's --mode sql by name (printf formats). */
+static PyObject *mariadb_sql(void) {
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && MY_SQL[i].name; i++) {
+        PyObject *v = PyUnicode_FromString(MY_SQL[i].text);
+        if (!v || PyDict_SetItemString(d, MY_SQL[i].name, v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
 /* Add value (a new reference, NULL when making it failed) as m.name; steals value. */
 static int add(PyObject *m, const char *attr, PyObject *value) {
     if (!value) return -1;
@@ -57,6 +68,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         add(m, "WEIGHTS", tuple_of(NKINDS, weight)) < 0 ||
         add(m, "NAMES", tuple_of(NKINDS, name)) < 0 ||
         add(m, "SQL_STATEMENTS", tuple_of(count_statements(), statement)) < 0 ||
+        add(m, "MARIADB_SQL", mariadb_sql()) < 0 ||
         add(m, "KEYING_S", tuple_of(NKINDS, keying)) < 0 ||
         add(m, "THINK_MEAN_S", tuple_of(NKINDS, think_mean)) < 0 ||
         add(m, "THINK_CAP", PyFloat_FromDouble(THINK_CAP)) < 0 ||

@@ -1,9 +1,10 @@
 /*
- * ProcLoop's MariaDB transport, and the type MariaDBLoop that drives it: each transaction is
- * one round trip, "CALL NEWORD(inputs..., @oltplab_out); SELECT @oltplab_out" sent as one
- * multi-statement query over libmariadb's non-blocking calls (the query, then every result
- * stored and the next one asked for, each call resumed when epoll reports the socket ready
- * for what it waits for). The procedures (engines/mariadb/tpcc/sql/procedures.sql) commit
+ * ProcLoop's MariaDB transport, and the type MariaDBLoop that drives it. In procedures mode
+ * each transaction is one round trip, "CALL NEWORD(inputs..., @oltplab_out); SELECT
+ * @oltplab_out" sent as one multi-statement query over libmariadb's non-blocking calls (the
+ * query, then every result stored and the next one asked for, each call resumed when epoll
+ * reports the socket ready for what it waits for); --mode sql sends the statements of
+ * mytxn.c the same way, two or three round trips per transaction. The procedures (engines/mariadb/tpcc/sql/procedures.sql) commit
  * or roll back themselves, so Com_commit + Com_rollback counts one per transaction; New-Order
  * returns -O_ID when the unused item rolled it back (the 1%). What an error number means
  * comes from Python: retried (deadlock 1213, lock wait timeout 1205 ...), a lost session
@@ -18,6 +19,8 @@
 static const char *const PROCEDURES[NKINDS] = {"NEWORD", "PAYMENT", "OSTAT", "DELIVERY",
                                                "SLEV"};
 #define OUT_VAR "@oltplab_out"
+/* --mode sql: a round trip's text at most (New-Order's second, the longest, takes ~5 KiB) */
+#define SQL_TEXT_BYTES 16384
 
 /* the call under way: the query, a result, the next one; or an answer complete already when
  * the query was sent, which waits for the next turn of the loop (P_DONE, P_FAILED) */
@@ -37,8 +40,13 @@ static int put(User *u, const char *fmt, ...) {
 }
 
 /* The query of the transaction: its scalars as integers (Payment's amount as d.dd), then
- * New-Order's lines as the JSON array [[i_id, supply_w_id, quantity], ...]. */
+ * New-Order's lines as the JSON array [[i_id, supply_w_id, quantity], ...]. --mode sql keeps
+ * the inputs for its round trips instead. */
 static int my_prepare(ProcLoop *L, User *u, const txn_t *x) {
+    if (u->txn) {
+        mytxn_inputs(u->txn, x);
+        return 0;
+    }
     u->qlen = 0;
     if (put(u, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
     for (int i = 0; i < x->nscalars; i++) {
@@ -112,6 +120,49 @@ static void later(ProcLoop *L, User *u, int phase) {
     user_watch(L, u, EPOLLOUT);
 }
 
+/* The transaction's answer is complete (u->outcome says how it ended). */
+static void done(ProcLoop *L, User *u, int sending) {
+    if (sending)
+        later(L, u, P_DONE);
+    else
+        answered(L, u, u->outcome, u->outcome == OUT_DONE ? NULL : u->message);
+}
+
+/* --mode sql: the round trip's answers are all in: send the next one (1), or the
+ * transaction is over (0), or it broke (-1: the run fails). */
+static int sql_trip_over(ProcLoop *L, User *u) {
+    int next = mytxn_next(u->txn);
+    if (next < 0) {
+        loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+        return -1;
+    }
+    if (next) {
+        u->phase = P_QUERY;
+        return 1;
+    }
+    u->has = 1;
+    u->value = mytxn_value(u->txn);
+    return 0;
+}
+
+/* --mode sql: a statement failed. A retryable error ends the transaction with a ROLLBACK
+ * (its own round trip: the server ended the statement, not always the transaction) before
+ * the same inputs run again; 1 when that ROLLBACK is to be sent. */
+static int sql_failed(ProcLoop *L, User *u) {
+    MYSQL *m = u->conn;
+    unsigned code = my.errno_of(m);
+    if (u->outcome != OUT_DONE || !in_codes(L->retry_codes, L->nretry_codes, code)) return 0;
+    snprintf(u->message, sizeof u->message, "%s (error %u)", my.error(m), code);
+    first_line(u->message);
+    u->outcome = OUT_RETRY;
+    if (!mytxn_rollback(u->txn)) {
+        loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+        return -1;
+    }
+    u->phase = P_QUERY;
+    return 1;
+}
+
 /* Start or resume (``status``: what the socket is ready for) the call under way, and the
  * calls after it until one must wait or the answer is complete; ``sending``: called by
  * my_send, whose caller may not see the transaction end. */
@@ -122,8 +173,15 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
         MYSQL_RES *res = NULL;
         switch (u->phase) {
         case P_QUERY:
-            status = resume ? my.real_query_cont(&ret, m, status)
-                            : my.real_query_start(&ret, m, u->query, (unsigned long)u->qlen);
+            if (resume) {
+                status = my.real_query_cont(&ret, m, status);
+            } else if (u->txn) {
+                unsigned long len;
+                const char *text = mytxn_text(u->txn, &len);
+                status = my.real_query_start(&ret, m, text, len);
+            } else {
+                status = my.real_query_start(&ret, m, u->query, (unsigned long)u->qlen);
+            }
             break;
         case P_STORE:
             status = resume ? my.store_result_cont(&res, m, status)
@@ -138,14 +196,22 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
         }
         u->waiting = 0;
         int failure = 0;
-        if (u->phase == P_STORE) { /* the CALL's status has no rows; the SELECT one row */
-            if (res) {
+        if (u->phase == P_STORE) { /* procedures: the CALL's status has no rows, the SELECT
+                                    * one row; sql: each statement's answer in turn */
+            if (!res && my.errno_of(m) != 0) {
+                failure = 1;
+            } else if (u->txn) {
+                int ok = mytxn_result(u->txn, res);
+                if (res) my.free_result(res); /* stored: no I/O */
+                if (!ok) {
+                    loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+                    return;
+                }
+            } else if (res) {
                 MYSQL_ROW row = my.fetch_row(res);
                 u->has = row && row[0];
                 u->value = u->has ? strtoll(row[0], NULL, 10) : 0;
-                my.free_result(res); /* stored: no I/O */
-            } else {
-                failure = my.errno_of(m) != 0;
+                my.free_result(res);
             }
             if (!failure) {
                 u->phase = P_NEXT;
@@ -157,8 +223,16 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
             u->phase = P_STORE;
             continue;
         }
-        /* the answer is complete (no more results), or failed; a lost session is lost at
+        /* the round trip is complete (no more results), or failed; a lost session is lost at
          * once (libmariadb may have closed its socket: there is nothing to wait on) */
+        if (u->txn) {
+            int more = failure ? sql_failed(L, u) : sql_trip_over(L, u);
+            if (more < 0) return;
+            if (more) {
+                u->waiting = 0;
+                continue;
+            }
+        }
         if (failure && in_codes(L->lost_codes, L->nlost_codes, my.errno_of(m)))
             failed(L, u);
         else if (sending)
@@ -166,7 +240,7 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
         else if (failure)
             failed(L, u);
         else
-            answered(L, u, OUT_DONE, NULL);
+            done(L, u, 0);
         return;
     }
 }
@@ -175,6 +249,11 @@ static void my_send(ProcLoop *L, User *u) {
     u->phase = P_QUERY;
     u->waiting = 0;
     u->has = 0;
+    u->outcome = OUT_DONE;
+    if (u->txn && !mytxn_start(u->txn)) {
+        loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+        return;
+    }
     step(L, u, 0, 1);
 }
 
@@ -184,7 +263,7 @@ static void my_ready(ProcLoop *L, User *u, uint32_t events) {
         return;
     }
     if (u->phase == P_DONE) {
-        answered(L, u, OUT_DONE, NULL);
+        done(L, u, 0);
         return;
     }
     if (u->phase == P_FAILED) {
@@ -197,7 +276,12 @@ static void my_ready(ProcLoop *L, User *u, uint32_t events) {
     step(L, u, status, 0);
 }
 
-static void my_forget(User *u, int end) {} /* results are freed as they come */
+static void my_forget(User *u, int end) { /* results are freed as they come */
+    if (end) {
+        mytxn_free(u->txn);
+        u->txn = NULL;
+    }
+}
 
 static int my_attach(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr) {
     if (!PyObject_TypeCheck(conn, &MyConnType)) {
@@ -210,6 +294,15 @@ static int my_attach(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr) {
                         c->m ? "a connection is driven by a MariaDBLoop already"
                              : "a closed connection");
         return -1;
+    }
+    if (L->sql_mode) { /* a fresh transaction state: what a lost session left is dropped */
+        MyTxn *fresh = mytxn_new((size_t)L->sql_text_bytes);
+        if (!fresh) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        mytxn_free(u->txn);
+        u->txn = fresh;
     }
     c->driven = 1;
     u->conn = c->m;
@@ -256,24 +349,30 @@ static int copy_codes(PyObject *seq, int *out, int *n, const char *what) {
 static int MariaDBLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"connections", "terminals", "ramp_end_ns", "measure_end_ns",
                              "waits", "max_retries", "max_consecutive_errors", "retryable",
-                             "lost", "bulk", "resilient", NULL};
+                             "lost", "bulk", "resilient", "sql", "sql_text_bytes", NULL};
     PyObject *conns, *terms, *retryable, *lost;
     long long ramp_end, stop_at;
-    int waits, max_retries, max_errors, resilient = 0;
-    Py_ssize_t bulk;
+    int waits, max_retries, max_errors, resilient = 0, sql = 0;
+    Py_ssize_t bulk, text_bytes = SQL_TEXT_BYTES;
     if (self->ready || self->running) {
         PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOLLpiiOOn|p", kwlist, &conns, &terms,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOLLpiiOOn|ppn", kwlist, &conns, &terms,
                                      &ramp_end, &stop_at, &waits, &max_retries, &max_errors,
-                                     &retryable, &lost, &bulk, &resilient))
+                                     &retryable, &lost, &bulk, &resilient, &sql, &text_bytes))
         return -1;
+    if (text_bytes < 64 || text_bytes > (1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "sql_text_bytes must be within 64..16 MiB");
+        return -1;
+    }
     if (load_libmariadb() < 0 ||
         copy_codes(retryable, self->retry_codes, &self->nretry_codes, "retryable") < 0 ||
         copy_codes(lost, self->lost_codes, &self->nlost_codes, "lost") < 0)
         return -1;
     self->flush_stats = 0;
+    self->sql_mode = sql;
+    self->sql_text_bytes = text_bytes;
     return loop_setup(self, &MY_TRANSPORT, conns, NULL, terms, ramp_end, stop_at, waits,
                       max_retries, max_errors, bulk, resilient);
 }
@@ -282,8 +381,10 @@ PyTypeObject MariaDBLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.MariaDBLoop",
     .tp_doc = PyDoc_STR("MariaDBLoop(connections, terminals, ramp_end_ns, measure_end_ns, "
                         "waits, max_retries, max_consecutive_errors, retryable, lost, bulk, "
-                        "resilient=False): the users of one worker on MariaDB sessions "
-                        "(MariaDBConnection), procedures mode; a ProcLoop otherwise."),
+                        "resilient=False, sql=False, sql_text_bytes=16384): the users of one "
+                        "worker on MariaDB sessions (MariaDBConnection), in procedures mode "
+                        "or (sql) sending each transaction's statements, a round trip's text "
+                        "at most sql_text_bytes; a ProcLoop otherwise."),
     .tp_basicsize = sizeof(ProcLoop),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_base = &ProcLoopType,

@@ -8,7 +8,8 @@
  * pqloop.c    ProcLoop's libpq transport
  * sqlloop.c   --mode sql in ProcLoop: each type's statements as round trips in pipeline mode
  * mariadb.c   libmariadb, opened at run time, and MariaDBConnection (mariadb.h)
- * myloop.c    MariaDBLoop: ProcLoop's libmariadb transport (procedures mode)
+ * myloop.c    MariaDBLoop: ProcLoop's libmariadb transport (procedures mode, --mode sql)
+ * mytxn.c     --mode sql on MariaDB: each type's statements as multi-statement round trips
  * module.c    the module and its constants
  */
 #ifndef OLTPLAB_NATIVE_H
@@ -145,6 +146,11 @@ void term_inputs(Terminal *t, int kind, int64_t w_id, txn_t *x);
 int txn_text(const txn_t *x, char (*text)[ARG_TEXT]);
 double term_think(Terminal *t, int kind);
 int fmt_cents(char *buf, size_t n, int64_t cents);
+void fmt_last_name(char *buf, size_t n, int64_t num);
+int txn_copy(const txn_t *x, int64_t *a, int64_t (*lines)[3], int *ol_cnt);
+void lines_in_lock_order(const int64_t (*lines)[3], int n, int *order);
+void stock_rule(const int64_t (*lines)[3], const int *order, int n, const int *found,
+                int64_t *s_quantity);
 
 /* ------------------------------------------------------------------------------------------ */
 /* libpq, as loaded by psycopg                                                                */

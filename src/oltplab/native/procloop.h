@@ -16,6 +16,8 @@ enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wa
 /* MariaDB: one transaction's text, "CALL NEWORD(..., '[[i,w,q],...]', @o); SELECT @o" */
 #define QUERY_TEXT 1024
 
+typedef struct MyTxn MyTxn; /* MariaDB's --mode sql (mytxn.c) */
+
 typedef struct {
     void *conn; /* the transport's connection: a PGconn, a MYSQL */
     int fd;
@@ -39,6 +41,9 @@ typedef struct {
             int waiting;     /* the MYSQL_WAIT_ status it waits for; 0: the call starts */
             int has;         /* the last result set had a value */
             long long value; /* ... this one */
+            int outcome;     /* the answer's, when it waits for the next turn (P_DONE) */
+            MyTxn *txn;      /* --mode sql: the transaction's round trips */
+            char message[384]; /* --mode sql: the error a ROLLBACK ends before a retry */
             int qlen;
             char query[QUERY_TEXT];
         };
@@ -69,7 +74,8 @@ typedef struct {
     char *flush_sql;
     char retryable[MAX_STATES][6], fatal[MAX_STATES][6];
     int nretryable, nfatal;
-    int sql_mode;                                    /* libpq: --mode sql */
+    int sql_mode;                                    /* --mode sql */
+    Py_ssize_t sql_text_bytes; /* libmariadb, --mode sql: a round trip's text at most */
     int retry_codes[MAX_CODES], lost_codes[MAX_CODES]; /* libmariadb: error numbers */
     int nretry_codes, nlost_codes;
     int ready; /* __init__ succeeded: every method but __init__ needs it */

@@ -109,17 +109,7 @@ const PGresult *sql_failure(const SqlTxn *s) { return s->res; }
  * New-Order's lines (ol_i_id, ol_supply_w_id, ol_quantity) [2.4.1.5]. */
 void sql_inputs(SqlTxn *s, const txn_t *x) {
     s->kind = x->kind;
-    s->nargs = x->nscalars < 0 ? 0 : x->nscalars < MAX_ARGS ? x->nscalars : MAX_ARGS;
-    memcpy(s->a, x->a, sizeof(int64_t) * (size_t)s->nargs);
-    s->ol_cnt = 0;
-    if (x->kind == NEW_ORDER) {
-        s->ol_cnt = x->ol_cnt < 0 ? 0 : x->ol_cnt < MAX_LINES ? x->ol_cnt : MAX_LINES;
-        for (int n = 0; n < s->ol_cnt; n++) {
-            s->lines[n][0] = x->lines[OL_I_ID][n];
-            s->lines[n][1] = x->lines[OL_SUPPLY_W_ID][n];
-            s->lines[n][2] = x->lines[OL_QUANTITY][n];
-        }
-    }
+    s->nargs = txn_copy(x, s->a, s->lines, &s->ol_cnt);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -212,34 +202,6 @@ static int64_t cents_of(const char *text) { /* "12.34" -> 1234; numeric(n, 2) te
     return neg ? whole * 100 - frac : whole * 100 + frac;
 }
 
-static void last_name(char *buf, size_t n, int64_t num) {
-    static const char *const SYL[10] = {"BAR", "OUGHT", "ABLE", "PRI", "PRES",
-                                        "ESE", "ANTI", "CALLY", "ATION", "EING"};
-    snprintf(buf, n, "%s%s%s", SYL[(num / 100) % 10], SYL[(num / 10) % 10], SYL[num % 10]);
-}
-
-/* New-Order's lines in (unused item last, supply warehouse, item, number) order, so that
- * concurrent New-Orders lock stock rows in one order [2.4.2.2 leaves the order free]. */
-static void sort_lines(SqlTxn *s) {
-    for (int i = 0; i < s->ol_cnt; i++) s->order[i] = i;
-    for (int i = 1; i < s->ol_cnt; i++) { /* insertion sort of at most 15 */
-        int j = i, x = s->order[i];
-        const int64_t *lx = s->lines[x];
-        while (j > 0) {
-            const int64_t *ly = s->lines[s->order[j - 1]];
-            int gx = lx[0] > ITEMS, gy = ly[0] > ITEMS;
-            int before = gx != gy ? gx < gy
-                         : lx[1] != ly[1] ? lx[1] < ly[1]
-                         : lx[0] != ly[0] ? lx[0] < ly[0]
-                                          : x < s->order[j - 1];
-            if (!before) break;
-            s->order[j] = s->order[j - 1];
-            j--;
-        }
-        s->order[j] = x;
-    }
-}
-
 /* The transaction's next round trip; 1 sent, 0 lost (or broken: problem set), 2 finished. */
 static int next_trip(SqlTxn *s, PGconn *c) {
     Params p;
@@ -251,7 +213,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
     switch (s->kind) {
     case NEW_ORDER: /* (w_id, d_id, c_id) and the lines */
         if (step == 0) {
-            sort_lines(s);
+            lines_in_lock_order((const int64_t (*)[3])s->lines, s->ol_cnt, s->order);
             s->all_local = 1;
             s->unused_item = 0;
             for (int i = 0; i < s->ol_cnt; i++) {
@@ -271,19 +233,14 @@ static int next_trip(SqlTxn *s, PGconn *c) {
             ok = put(s, c, NO_ORDER, 0, p_int(p_int(p_int(p_int(p_int(p_int(p_reset(&p),
                      s->o_id), a[1]), a[0]), a[2]), s->ol_cnt), s->all_local)) &&
                  put(s, c, NO_NEW_ORDER, 0, p_int(p_int(p_int(p_reset(&p), s->o_id), a[1]), a[0]));
-            for (int k = 0, prev = -1; ok && k < s->ol_cnt; k++) {
+            stock_rule((const int64_t (*)[3])s->lines, s->order, s->ol_cnt, s->found,
+                       s->s_quantity);
+            for (int k = 0; ok && k < s->ol_cnt; k++) {
                 int i = s->order[k];
                 const int64_t *l = s->lines[i];
                 if (!s->found[i]) continue; /* the unused item: no stock row either */
-                /* an item ordered twice: the second line sees the first one's update */
-                if (prev >= 0 && s->lines[prev][0] == l[0] && s->lines[prev][1] == l[1])
-                    s->s_quantity[i] = s->s_quantity[prev];
-                int64_t q = s->s_quantity[i] - l[2];
-                if (q < 10) q += 91; /* [2.4.2.2] */
-                s->s_quantity[i] = q;
-                prev = i;
                 ok = put(s, c, NO_STOCK_UPDATE, i, p_int(p_int(p_int(p_int(p_int(p_reset(&p),
-                         l[1]), l[0]), q), l[2]), l[1] == a[0] ? 0 : 1));
+                         l[1]), l[0]), s->s_quantity[i]), l[2]), l[1] == a[0] ? 0 : 1));
             }
             if (s->unused_item) { /* [2.4.2.3]: a completed New-Order, rolled back */
                 s->value = -s->o_id;
@@ -312,7 +269,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
                  put(s, c, PY_WAREHOUSE, 0, p_cents(p_int(p_reset(&p), a[0]), a[6])) &&
                  put(s, c, PY_DISTRICT, 0, p_cents(p_int(p_int(p_reset(&p), a[0]), a[1]), a[6]));
             if (a[5] >= 0) { /* by last name: the customer is known a round trip later */
-                last_name(name, sizeof name, a[5]);
+                fmt_last_name(name, sizeof name, a[5]);
                 ok = ok && put(s, c, PY_BY_NAME, 0, p_str(p_int(p_int(p_reset(&p), a[2]), a[3]), name));
                 break;
             }
@@ -347,7 +304,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
             s->has_order = 0;
             ok = put(s, c, OS_BEGIN, 0, NULL);
             if (a[3] >= 0) {
-                last_name(name, sizeof name, a[3]);
+                fmt_last_name(name, sizeof name, a[3]);
                 ok = ok && put(s, c, OS_BY_NAME, 0, p_str(p_int(p_int(p_reset(&p), a[0]), a[1]), name));
                 break;
             }

@@ -159,6 +159,71 @@ double term_think(Terminal *t, int kind) {
     return v < THINK_CAP * mean ? v : THINK_CAP * mean;
 }
 
+/* C_LAST of a number 0..999 [4.3.2.3]: the three syllables of its digits. */
+void fmt_last_name(char *buf, size_t n, int64_t num) {
+    static const char *const SYL[10] = {"BAR", "OUGHT", "ABLE", "PRI", "PRES",
+                                        "ESE", "ANTI", "CALLY", "ATION", "EING"};
+    if (num < 0 || num > 999) num = 0; /* never: the Terminal draws 0..999 */
+    snprintf(buf, n, "%s%s%s", SYL[num / 100], SYL[(num / 10) % 10], SYL[num % 10]);
+}
+
+/* The transaction's scalars into a (MAX_ARGS) and New-Order's lines into lines, (i_id,
+ * supply_w_id, qty) each: the number of scalars, and *ol_cnt. */
+int txn_copy(const txn_t *x, int64_t *a, int64_t (*lines)[3], int *ol_cnt) {
+    int nargs = x->nscalars < 0 ? 0 : x->nscalars < MAX_ARGS ? x->nscalars : MAX_ARGS;
+    memcpy(a, x->a, sizeof(int64_t) * (size_t)nargs);
+    *ol_cnt = 0;
+    if (x->kind == NEW_ORDER) {
+        *ol_cnt = x->ol_cnt < 0 ? 0 : x->ol_cnt < MAX_LINES ? x->ol_cnt : MAX_LINES;
+        for (int n = 0; n < *ol_cnt; n++) {
+            lines[n][0] = x->lines[OL_I_ID][n];
+            lines[n][1] = x->lines[OL_SUPPLY_W_ID][n];
+            lines[n][2] = x->lines[OL_QUANTITY][n];
+        }
+    }
+    return nargs;
+}
+
+/* New-Order's n lines in (unused item last, supply warehouse, item, number) order into
+ * order[]: every New-Order of --mode sql locks its stock rows in this one order. */
+void lines_in_lock_order(const int64_t (*lines)[3], int n, int *order) {
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 1; i < n; i++) { /* insertion sort of at most 15 */
+        int j = i, x = order[i];
+        const int64_t *lx = lines[x];
+        while (j > 0) {
+            const int64_t *ly = lines[order[j - 1]];
+            int gx = lx[0] > ITEMS, gy = ly[0] > ITEMS;
+            int before = gx != gy ? gx < gy
+                         : lx[1] != ly[1] ? lx[1] < ly[1]
+                         : lx[0] != ly[0] ? lx[0] < ly[0]
+                                          : x < order[j - 1];
+            if (!before) break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+}
+
+/* The stock rule [2.4.2.2] over New-Order's lines in lock order: s_quantity[i], the
+ * quantity read for line i, becomes the one to write (minus its quantity, plus 91 when fewer
+ * than 10 would remain); an item on two lines takes the first one's result. Lines not
+ * found (the unused item) are passed over. */
+void stock_rule(const int64_t (*lines)[3], const int *order, int n, const int *found,
+                int64_t *s_quantity) {
+    for (int k = 0, prev = -1; k < n; k++) {
+        int i = order[k];
+        const int64_t *l = lines[i];
+        if (!found[i]) continue;
+        if (prev >= 0 && lines[prev][0] == l[0] && lines[prev][1] == l[1])
+            s_quantity[i] = s_quantity[prev];
+        int64_t q = s_quantity[i] - l[2];
+        s_quantity[i] = q < 10 ? q + 91 : q;
+        prev = i;
+    }
+}
+
 int fmt_cents(char *buf, size_t n, int64_t cents) {
     const char *sign = cents < 0 ? "-" : "";
     uint64_t v = cents < 0 ? -(uint64_t)cents : (uint64_t)cents; /* INT64_MIN too */

@@ -1,4 +1,4 @@
-"""The virtual users of one worker process on MariaDB (procedures mode), in C.
+"""The virtual users of one worker process on MariaDB, in C.
 
 Each user's session is opened by ``_native.MariaDBConnection`` (libmariadb, loaded at run
 time; the DSN parsed by client.connect_args, the password read from the DSN's option file):
@@ -13,7 +13,11 @@ returns -O_ID and counts as rolled back; a lost session (LOST_ERRORS) fails the 
 the server's message. MariaDB needs no statistics flush at the window's boundaries: SHOW
 GLOBAL STATUS sums the live sessions, so the users cross them by time alone.
 
-``--mode sql`` is not available on MariaDB: procedures mode is.
+``--mode sql`` runs the same loop with the transaction's statements sent from the client in a
+few multi-statement round trips (native/mytxn.c, whose SQL the reference of
+tpcc/transactions.py formats too): START TRANSACTION ... COMMIT or ROLLBACK, so that the
+server's Com_commit + Com_rollback still moves by one per transaction; a retryable error is
+ended by a ROLLBACK before the retry.
 """
 
 from __future__ import annotations
@@ -32,15 +36,11 @@ from . import client
 # A lost session: the client's own errors (client.CONNECTION_ERRORS), and the server's word
 # that it ends it: 1053 shutdown in progress, 1927 connection killed, 4031 idle too long.
 LOST_ERRORS = frozenset(client.CONNECTION_ERRORS | {1053, 1927, 4031})
-SQL_MODE_REFUSED = ("--mode sql is not available on MariaDB: procedures mode is the one "
-                    "available")
 
 
 def connect(plan: WorkerPlan) -> _native.MariaDBConnection:
     """One user's session on ``plan.dsn`` (blocking: run it in a thread); UserFailed with the
     reason in one line."""
-    if plan.mode == "sql":
-        raise UserFailed(SQL_MODE_REFUSED)
     try:
         args = client.connect_args(plan.dsn)
     except UsageError as e:
@@ -73,11 +73,10 @@ class Users(LoopUsers):
 
     def __init__(self, conns: list, user_plans: list[UserPlan], plan: WorkerPlan,
                  reopen: Callable[..., object] | None = None, bulk: int = LOOP_SAMPLES):
-        if plan.mode == "sql":
-            raise UserFailed(SQL_MODE_REFUSED)
         super().__init__(conns, user_plans, plan.w_max, plan.constants, reopen=reopen,
                          bulk=bulk)
         self.waits = plan.keying_thinking
+        self.sql = plan.mode == "sql"
 
     def _make_loop(self, rec: Recorder) -> _native.MariaDBLoop:
         return _native.MariaDBLoop(
@@ -85,7 +84,7 @@ class Users(LoopUsers):
             measure_end_ns=rec.measure_end, waits=self.waits, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS,
             retryable=sorted(client.RETRYABLE_ERRORS), lost=sorted(LOST_ERRORS),
-            bulk=self.bulk, resilient=self.reopen is not None)
+            bulk=self.bulk, resilient=self.reopen is not None, sql=self.sql)
 
     def _hand_over(self, index: int, conn) -> None:
         self.loop.replace(index, conn)
