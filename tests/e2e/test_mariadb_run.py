@@ -17,7 +17,8 @@ needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
 
 MIX = {"new_order": (0.43, 0.47), "payment": (0.41, 0.45), "order_status": (0.03, 0.05),
        "delivery": (0.03, 0.05), "stock_level": (0.03, 0.05)}
-RUN = ("--users", "1,2", "--rampup", "2s", "--duration", "12s", "--seed", "11")
+RUN = ("--users", "1,2", "--rampup", "1s", "--duration", "8s", "--seed", "11")
+SHORT = ("--users", "1,2", "--rampup", "0s", "--duration", "2s", "--seed", "11")  # fields only
 
 
 def _run(flags: list[str], cwd, name: str, run: tuple = RUN) -> dict:
@@ -55,7 +56,7 @@ def test_run_on_mariadb_counts_as_on_postgres_and_reports_side_by_side(server_tm
         assert 0.005 <= step["inputs"]["rolled_back_new_orders"] <= 0.015
         assert step["telemetry"]["db"], "the sampler read InnoDB's counters"
 
-    pg = _run(pg_flags, server_tmp, "on-postgres")
+    pg = _run(pg_flags, server_tmp, "on-postgres", SHORT)
     assert pg["engine"] == "postgres"
     assert set(my) == set(pg)  # the same record, whatever the engine
     assert set(my["steps"][0]) == set(pg["steps"][0])
