@@ -32,7 +32,7 @@ from oltplab import engines
 from oltplab.config import BuildSpec
 from oltplab.engines.postgres.tpcc import loader
 from oltplab.engines.postgres.tpcc.schema import TABLES, sql_text
-from oltplab.workloads.tpcc.chunks import LoadJob, chunk_bounds, chunks
+from oltplab.workloads.tpcc.chunks import chunk_bounds, chunks, load_jobs
 
 # the warehouse column of each table, to split its rows by build user as the loader does
 W_COLUMN = {"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
@@ -145,16 +145,9 @@ def mariadb_ceiling(dsn: str, folder: Path, sessions: int, warehouses: int) -> d
 
 def mariadb_jobs(dsn: str, warehouses: int, build_users: int) -> list:
     """The load jobs of an unseeded build, as the MariaDB loader makes them."""
-    import os
     import random
-    bounds = chunk_bounds(warehouses, build_users)
-    if build_users > len(bounds):
-        bounds.append((1, 0))
-    seed = random.SystemRandom().randrange(2**62)
-    return [LoadJob(dsn=dsn, worker=k, first_w=lo, last_w=hi, load_item=(k == len(bounds) - 1),
-                    seed=seed, reproducible=False, c_last_load=0, now="2026-01-01 00:00:00",
-                    parent_pid=os.getpid())
-            for k, (lo, hi) in enumerate(bounds)]
+    return load_jobs(dsn, warehouses, build_users, random.SystemRandom().randrange(2**62),
+                     False, 0, "2026-01-01 00:00:00")
 
 
 def main() -> None:

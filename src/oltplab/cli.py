@@ -13,7 +13,8 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .cliopts import duration_option, print_repeats, repeat_option, telemetry_options
+from .cliopts import (DEFAULT_RESULTS, duration_option, print_repeats, repeat_option,
+                      telemetry_options)
 from .config import (BuildSpec, DbSpec, RunSpec, parse_host_memory, parse_inject,
                      parse_setting, parse_size, parse_user_option, parse_users)
 from .engines import ENGINES
@@ -22,7 +23,6 @@ from .services import (TpccProgress, check_record, raise_for_status, run_group,
                        run_tpcc_recorded)
 
 DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>
-DEFAULT_RESULTS = Path("results")
 
 
 # --------------------------------------------------------------------------- option helpers
@@ -455,102 +455,19 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
     raise_for_status(run)
 
 
-# ---- results
-
-@cli.group()
-def results():
-    """List and show saved runs."""
-
-
-@results.command("list")
-@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
-              show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-def results_list(results_dir, as_json):
-    """Every run with its headline figures."""
-    from .results.store import list_runs
-    from .ui import out, runs_table
-    runs = list_runs(results_dir)
-    if as_json:
-        click.echo(json.dumps([{k: r.get(k) for k in ("id", "kind", "name", "status", "started_at")}
-                               for r in runs], indent=2))
-    elif not runs:
-        click.echo(f"no runs in {results_dir}")
-    else:
-        out.print(runs_table(runs))
-
-
-@results.command("show")
-@click.argument("run", default="latest")
-@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
-              show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="The whole run record as JSON.")
-def results_show(run, results_dir, as_json):
-    """One run (RUN is a folder name, a unique prefix, a label or 'latest')."""
-    from .results.store import load_run
-    data = load_run(results_dir, run)
-    if as_json:
-        data = {k: v for k, v in data.items() if not k.startswith("_")}
-        click.echo(json.dumps(data, indent=2, default=str))
-        return
-    if data.get("kind") == "backup":
-        from .ui import cycles_table, out
-        out.print(cycles_table(data))
-        click.echo(f"folder: {data.get('_path')}")
-        return
-    if data.get("kind") == "neighbours":
-        from .neighbourscli import print_neighbours
-        print_neighbours(data)
-        if data.get("error"):
-            click.echo(f"error: {data['error']}")
-        click.echo(f"folder: {data.get('_path')}")
-        return
-    if data.get("kind") == "fio":
-        from .storage.cli import steps_table as fio_table
-        from .ui import out
-        out.print(fio_table(data))
-        click.echo(f"folder: {data.get('_path')}")
-        return
-    _print_steps(data)
-    db = data.get("database", {})
-    click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
-    if data.get("constants"):
-        click.echo("C constants: " + ", ".join(f"{k}={v}" for k, v in data["constants"].items()))
-    if data.get("check"):
-        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
-        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
-    if data.get("error"):
-        click.echo(f"error: {data['error']}")
-    click.echo(f"folder: {data.get('_path')}")
-
-
 # ---- fio
 
 from .neighbourscli import neighbours  # noqa: E402
 from .plancli import plan  # noqa: E402
+from .resultscli import results  # noqa: E402
 from .report.cli import report  # noqa: E402
 from .storage.cli import fio  # noqa: E402
 
 cli.add_command(fio)
 cli.add_command(neighbours)
 cli.add_command(plan)
+cli.add_command(results)
 cli.add_command(report)
-
-
-@results.command("export")
-@click.argument("run", default="latest")
-@click.option("--csv", "as_csv", is_flag=True, required=True, help="Write every table as CSV.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder for the CSV files [default: <run folder>/csv].")
-@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
-              show_default=True)
-def results_export(run, as_csv, out, results_dir):
-    """Every table of a run as CSV files, for spreadsheets."""
-    from .report.export import export_csv
-    from .results.store import load_run
-    data = load_run(results_dir, run)
-    for path in export_csv(data, out or Path(data["_path"]) / "csv"):
-        click.echo(str(path))
 
 
 # --------------------------------------------------------------------------- entry point

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable
 
 import click
 
 from .config import parse_duration
 
+
+DEFAULT_RESULTS = Path("results")  # where runs are saved unless --results-dir says
 
 def duration_option(ctx, param, value):
     return None if value is None else parse_duration(value, f"--{param.name.replace('_', '-')}")

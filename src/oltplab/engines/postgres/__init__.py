@@ -20,7 +20,7 @@ class _Postgres(EngineParts):
 
     def server_record(self, dsn: str) -> dict:
         """``{"server_version", "server_version_num", "settings"}``, as a run records them."""
-        from .instance import effective_settings
+        from .settings import effective_settings
         return effective_settings(dsn)
 
 

@@ -82,7 +82,7 @@ def check(spec: BackupSpec, db: DbSpec) -> None:
 
 
 def server(target) -> dict:
-    from .instance import effective_settings
+    from .settings import effective_settings
     settings = effective_settings(target.dsn)
     return {"engine": "postgresql", "version": settings["server_version"],
             "version_num": settings["server_version_num"],

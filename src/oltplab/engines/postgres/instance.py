@@ -33,7 +33,7 @@ from ...errors import DatabaseError, UsageError
 from . import access
 from .osuser import (User, check_dir, current_user, ensure_system_user,
                      grant_traverse, is_postgres, pid_alive, user_of_uid)
-from .settings import conf_line, derive_settings, read_settings
+from .settings import conf_line, derive_settings
 
 SETTINGS_FILE = "oltplab.conf"
 SUPERUSER = "postgres"
@@ -90,26 +90,6 @@ def default_bin_dir() -> Path | None:
         except ImportError:
             return None
     return Path(POSTGRES_BIN_PATH)
-
-
-# --------------------------------------------------------------------------- settings record
-
-
-def effective_settings(dsn: str, timeout: float = 10.0) -> dict:
-    """Settings to record with a run: ``{"server_version", "server_version_num", "settings"}``."""
-    import asyncpg
-
-    async def go():
-        conn = await asyncpg.connect(dsn, timeout=timeout)
-        try:
-            return await read_settings(conn)
-        finally:
-            await conn.close()
-
-    try:
-        return _run_sync(go)
-    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
-        raise DatabaseError(f"cannot read server settings: {e}") from e
 
 
 # --------------------------------------------------------------------------- the instance
@@ -599,4 +579,5 @@ class PostgresInstance:
         """Effective non-default settings and the server version (the server must run)."""
         if not self.is_running():
             raise DatabaseError(f"PostgreSQL in {self.datadir} is not running")
+        from .settings import effective_settings
         return effective_settings(self.dsn("postgres"))

@@ -100,3 +100,26 @@ async def read_settings(conn) -> dict:
     num = await conn.fetchval("SELECT current_setting('server_version_num')::int")
     return {"server_version": version, "server_version_num": num,
             "settings": {r["name"]: r["value"] for r in rows}}
+
+
+def effective_settings(dsn: str, timeout: float = 10.0) -> dict:
+    """Settings to record with a run: ``{"server_version", "server_version_num", "settings"}``
+    of the server at ``dsn``."""
+    import asyncio
+
+    import asyncpg
+
+    from ...errors import DatabaseError
+    from .instance import _run_sync
+
+    async def go():
+        conn = await asyncpg.connect(dsn, timeout=timeout)
+        try:
+            return await read_settings(conn)
+        finally:
+            await conn.close()
+
+    try:
+        return _run_sync(go)
+    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
+        raise DatabaseError(f"cannot read server settings: {e}") from e

@@ -9,6 +9,7 @@ engine.
 
 from __future__ import annotations
 
+import os
 import queue
 import ssl
 import threading
@@ -37,6 +38,20 @@ class LoadJob:
     c_last_load: int
     now: str  # load time, as COPY text of a timestamp
     parent_pid: int
+
+
+def load_jobs(dsn: str, warehouses: int, build_users: int, seed: int, reproducible: bool,
+              c_last_load: int, now: str) -> list[LoadJob]:
+    """One job per loading process: contiguous warehouse ranges (``chunk_bounds``), ITEM to the
+    last one (the one with the fewest warehouses when they do not divide), or to a spare
+    process of its own when there are more build users than warehouses."""
+    bounds = chunk_bounds(warehouses, build_users)
+    if build_users > len(bounds):
+        bounds.append((1, 0))
+    return [LoadJob(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
+                    seed=seed, reproducible=reproducible, c_last_load=c_last_load, now=now,
+                    parent_pid=os.getpid())
+            for k, (a, b) in enumerate(bounds)]
 
 
 def chunks(job: LoadJob):

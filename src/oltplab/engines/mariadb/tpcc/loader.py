@@ -29,7 +29,7 @@ from decimal import Decimal
 from .... import __version__
 from ....config import BuildSpec
 from ....errors import DatabaseError, SchemaError, UsageError
-from ....workloads.tpcc.chunks import READ_AHEAD, LoadJob, chunk_bounds, produce
+from ....workloads.tpcc.chunks import READ_AHEAD, LoadJob, load_jobs, produce
 from ....workloads.tpcc.random import load_constants
 from ....workloads.tpcc.schema import META_TABLE, TABLES
 from .. import client
@@ -236,13 +236,7 @@ def build(dsn: str, spec: BuildSpec, progress=None, method: str = "infile") -> d
     now = _prepare(dsn, spec.force)
     if progress:
         progress("tables", 1, 1)
-    bounds = chunk_bounds(spec.warehouses, spec.build_users)
-    if spec.build_users > len(bounds):
-        bounds.append((1, 0))  # a spare worker loads ITEM on its own
-    jobs = [LoadJob(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
-                 seed=seed, reproducible=reproducible, c_last_load=c_last, now=now,
-                 parent_pid=os.getpid())
-            for k, (a, b) in enumerate(bounds)]
+    jobs = load_jobs(dsn, spec.warehouses, spec.build_users, seed, reproducible, c_last, now)
     t_load = time.monotonic()
     rows = _run_jobs(jobs, method)
     if progress:

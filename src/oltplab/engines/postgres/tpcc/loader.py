@@ -42,8 +42,8 @@ from .... import __version__
 from ....config import BuildSpec
 from ....errors import DatabaseError, OltplabError, SchemaError, UsageError
 from ....workloads.tpcc import population as pop
-from ....workloads.tpcc.chunks import (READ_AHEAD, ROWS_PER_WAREHOUSE, LoadJob, chunk_bounds,
-                                       produce)
+from ....workloads.tpcc.chunks import (READ_AHEAD, ROWS_PER_WAREHOUSE, LoadJob,
+                                       load_jobs, produce)
 from ....workloads.tpcc.random import load_constants
 from .schema import FUNCTIONS, META_TABLE, TABLES, sql_statements, sql_text
 
@@ -312,14 +312,7 @@ def build(dsn: str, spec: BuildSpec, progress=None) -> dict:
     now = asyncio.run(_prepare(dsn, spec.force))
     if progress:
         progress("tables", 1, 1)
-    bounds = chunk_bounds(spec.warehouses, spec.build_users)
-    if spec.build_users > len(bounds):
-        bounds.append((1, 0))  # a spare worker loads ITEM on its own
-    # ITEM goes to the last worker: the one with the fewest warehouses when they do not divide.
-    jobs = [LoadJob(dsn=dsn, worker=k, first_w=a, last_w=b, load_item=(k == len(bounds) - 1),
-                 seed=seed, reproducible=reproducible, c_last_load=c_last, now=now,
-                 parent_pid=os.getpid())
-            for k, (a, b) in enumerate(bounds)]
+    jobs = load_jobs(dsn, spec.warehouses, spec.build_users, seed, reproducible, c_last, now)
     t_load = time.monotonic()
     rows = _run_workers(jobs, progress, pop.ITEMS + spec.warehouses * ROWS_PER_WAREHOUSE)
     t_finish = time.monotonic()
