@@ -32,7 +32,7 @@ from common import (bench_database, ensure_schema, fetchval, ratio_with_noise, r
                     sum_next_o_id)
 
 from oltplab.config import RunSpec
-from oltplab.runner.manager import run_tpcc
+from oltplab.loadgen.manager import run_tpcc
 from oltplab.workloads.tpcc.inputs import assign_terminals, draw_constants
 
 SCRIPTS = Path(__file__).resolve().parent / "pgbench"

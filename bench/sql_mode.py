@@ -22,7 +22,7 @@ from pathlib import Path
 from common import bench_database, ensure_schema, fetchval, ratio_with_noise, run_args
 
 from oltplab.config import RunSpec
-from oltplab.runner.manager import run_tpcc
+from oltplab.loadgen.manager import run_tpcc
 
 MODES = ("sql", "procedures")
 

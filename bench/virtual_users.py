@@ -17,7 +17,7 @@ import psutil
 from common import bench_database, db_args, ensure_schema
 
 from oltplab.config import RunSpec
-from oltplab.runner.manager import run_tpcc
+from oltplab.loadgen.manager import run_tpcc
 
 
 def driver_memory() -> tuple[int, int]:

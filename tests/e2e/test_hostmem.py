@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab import hostmem
+from oltplab.host import memory as hostmem
 from oltplab.errors import UsageError
 
 from .conftest import oltplab

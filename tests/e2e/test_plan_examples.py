@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from oltplab import hostmem
+from oltplab.host import memory as hostmem
 from oltplab.errors import UsageError
-from oltplab.planrun import plan_runs
-from oltplab.plans import load_plan
+from oltplab.plans.run import plan_runs
+from oltplab.plans.model import load_plan
 from oltplab.report.plan import plan_section
 
 from .conftest import oltplab

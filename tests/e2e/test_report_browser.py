@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-# The top-level CLI with the report command registered (a no-op once oltplab.cli does).
+# The top-level CLI with the report command registered (a no-op once oltplab.cli.main does).
 _ENTRY = """
 import sys
-from oltplab.cli import cli, main
-from oltplab.report.cli import report
+from oltplab.cli.main import cli, main
+from oltplab.cli.report import report
 if "report" not in cli.commands:
     cli.add_command(report)
 sys.exit(main(sys.argv[1:]))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.runner.sequence import FELL, FLAT, GAIN_PCT, MAX, step_tpm
+from oltplab.loadgen.sequence import FELL, FLAT, GAIN_PCT, MAX, step_tpm
 
 from .conftest import oltplab
 
@@ -127,7 +127,7 @@ def test_cold_auto_run_drops_no_cache_after_its_last_step(scratch_w1, tmp_path):
 
 def test_step_end_says_whether_another_step_follows(scratch_w1):
     from oltplab.config import RunSpec, parse_user_option
-    from oltplab.runner.manager import run_tpcc
+    from oltplab.loadgen.manager import run_tpcc
     marks = []
     spec = RunSpec(**parse_user_option("auto:2"), rampup=0, duration=1, workers=1)
     outcome = run_tpcc(scratch_w1, spec, on_mark=lambda name, t, **a: marks.append((name, a)))

@@ -20,7 +20,7 @@ from oltplab.config import RunSpec
 from oltplab.engines.postgres.tpcc.checks import run_checks
 from oltplab.errors import SchemaError
 from oltplab.metrics.histogram import decode
-from oltplab.runner.manager import RunOutcome, Tick, run_tpcc
+from oltplab.loadgen.manager import RunOutcome, Tick, run_tpcc
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
@@ -30,7 +30,7 @@ def worker_processes(parent_pid: int) -> list[psutil.Process]:
     found = []
     for p in psutil.process_iter(["cmdline"]):
         cmd = p.info["cmdline"] or []
-        if "oltplab.runner.worker" in cmd and cmd[-1:] == [str(parent_pid)]:
+        if "oltplab.loadgen.worker" in cmd and cmd[-1:] == [str(parent_pid)]:
             found.append(p)
     return found
 
@@ -94,7 +94,7 @@ def test_procedures_run_measures_both_sides_and_keeps_consistency(scratch_w1):
 MANAGER = """
 import json, sys
 from oltplab.config import RunSpec
-from oltplab.runner.manager import run_tpcc
+from oltplab.loadgen.manager import run_tpcc
 
 def tick(t):
     print("TICK", t.phase, flush=True)
@@ -237,8 +237,8 @@ def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg
     are retried (2 retries on one transaction), 23505 is an error and the user carries on,
     and the server ending the backend fails the users with the server's message, on one line."""
     from oltplab.engines.postgres import driver as pquser
-    from oltplab.runner.messages import UserPlan
-    from oltplab.runner.vuser import Recorder, UserFailed
+    from oltplab.loadgen.messages import UserPlan
+    from oltplab.loadgen.vuser import Recorder, UserFailed
     from oltplab.workloads.tpcc.inputs import RunConstants
 
     dsn = pg.create_db("scripted")
@@ -282,8 +282,8 @@ def test_procedures_loop_hands_over_response_times_in_bulk(scratch_w1):
     import random
 
     from oltplab.engines.postgres import driver as pquser
-    from oltplab.runner.messages import UserPlan
-    from oltplab.runner.vuser import Recorder
+    from oltplab.loadgen.messages import UserPlan
+    from oltplab.loadgen.vuser import Recorder
     from oltplab.workloads.tpcc.inputs import draw_constants
     from oltplab.engines.postgres.tpcc.schema import schema_info
 

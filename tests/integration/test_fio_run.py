@@ -16,15 +16,15 @@ import psutil
 import pytest
 from interrupts import INTERRUPTIBLE
 
-from oltplab.storage.jobs import FioJob
-from oltplab.storage.parse import PERCENTILES, percentile, pool_bins, summarize
-from oltplab.storage.runner import find_fio, run_fio
+from oltplab.fio.jobs import FioJob
+from oltplab.fio.parse import PERCENTILES, percentile, pool_bins, summarize
+from oltplab.fio.process import find_fio, run_fio
 
-# The top-level CLI with the fio group registered (a no-op once oltplab.cli registers it).
+# The top-level CLI with the fio group registered (a no-op once oltplab.cli.main registers it).
 _ENTRY = """
 import sys
-from oltplab.cli import cli, main
-from oltplab.storage.cli import fio
+from oltplab.cli.main import cli, main
+from oltplab.cli.fio import fio
 if "fio" not in cli.commands:
     cli.add_command(fio)
 sys.exit(main(sys.argv[1:]))
@@ -143,7 +143,7 @@ def test_example_job_file_with_precondition_and_steady_state(tmp_path):
 def test_pooled_percentiles_match_fios_own_for_one_job(tmp_path):
     """With one job and one direction, pooling changes nothing: fio's percentiles must agree
     (fio computes in floating point, so an exact bin boundary may tip it one bin up)."""
-    from oltplab.storage.jobs import fio_time
+    from oltplab.fio.jobs import fio_time
     fio = find_fio()
     job = FioJob(name="check", kind="profile", size_bytes=None, args=(
         "--name=check", f"--directory={tmp_path}", "--rw=randread", "--bs=4k", "--size=16m",

@@ -10,7 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from oltplab import hostmem
+from oltplab.host import memory as hostmem
 from oltplab.config import DbSpec
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import DatabaseError, UsageError

@@ -20,7 +20,7 @@ import pytest
 
 from oltplab.config import DbSpec
 from oltplab.engines.postgres.instance import PostgresInstance
-from oltplab.engines.postgres.osuser import SYSTEM_USER
+from oltplab.engines.common.osuser import SYSTEM_USER
 from oltplab.engines.postgres.session import database
 from oltplab.errors import DatabaseError, UsageError
 

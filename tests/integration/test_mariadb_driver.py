@@ -1,4 +1,4 @@
-"""MariaDB's virtual users in C (engines/mariadb/driver.py, native/myloop.c) on a real managed
+"""MariaDB's virtual users in C (engines/mariadb/driver.py, native/loop/myloop.c) on a real managed
 MariaDB with a W=1 build of its own: the loop's counts against the server's, the mix, retries
 of forced deadlocks, a killed session with and without --inject's resilience, bad DSNs, and
 the module without libmariadb. test_native_sanitizers.py runs this module again under
@@ -24,8 +24,8 @@ from oltplab.config import BuildSpec
 from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.metrics.histogram import decode
-from oltplab.runner.messages import UserPlan, WorkerPlan
-from oltplab.runner.vuser import Recorder, UserFailed
+from oltplab.loadgen.messages import UserPlan, WorkerPlan
+from oltplab.loadgen.vuser import Recorder, UserFailed
 from oltplab.workloads.tpcc.inputs import draw_constants
 from oltplab.engines.mariadb.tpcc import DIALECT
 

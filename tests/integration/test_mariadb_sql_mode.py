@@ -1,4 +1,4 @@
-"""--mode sql on MariaDB (native/mytxn.c in the C loop): the C path leaves the database as the
+"""--mode sql on MariaDB (native/tpcc/mytxn.c in the C loop): the C path leaves the database as the
 statement-by-statement reference (engines/mariadb/tpcc/transactions.py) does on the same
 inputs; retries end with a ROLLBACK and keep the server's count of commits and rollbacks at
 one per transaction; empty districts are skipped; a text too long for its buffer fails the run
@@ -18,8 +18,8 @@ from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.engines.mariadb.tpcc import DIALECT
 from oltplab.engines.mariadb.tpcc import transactions as reference
-from oltplab.runner.manager import run_tpcc
-from oltplab.runner.messages import UserPlan, WorkerPlan
+from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.messages import UserPlan, WorkerPlan
 from oltplab.workloads.tpcc.inputs import RunConstants
 
 from .test_sql_mode import dealt, expected_counts, run_until_failed

@@ -14,8 +14,8 @@ from oltplab import _native
 from oltplab.engines.postgres import driver as pquser
 from oltplab.engines.postgres.tpcc.schema import schema_info
 from oltplab.metrics.histogram import decode
-from oltplab.runner.messages import UserPlan
-from oltplab.runner.vuser import FATAL_STATES, FLUSH_SQL, RETRYABLE_STATES, Recorder
+from oltplab.loadgen.messages import UserPlan
+from oltplab.loadgen.vuser import FATAL_STATES, FLUSH_SQL, RETRYABLE_STATES, Recorder
 from oltplab.workloads.tpcc.inputs import RunConstants, draw_constants, terminal
 
 S = 1_000_000_000

@@ -56,8 +56,9 @@ sys.exit(code)
 def build_sanitized(out: Path) -> Path:
     """The extension, built with the sanitizers into ``out``."""
     target = out / ("_native" + sysconfig.get_config_var("EXT_SUFFIX"))
-    sources = sorted(glob(str(ROOT / "src/oltplab/native/*.c")))
-    cmd = ["gcc", *FLAGS, "-I", sysconfig.get_paths()["include"], *sources, "-o", str(target),
+    sources = sorted(glob(str(ROOT / "src/oltplab/native/*/*.c")))
+    cmd = ["gcc", *FLAGS, "-I", sysconfig.get_paths()["include"],
+           "-I", str(ROOT / "src/oltplab/native/loop"), *sources, "-o", str(target),
            "-ldl", "-lm"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr

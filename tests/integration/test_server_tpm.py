@@ -4,7 +4,7 @@ the sampler is connected, and the client's count agrees within 0.5%."""
 from __future__ import annotations
 
 from oltplab.config import RunSpec
-from oltplab.runner.manager import run_tpcc
+from oltplab.loadgen.manager import run_tpcc
 from oltplab.telemetry.sampler import Sampler
 
 

@@ -5,8 +5,8 @@ from fractions import Fraction
 import pytest
 
 from oltplab.errors import OltplabError
-from oltplab.storage.parse import (latency_ms, load_output, percentile, pool_bins, read_share,
-                                   series, steady_state, summarize, uniform, wall_seconds)
+from oltplab.fio.parse import (latency_ms, load_output, percentile, pool_bins, read_share, series,
+                               steady_state, summarize, uniform, wall_seconds)
 
 
 def _dir(ios, runtime_ms, bins=None, mean=0.0, lo=0, hi=0, bs=4096):

@@ -6,13 +6,13 @@ import click
 import pytest
 
 from oltplab.errors import UsageError
-from oltplab.storage.cli import fio
-from oltplab.storage.jobfile import read_job_file
-from oltplab.storage.jobs import fio_time, job_file_job, precondition_job, profile_job
-from oltplab.storage.profiles import GROUPS, PROFILES, parse_fio_size, resolve
-from oltplab.storage.runner import parse_eta
-from oltplab.storage.spec import OPTIONS, JobFile, spec_from_options
-from oltplab.storage.target import Target
+from oltplab.cli.fio import fio
+from oltplab.fio.jobfile import read_job_file
+from oltplab.fio.jobs import fio_time, job_file_job, precondition_job, profile_job
+from oltplab.fio.profiles import GROUPS, PROFILES, parse_fio_size, resolve
+from oltplab.fio.process import parse_eta
+from oltplab.fio.spec import OPTIONS, JobFile, spec_from_options
+from oltplab.fio.target import Target
 
 MiB = 1024**2
 EXAMPLE = Path(__file__).parents[2] / "examples" / "fio" / "oltp-8k.fio"

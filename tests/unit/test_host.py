@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.telemetry import host
-from oltplab.telemetry.host import host_metadata, path_storage
+from oltplab.host import facts as host
+from oltplab.host.facts import host_metadata, path_storage
 
 
 def test_host_fields_on_tmp():

@@ -6,7 +6,7 @@ import pytest
 
 from oltplab.config import parse_host_memory
 from oltplab.errors import UsageError
-from oltplab.hostmem import RunMemory
+from oltplab.host.memory import RunMemory
 
 
 @pytest.mark.parametrize("text, value", [("none", None), ("NONE", None), ("256MiB", 256 * 2**20),

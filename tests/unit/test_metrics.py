@@ -108,7 +108,7 @@ def test_type_counts_add_and_entry():
 
 
 def test_default_workers_leave_cpu_to_a_local_server():
-    from oltplab.runner.manager import default_workers, is_local
+    from oltplab.loadgen.manager import default_workers, is_local
     assert default_workers(1, 8) == 1
     assert default_workers(16, 8) == 8
     assert default_workers(16, 2, local_server=True) == 2  # an explicit request is kept
@@ -119,7 +119,7 @@ def test_default_workers_leave_cpu_to_a_local_server():
 
 def test_recorder_bulk_histograms_match_direct_recording():
     from oltplab.metrics.histogram import new_histogram, summarize
-    from oltplab.runner.vuser import Recorder
+    from oltplab.loadgen.vuser import Recorder
     rec = Recorder(ramp_end_ns=1_000, measure_end_ns=10**15)
     direct = new_histogram()
     for i, us in enumerate([5, 5, 7, 1200, 0, 33_000, 7, 7]):

@@ -7,8 +7,7 @@ import pytest
 
 from oltplab.errors import UsageError
 from oltplab.report.neighbours import order
-from oltplab.scenarios.neighbours import (Member, NeighboursSpec, averages, instance_entry,
-                                          members)
+from oltplab.scenarios.neighbours import Member, NeighboursSpec, averages, instance_entry, members
 
 
 def test_the_last_k_instances_back_up_and_share_memory_and_ports(tmp_path):

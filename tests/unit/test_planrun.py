@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from oltplab.planrun import SUPERSEDED, plan_status, supersede
-from oltplab.plans import load_plan
+from oltplab.plans.run import SUPERSEDED, plan_status, supersede
+from oltplab.plans.model import load_plan
 from oltplab.results.store import RunRecord, list_runs
 
 PLAN = """

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.errors import UsageError
-from oltplab.plans import load_plan
+from oltplab.plans.model import load_plan
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "plans" / "modes.toml"
 BASE = """

@@ -34,7 +34,7 @@ def test_the_table_lists_every_event_with_its_error_and_nothing_without_events()
 
 
 def test_the_command_line_prints_a_line_per_event():
-    from oltplab.ui import event_lines
+    from oltplab.cli.ui import event_lines
     assert event_lines(RECORD) == [
         "event at=10s,kill-server: at 10.0 s, recovery 4.2 s, dip 100% avg, 100% max against "
         "36,000 TPM before, back within 10% after 5 s",

@@ -3,7 +3,7 @@ steps cut short left out; backup MB/s per cycle."""
 
 from __future__ import annotations
 
-from oltplab.plans import load_plan
+from oltplab.plans.model import load_plan
 from oltplab.report.plan import plan_section
 
 from .test_report_fixtures import NOPM, tpcc_record

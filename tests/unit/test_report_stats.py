@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from oltplab.report.stats import (betainc, mean, noise_test, ratio, stdev, t_two_sided_p,
-                                  welch)
+from oltplab.report.stats import betainc, mean, noise_test, ratio, stdev, t_two_sided_p, welch
 
 
 def test_mean_stdev_ratio():

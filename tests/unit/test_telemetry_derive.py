@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oltplab.telemetry.derive import (FIGURES, derive_steps, label, percentile,
-                                      sample_indices, step_figures, step_windows,
-                                      window_figures)
+from oltplab.telemetry.derive import (FIGURES, derive_steps, label, percentile, sample_indices,
+                                      step_figures, step_windows, window_figures)
 from oltplab.telemetry.sampler import Timeline
 
 S = 1_000_000_000

@@ -10,9 +10,8 @@ import pytest
 
 from oltplab.errors import UsageError
 from oltplab.telemetry.sources import U32, counter_delta
-from oltplab.telemetry.sources.disks import (METRICS, DiskSource, choose_devices,
-                                             iostat_figures, parse_diskstats, path_device,
-                                             whole_disks)
+from oltplab.telemetry.sources.disks import (METRICS, DiskSource, choose_devices, iostat_figures,
+                                             parse_diskstats, path_device, whole_disks)
 
 # major minor name, then 17 counters: reads merged sectors ms, writes merged sectors ms,
 # in-flight, io_ticks, weighted_ms, discards (4 fields), flushes, flush_ms

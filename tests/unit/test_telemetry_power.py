@@ -17,9 +17,9 @@ import pytest
 from oltplab.errors import UsageError
 from oltplab.telemetry.sampler import Sampler
 from oltplab.telemetry.sources.power import (CommandPower, IpmiPower, PowerSource,
-                                             PowerUnavailable, RaplPower, parse_dcmi,
-                                             parse_power_spec, parse_watts, rapl_delta)
-from oltplab.telemetry.sources.redfish import RedfishPower
+                                             PowerUnavailable, RaplPower, parse_power_spec)
+from oltplab.telemetry.sources.power.base import parse_dcmi, parse_watts, rapl_delta
+from oltplab.telemetry.sources.power.redfish import RedfishPower
 
 DCMI_ACTIVE = """
     Instantaneous power reading:                   220 Watts

@@ -9,9 +9,9 @@ import pytest
 
 from oltplab.config import AUTO_MAX_USERS, RunSpec, auto_users, parse_user_option, parse_users
 from oltplab.errors import UsageError
-from oltplab.plans import load_plan
-from oltplab.runner import sequence
-from oltplab.runner.sequence import FELL, FLAT, MAX, next_users, stop_reason, summary
+from oltplab.plans.model import load_plan
+from oltplab.loadgen import sequence
+from oltplab.loadgen.sequence import FELL, FLAT, MAX, next_users, stop_reason, summary
 
 
 def steps_of(tpms, users=None, nopm=None):

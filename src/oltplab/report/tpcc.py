@@ -7,7 +7,7 @@ these results are not comparable with audited TPC-C results). Telemetry figures 
 
 from __future__ import annotations
 
-from ..runner.sequence import describe
+from ..loadgen.sequence import describe
 from ..telemetry.derive import label as figure_label
 from .charts import bar_chart, entries, per_step
 from .model import Chart, Table

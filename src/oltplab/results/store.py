@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..metrics.rigor import SHARE_KEYS
+from ..workloads.tpcc.rigor import SHARE_KEYS
 
 SCHEMA_VERSION = 2  # 2: a fio run's job list is ``jobs`` (was ``plan``, now a plan's label)
 TRANSACTION_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")

@@ -38,7 +38,7 @@ from ..config import DbSpec, RunSpec, format_size
 from ..engines.postgres.settings import MIN_DB_MEMORY
 from ..errors import DatabaseError, OltplabError, UsageError
 from ..results.store import atomic_write
-from ..services import TpccProgress, new_record, recording, spec_dict
+from ..runs.lifecycle import TpccProgress, new_record, recording, spec_dict
 from .backup import BackupSpec, remove_tree
 
 TEMPLATE = "template"
@@ -298,7 +298,7 @@ class _Race:
     # ----- the bodies, in the threads
 
     def _tpcc(self, r: _Runner) -> dict:
-        from ..services import run_tpcc_recorded
+        from ..runs.lifecycle import run_tpcc_recorded
         s = self.spec
         index = r.member.index
         rspec = RunSpec(users=(s.users,), rampup=s.rampup, duration=s.duration, mode=s.mode,
@@ -485,7 +485,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
     """Prepare the instances, run them together, and keep the record on disk; the record's
     data with ``_path``. Every server is stopped on the way out. ``labels`` go into the record
     as they are (a plan's ``plan`` and ``group``); the instances' own runs do not carry them."""
-    from ..cliopts import make_sampler
+    from ..cli.options import make_sampler
 
     progress = progress or NeighboursProgress()
     mems = members(spec)

@@ -132,7 +132,7 @@ def backup(job: Job, dest: Path) -> dict:
 @contextmanager
 def restored(job: Job, source: Path, scratch: Path, parts: Parts) -> Iterator[str]:
     """Restore ``source`` into ``scratch`` and start it; its DSN. Stopped on the way out."""
-    from ..postgres.osuser import current_user, ensure_system_user
+    from ..common.osuser import current_user, ensure_system_user
     user = ensure_system_user() if os.geteuid() == 0 else current_user()
     inst = MariaDBInstance(DbSpec(datadir=scratch, db_memory=RESTORE_MEMORY,
                                   dbname=job.db.dbname, engine="mariadb"))

@@ -14,7 +14,7 @@ the server's message. MariaDB needs no statistics flush at the window's boundari
 GLOBAL STATUS sums the live sessions, so the users cross them by time alone.
 
 ``--mode sql`` runs the same loop with the transaction's statements sent from the client in a
-few multi-statement round trips (native/mytxn.c, whose SQL the reference of
+few multi-statement round trips (native/tpcc/mytxn.c, whose SQL the reference of
 tpcc/transactions.py formats too): START TRANSACTION ... COMMIT or ROLLBACK, so that the
 server's Com_commit + Com_rollback still moves by one per transaction; a retryable error is
 ended by a ROLLBACK before the retry.
@@ -28,9 +28,9 @@ from typing import Callable
 
 from ... import _native
 from ...errors import UsageError
-from ...runner.loopusers import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
-from ...runner.messages import UserPlan, WorkerPlan
-from ...runner.vuser import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
+from ...loadgen.users import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
+from ...loadgen.messages import UserPlan, WorkerPlan
+from ...loadgen.vuser import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
 from . import client
 
 # A lost session: the client's own errors (client.CONNECTION_ERRORS), and the server's word

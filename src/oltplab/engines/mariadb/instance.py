@@ -26,8 +26,8 @@ import psutil
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
 from ..postgres.access import make_private_dir, tcp_in_use
-from ..postgres.osuser import (User, check_dir, current_user, ensure_system_user,
-                               grant_traverse, pid_alive, user_of_uid)
+from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
+                             pid_alive, user_of_uid)
 from . import access, client
 from .settings import derive_settings, option_line, read_settings
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ...config import DbSpec
 from ...errors import UsageError
-from ...scenarios.backup import (RESTORE_MEMORY, BackupSpec, Job, Parts, chown_tree,
-                                 free_port, tool_env)
+from ...scenarios.backup import (RESTORE_MEMORY, BackupSpec, Job, Parts, chown_tree, free_port,
+                                 tool_env)
 from . import access
 from .session import database  # noqa: F401  (the backup interface's target)
 
@@ -110,7 +110,7 @@ def backup(job: Job, dest: Path) -> dict:
 def restored(job: Job, source: Path, scratch: Path, parts: Parts) -> Iterator[str]:
     """Restore ``source`` into ``scratch`` and start it; its DSN. Stopped on the way out."""
     from .instance import PostgresInstance
-    from .osuser import current_user, ensure_system_user
+    from ..common.osuser import current_user, ensure_system_user
     user = ensure_system_user() if os.geteuid() == 0 else current_user()
     where = bin_dir(job.db)
     inst = PostgresInstance(DbSpec(datadir=scratch, port=free_port(), db_memory=RESTORE_MEMORY,
@@ -151,7 +151,7 @@ def _copy_back(job: Job, source: Path, scratch: Path) -> None:
 def check_restored(dsn: str) -> dict:
     """The consistency checks on the restored copy: ``{check_ok, check_failed}``."""
     from .tpcc.checks import run_checks
-    from .instance import _run_sync
+    from ..common.aio import run_sync
 
     import asyncpg
 
@@ -165,7 +165,7 @@ def check_restored(dsn: str) -> dict:
         finally:
             await conn.close()
 
-    results = run_checks(dsn, after_run=bool(_run_sync(delivered)))
+    results = run_checks(dsn, after_run=bool(run_sync(delivered)))
     return {"check_ok": all(c.ok for c in results),
             "check_failed": [c.name for c in results if not c.ok]}
 

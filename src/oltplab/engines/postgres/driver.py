@@ -23,11 +23,11 @@ from typing import Callable
 from psycopg import pq
 
 from ... import _native
-from ...runner.loopusers import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
-from ...runner.messages import WorkerPlan
-from ...runner.vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
-                             MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES, Recorder,
-                             UserFailed)
+from ...loadgen.users import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
+from ...loadgen.messages import WorkerPlan
+from ...loadgen.vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
+                              MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES, Recorder,
+                              UserFailed)
 from ...workloads.tpcc.inputs import RunConstants
 from .tpcc.transactions import MODULES, statement_text
 

@@ -23,16 +23,16 @@ import subprocess
 import tempfile
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
-from ... import hostmem
+from ...host import memory as hostmem
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
+from ..common.aio import run_sync
 from . import access
-from .osuser import (User, check_dir, current_user, ensure_system_user,
-                     grant_traverse, is_postgres, pid_alive, user_of_uid)
+from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
+                             is_postgres, pid_alive, user_of_uid)
 from .settings import conf_line, derive_settings
 
 SETTINGS_FILE = "oltplab.conf"
@@ -45,16 +45,6 @@ _MiB = 1024**2
 
 # The first of these in initdb's output is the cause; "removing contents" errors come after it.
 _INITDB_CAUSE = re.compile(r"((?:initdb: error|FATAL|PANIC):\s+.*)")
-
-
-def _run_sync(make_coro):
-    """Run a coroutine from synchronous code, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make_coro())
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(make_coro())).result()
 
 
 def _meaningful_log_line(text: str) -> str | None:
@@ -331,7 +321,7 @@ class PostgresInstance:
                 await conn.close()
 
         try:
-            _run_sync(go)
+            run_sync(go)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
             raise DatabaseError(f"cannot set the password of {SUPERUSER!r} in {self.datadir}: "
                                 f"{e}") from e
@@ -370,7 +360,7 @@ class PostgresInstance:
                 await conn.close()
 
         try:
-            usable = _run_sync(go)
+            usable = run_sync(go)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
             raise DatabaseError(f"the server in {self.datadir} runs but does not answer: {e}") from e
         if need_connections > usable:
@@ -571,7 +561,7 @@ class PostgresInstance:
                 await conn.close()
 
         try:
-            return _run_sync(go)
+            return run_sync(go)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
             raise DatabaseError(f"cannot create database {name!r}: {e}") from e
 

@@ -16,7 +16,7 @@ import asyncpg
 
 from ...config import RunSpec
 from ...errors import DatabaseError, SchemaError
-from ...runner.vuser import FLUSH_SQL
+from ...loadgen.vuser import FLUSH_SQL
 from ..base import SnapshotFailed, check_room, retry_snapshot
 from . import counters
 from .tpcc.schema import FUNCTIONS as PROCEDURES

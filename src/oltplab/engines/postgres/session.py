@@ -15,7 +15,8 @@ from ...config import DbSpec
 from ...errors import DatabaseError
 from ..base import Target
 from ..session import redact, session
-from .instance import PostgresInstance, _run_sync
+from ..common.aio import run_sync
+from .instance import PostgresInstance
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -29,7 +30,7 @@ def check_reachable(dsn: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
         await conn.close()
 
     try:
-        _run_sync(go)
+        run_sync(go)
     except (asyncio.TimeoutError, TimeoutError):
         reason = f"no answer within {timeout:g} s"
     except Exception as e:  # asyncpg raises many kinds: OSError, PostgresError, ValueError ...

@@ -110,7 +110,7 @@ def effective_settings(dsn: str, timeout: float = 10.0) -> dict:
     import asyncpg
 
     from ...errors import DatabaseError
-    from .instance import _run_sync
+    from ..common.aio import run_sync
 
     async def go():
         conn = await asyncpg.connect(dsn, timeout=timeout)
@@ -120,6 +120,6 @@ def effective_settings(dsn: str, timeout: float = 10.0) -> dict:
             await conn.close()
 
     try:
-        return _run_sync(go)
+        return run_sync(go)
     except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
         raise DatabaseError(f"cannot read server settings: {e}") from e

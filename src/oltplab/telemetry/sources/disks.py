@@ -97,7 +97,7 @@ def whole_disks(sys_root: str = "/sys") -> dict[str, bool]:
 def path_device(path) -> dict:
     """{path, device, partition, reason}: the whole disk behind ``path``, a file or directory
     (through its filesystem, host.path_storage) or a block device node such as /dev/sdb1."""
-    from ..host import block_device, path_storage
+    from ...host.facts import block_device, path_storage
 
     try:
         st = os.stat(path)

@@ -1,6 +1,6 @@
 """``--mode sql`` on MariaDB, statement by statement: the reference the C path is tested against.
 
-The statements are those of native/mytxn.c (``_native.MARIADB_SQL``: printf formats of
+The statements are those of native/tpcc/mytxn.c (``_native.MARIADB_SQL``: printf formats of
 integers, decimals as d.dd and generated last names, the only values ever written into a
 statement's text), which sends them in a few multi-statement round trips per transaction;
 here each is sent alone, on a PyMySQL session (client.connect: autocommit on), with the same

@@ -8,7 +8,7 @@ libpq's through psycopg (the driver). ``DIALECT`` is this package behind the eng
 
 from __future__ import annotations
 
-from ....runner.vuser import FATAL_STATES, RETRYABLE_STATES
+from ....loadgen.vuser import FATAL_STATES, RETRYABLE_STATES
 from ...base import DialectParts, Failure
 
 #: SQLSTATEs of a session the server ends (shutdown, crash, restart): the users reconnect.

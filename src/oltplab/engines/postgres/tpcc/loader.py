@@ -42,8 +42,7 @@ from .... import __version__
 from ....config import BuildSpec
 from ....errors import DatabaseError, OltplabError, SchemaError, UsageError
 from ....workloads.tpcc import population as pop
-from ....workloads.tpcc.chunks import (READ_AHEAD, ROWS_PER_WAREHOUSE, LoadJob,
-                                       load_jobs, produce)
+from ....workloads.tpcc.chunks import READ_AHEAD, ROWS_PER_WAREHOUSE, LoadJob, load_jobs, produce
 from ....workloads.tpcc.random import load_constants
 from .schema import FUNCTIONS, META_TABLE, TABLES, sql_statements, sql_text
 

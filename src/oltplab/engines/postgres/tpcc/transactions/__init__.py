@@ -4,7 +4,7 @@ Each module has NAME, PROCEDURE (the one-round-trip call of procedures mode), ST
 client-side SQL of ``--mode sql``, prepared per connection) and ``run`` (that client-side
 transaction on asyncpg). The C loop runs the same statements, prepared under the names
 ``statement_text`` resolves (``_native.SQL_STATEMENTS``), in a few pipelined round trips per
-transaction (native/sqlloop.c lists them).
+transaction (native/tpcc/sqlloop.c lists them).
 """
 
 from . import delivery, new_order, order_status, payment, stock_level

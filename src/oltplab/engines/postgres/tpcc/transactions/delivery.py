@@ -14,7 +14,7 @@ the district is looked at again. A district counts as skipped only when a look f
 NEW_ORDER row at all (2.7.4.2, 5.4.5). Every lost race means another Delivery delivered an
 order, so the re-looks end.
 
-Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 4, plus one per
+Round trips of ``--mode sql`` on the C loop (native/tpcc/sqlloop.c, pipelined): 4, plus one per
 re-look. BEGIN and the ten districts' oldest rows; their deletes (one that deletes nothing
 means a concurrent Delivery took the row: the district is looked at again); the order and
 line updates; the customer updates and COMMIT. ``run`` below is the asyncpg reference.

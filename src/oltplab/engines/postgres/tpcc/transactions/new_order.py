@@ -14,7 +14,7 @@ the order of operations free). When the last line carries the unused item id, al
 are processed first, then the transaction is rolled back (clause 2.4.2.3): this is a
 completed New-Order, not an error.
 
-Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, libpq's pipeline mode): 2.
+Round trips of ``--mode sql`` on the C loop (native/tpcc/sqlloop.c, libpq's pipeline mode): 2.
 First BEGIN, W_TAX, the district, the customer, every item and every stock row FOR UPDATE;
 then the order, NEW_ORDER, the stock updates, the order lines and COMMIT (or, when an item
 was not found, the stock updates of the valid lines and ROLLBACK). ``run`` below is the same

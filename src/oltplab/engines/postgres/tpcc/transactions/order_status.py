@@ -6,7 +6,7 @@ Procedures mode calls ``ostat`` once and gets the customer's last O_ID.
 of 2.6.2.2), the most recent order and its lines in one read-only transaction. REPEATABLE
 READ gives the three reads one snapshot; a read-only transaction never fails to serialize.
 
-Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 2 by C_ID, 3 by
+Round trips of ``--mode sql`` on the C loop (native/tpcc/sqlloop.c, pipelined): 2 by C_ID, 3 by
 last name. BEGIN [and the name's customers]; the customer and the last order; its lines and
 COMMIT. ``run`` below is the asyncpg reference.
 """

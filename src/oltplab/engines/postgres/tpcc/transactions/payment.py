@@ -9,7 +9,7 @@ listed and the one at position ceil(n/2) is taken (the middle-customer rule, 2.5
 Bad-credit customers get the payment prepended to C_DATA, kept to 500 characters, in the
 same text as procedures mode writes.
 
-Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 2 by C_ID, 3 by
+Round trips of ``--mode sql`` on the C loop (native/tpcc/sqlloop.c, pipelined): 2 by C_ID, 3 by
 last name. BEGIN, the warehouse and district updates [and the name's customers]; the customer
 FOR UPDATE; its update, the history row and COMMIT. ``run`` below is the asyncpg reference.
 """

@@ -5,7 +5,7 @@ items of the district's last 20 orders whose home-warehouse stock is strictly be
 threshold (2.8.2.2), in one read-only READ COMMITTED transaction (2.8.2.3 requires only
 read-committed isolation).
 
-Round trips of ``--mode sql`` on the C loop (native/sqlloop.c, pipelined): 2. BEGIN READ ONLY
+Round trips of ``--mode sql`` on the C loop (native/tpcc/sqlloop.c, pipelined): 2. BEGIN READ ONLY
 and D_NEXT_O_ID; the count and COMMIT. ``run`` below is the asyncpg reference.
 """
 

@@ -1,0 +1,128 @@
+"""``oltplab neighbours run``: several managed servers on one datastore, some running the
+workload while others back up. Only parsing, calling and printing: the run is
+``scenarios.neighbours``; errors are raised and the top-level CLI turns them into one line and
+an exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..config import parse_setting, parse_size
+from ..runs.lifecycle import raise_for_status
+from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
+from .options import duration_option, telemetry_options
+
+
+def _size(ctx, param, value):
+    return parse_size(value, f"--{param.name.replace('_', '-')}")
+
+
+@click.group("neighbours", context_settings={"help_option_names": ["-h", "--help"],
+                                             "max_content_width": 100})
+def neighbours():
+    """Noisy neighbours: several managed servers on one datastore."""
+
+
+@neighbours.command("run")
+@click.option("--instances", "-n", type=int, required=True,
+              help="Managed PostgreSQL instances, each with its own data directory.")
+@click.option("--backup", "-k", type=int, default=0, show_default=True,
+              help="Of them, how many back up instead of running the workload (0: baseline).")
+@click.option("--warehouses", "-w", type=int, default=1, show_default=True,
+              help="Warehouses of each instance's schema.")
+@click.option("--users", "-u", type=int, default=1, show_default=True,
+              help="Virtual users of each workload instance.")
+@click.option("--rampup", default="30s", show_default=True, callback=duration_option,
+              help="Ramp-up of the workloads (not measured).")
+@click.option("--duration", default="2m", show_default=True, callback=duration_option,
+              help="Measured time of the workloads.")
+@click.option("--backup-interval", default="100s", show_default=True, callback=duration_option,
+              help="Time between the starts of a backup instance's cycles.")
+@click.option("--backup-cycles", type=int, default=10, show_default=True,
+              help="Most backups per backup instance; backups end with the workloads.")
+@click.option("--root", type=click.Path(path_type=Path), default=Path("oltplab-data/neighbours"),
+              show_default=True, help="Folder of the template and the instances' data "
+                                      "directories: the datastore under test.")
+@click.option("--db-memory", "db_memory", default="1GiB", show_default=True, callback=_size,
+              help="shared_buffers of all instances together, split evenly.")
+@click.option("--port", type=click.IntRange(1, 65535), default=5440, show_default=True,
+              help="Port of the template; instance i gets PORT + i (names its unix socket).")
+@click.option("--pg-bin", type=click.Path(path_type=Path), default=None,
+              help="PostgreSQL binaries to use instead of the embedded ones.")
+@click.option("-c", "settings", multiple=True, metavar="NAME=VALUE",
+              help="A server setting override for every instance (repeatable).")
+@click.option("--mode", type=click.Choice(["procedures", "sql"]), default="procedures",
+              show_default=True, help="Server-side functions, or client-side SQL.")
+@click.option("--seed", type=int, default=None, help="Seed of the build and the drivers.")
+@click.option("--name", default="neighbours", show_default=True, help="Label of the run.")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=Path("results"),
+              show_default=True)
+@telemetry_options
+def neighbours_run(settings, **kw):
+    """Run the workload on N - K instances while K back up every interval, all at once;
+    record each instance, the average TPM/NOPM per workload instance and the host's devices
+    over time in one run."""
+    spec = NeighboursSpec(settings=tuple(parse_setting(s) for s in settings), **kw)
+    lines = NeighboursLines(spec)
+    try:
+        run = run_neighbours(spec, lines)
+    finally:
+        lines.line.done()
+    print_neighbours(run)
+    from .ui import err
+    err.print(f"saved {run['_path']}")
+    raise_for_status(run)
+
+
+class NeighboursLines(NeighboursProgress):
+    """Preparation steps, then one live line, then a line per instance, on stderr."""
+
+    def __init__(self, spec: NeighboursSpec):
+        from .ui import LiveLine
+        self.spec = spec
+        self.line = LiveLine(every=10)
+
+    def preparing(self, what: str) -> None:
+        from .ui import err
+        err.print(what)
+
+    def started(self, run_dir: Path) -> None:
+        from .ui import err
+        err.print(f"run {run_dir}")
+
+    def tick(self, elapsed_s, tpm, nopm, measuring, workloads, cycles) -> None:
+        backups = f"  backup cycles {cycles}" if self.spec.backup else ""
+        self.line.show(f"{elapsed_s:6.0f} s  {measuring}/{workloads} measuring  "
+                       f"client TPM {tpm:>9,.0f}  client NOPM {nopm:>9,.0f}{backups}")
+
+    def instance(self, entry: dict) -> None:
+        self.line.done(f"{entry['name']} ({entry['role']}) {entry['status']}: " + _figures(entry))
+
+    def finished(self) -> None:
+        self.line.done()
+
+
+def _figures(e: dict) -> str:
+    from .ui import fmt_int
+    if e.get("role") == "backup":
+        cycles = e.get("cycles") or []
+        secs = [c["backup"]["seconds"] for c in cycles if c.get("backup")]
+        text = f"{len(cycles)} backup{'s' if len(cycles) != 1 else ''}"
+        if secs:
+            text += f", {sum(secs) / len(secs):.1f} s each on average"
+    else:
+        text = f"TPM {fmt_int(e.get('tpm'))}  NOPM {fmt_int(e.get('nopm'))}"
+    return text + (f" ({e['error']})" if e.get("error") else "")
+
+
+def print_neighbours(run: dict) -> None:
+    """A line per instance, then the averages."""
+    from .ui import fmt_int
+    for e in run.get("instances") or []:
+        click.echo(f"{e['name']:<6} {e['role']:<7} {e['status']:<11} {_figures(e)}")
+    avg = run.get("average") or {}
+    if avg.get("instances"):
+        click.echo(f"average per workload instance ({avg['instances']}): "
+                   f"TPM {fmt_int(avg.get('tpm'))}  NOPM {fmt_int(avg.get('nopm'))}")

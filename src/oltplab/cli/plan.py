@@ -1,0 +1,211 @@
+"""``oltplab plan``: show, run and follow a plan file. Only wiring and printing: the plan is
+read by ``plans`` and run by ``planrun``; errors are raised and the top-level CLI turns them
+into one line and an exit code."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from .. import engines
+from ..config import format_size
+from ..errors import OltplabError
+from ..plans.model import Cell, Item, Plan, load_plan
+from ..plans.run import PlanProgress, plan_status, run_plan, write_plan_report
+
+RESULTS = Path("results")
+
+
+def _plan_args(f):
+    f = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                     help="Override the plan: a default (duration=10s, users=[1,2]; narrows "
+                          "a matrix that varies it), or plan.repeat, targets.NAME.KEY, "
+                          "matrix.KEY, step.N.KEY. Repeat for several.")(f)
+    f = click.option("--results-dir", type=click.Path(path_type=Path), default=RESULTS,
+                     show_default=True, help="Where the plan's runs are saved and looked up.")(f)
+    return click.argument("plan_file", metavar="PLAN.toml", type=click.Path(path_type=Path))(f)
+
+
+@click.group("plan", context_settings={"help_option_names": ["-h", "--help"],
+                                       "max_content_width": 100})
+def plan():
+    """Experiments as TOML files: a matrix of options, each combination a cell, its steps
+    (tpcc, fio, backup, neighbours) run in order, repeated."""
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+@plan.command("show")
+@_plan_args
+def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) -> None:
+    """The expanded cells and steps; nothing runs."""
+    p = load_plan(plan_file, results_dir, overrides)
+    click.echo(f"plan {p.name}: {_n(len(p.cells), 'cell')} x {_n(p.repeat, 'repeat')} = "
+               f"{_n(len(p.items) * p.repeat, 'run')}"
+               + (f" ({_n(len(p.steps), 'step')}: "
+                  f"{', '.join(s.kind for s in p.steps)})" if len(p.steps) > 1 or
+                  p.steps[0].kind != "tpcc" else ""))
+    for c in p.cells:
+        click.echo(f"{c.index + 1:>4}  {c.name}")
+        items = [i for i in p.items if i.cell.index == c.index]
+        if any(i.step.kind != "neighbours" for i in items):  # those run servers of their own
+            click.echo(f"      {_where(c)}")
+        for item in items:
+            click.echo(f"      step {item.step.index} {item.step.kind}: {_what(item)}; "
+                       f"runs labelled {item.label}")
+
+
+def _where(c: Cell) -> str:
+    if c.db.dsn:
+        return f"dsn {c.db.dsn}"
+    w = f"{c.warehouses} warehouses" if c.warehouses else "the schema there"
+    wal = f", WAL in {c.db.waldir}" if c.db.waldir else ""
+    host = f", host memory {format_size(c.db.host_memory)}" if c.db.host_memory else ""
+    label = engines.get(c.db.engine).label
+    return (f"{label}, {w} in {c.db.datadir}{wal} (port {c.db.port}, db memory "
+            f"{format_size(c.db.db_memory)}{host})")
+
+
+def _what(item: Item) -> str:
+    s = item.spec
+    if item.step.kind == "tpcc":
+        users = f"auto:{s.users_auto}" if s.users_auto else ",".join(map(str, s.users))
+        return (f"users {users}, rampup {s.rampup:g} s, duration "
+                f"{s.duration:g} s, mode {s.mode}")
+    if item.step.kind == "fio":
+        return (f"{', '.join(st.name for st in s.steps)} in {s.target} ({item.name}), "
+                f"{format_size(s.size)}, {s.duration:g} s each")
+    if item.step.kind == "backup":
+        return f"{_n(s.cycles, 'cycle')} of {s.method}" + ("" if s.restore else ", no restore")
+    if item.step.kind == "neighbours":
+        backups = (f", {s.backup} backing up every {s.backup_interval:g} s "
+                   f"(at most {_n(s.backup_cycles, 'cycle')})" if s.backup else ", no backup")
+        return (f"{_n(s.instances, 'instance')} of {_n(s.warehouses, 'warehouse')} in "
+                f"{s.root} (ports {s.port + 1}-{s.port + s.instances}){backups}; "
+                f"{_n(s.users, 'user')} each, rampup {s.rampup:g} s, duration {s.duration:g} s")
+    return str(s)
+
+
+@plan.command("status")
+@_plan_args
+def plan_status_cmd(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) -> None:
+    """Done, failed and pending cells (and steps), as the results folder has them."""
+    p = load_plan(plan_file, results_dir, overrides)
+    _print_status(p, results_dir)
+
+
+def _print_status(p: Plan, results_dir: Path) -> list:
+    states = plan_status(p, results_dir)
+    steps = len(p.steps) > 1 or p.steps[0].kind != "tpcc"
+    for s in states:
+        step = f"  step {s.item.step.index} {s.item.step.kind}" if steps else ""
+        click.echo(f"{s.state:<8} {s.name}{step}  ({len(s.done)}/{p.repeat} runs done"
+                   + (f", repeats {','.join(map(str, s.failed))} failed" if s.failed else "")
+                   + ")")
+    counts = {k: sum(1 for s in states if s.state == k) for k in ("done", "failed", "pending")}
+    click.echo(f"plan {p.name}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    return states
+
+
+class _PlanLines(PlanProgress):
+    """Each item, its build and its runs as the commands print them."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+
+    def item(self, item: Item, todo: tuple[int, ...], of: int) -> None:
+        step = (f" step {item.step.index} {item.step.kind}" if len(self.plan.steps) > 1
+                else "")
+        click.echo(f"plan {self.plan.name}: cell {item.cell.index + 1}/{len(self.plan.cells)} "
+                   f"{item.name}{step}: repeat{'s' if len(todo) != 1 else ''} "
+                   f"{','.join(map(str, todo))} of {of}", err=True)
+
+    def building(self, cell: Cell, warehouses: int):
+        from .ui import LiveLine
+        line = LiveLine(every=5)
+        t0 = time.monotonic()
+        click.echo(f"building {warehouses} warehouses for cell {cell.name}", err=True)
+
+        def on_build(event: str, done: int, total: int) -> None:
+            pct = 100.0 * done / total if total else 0.0
+            line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  "
+                      f"elapsed {time.monotonic() - t0:.0f} s")
+            if total and done >= total:
+                line.done()
+        return on_build
+
+    def run_progress(self, item: Item, repeat: int):
+        if item.step.kind == "tpcc":
+            from .tpcc import TpccLines
+            return TpccLines(len(item.spec.users), bool(item.spec.users_auto))
+        if item.step.kind == "fio":
+            from .fio import _FioLines
+            return _FioLines()
+        if item.step.kind == "backup":
+            return _backup_lines(item.spec.cycles)
+        if item.step.kind == "neighbours":
+            from .neighbours import NeighboursLines
+            return NeighboursLines(item.spec)
+        return None
+
+    def run_done(self, item: Item, run: dict) -> None:
+        from .ui import err, out
+        if run.get("kind") == "tpcc":
+            from .tpcc import print_run
+            print_run(run)
+            return
+        if run.get("kind") == "fio":
+            from .fio import steps_table
+            out.print(steps_table(run))
+        elif run.get("kind") == "backup":
+            from .ui import cycles_table
+            out.print(cycles_table(run))
+        elif run.get("kind") == "neighbours":
+            from .neighbours import print_neighbours
+            print_neighbours(run)
+        err.print(f"saved {run['_path']}")
+
+    def item_failed(self, item: Item, error: str) -> None:
+        click.echo(f"{item.name} step {item.step.index} ({item.step.kind}) failed: {error}; "
+                   "the plan goes on", err=True)
+
+
+def _backup_lines(cycles: int):
+    """``run_backup``'s progress and per-cycle callbacks: a live line, then a line a cycle."""
+    from .ui import LiveLine
+    line = LiveLine(every=5)
+
+    def progress(cycle: int, phase: str, nbytes: int, seconds: float) -> None:
+        line.show(f"cycle {cycle}/{cycles}  {phase:<8} {nbytes / 1e6:10,.1f} MB  "
+                  f"{seconds:6.0f} s")
+
+    def on_cycle(c: dict) -> None:
+        r = c.get("restore")
+        line.done(f"cycle {c['cycle']}: backup {c['backup']['seconds']:.1f} s"
+                  + (f", restore {r['seconds']:.1f} s, check "
+                     f"{'ok' if r['check_ok'] else 'FAILED'}" if r else ""))
+    return progress, on_cycle
+
+
+@plan.command("run")
+@_plan_args
+@click.option("--resume", is_flag=True, help="Run only the cells and repeats not done yet.")
+@click.option("--report-dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Folder of the plan's report  [default: reports/plan-<name>].")
+def plan_run(plan_file: Path, results_dir: Path, overrides: tuple[str, ...], resume: bool,
+             report_dir: Path | None) -> None:
+    """Run every cell of the plan, then write its report (every cell side by side)."""
+    p = load_plan(plan_file, results_dir, overrides)
+    run_plan(p, results_dir, resume=resume, progress=_PlanLines(p))
+    states = _print_status(p, results_dir)
+    result = write_plan_report(p, results_dir, report_dir)
+    if result is not None:
+        click.echo(f"report {result.html}")
+    failed = list(dict.fromkeys(s.name for s in states if s.state != "done"))
+    if failed:
+        raise OltplabError(f"plan {p.name}: {_n(len(failed), 'cell')} not done: "
+                           f"{', '.join(failed)}")

@@ -1,0 +1,94 @@
+"""``oltplab results``: list, show and export saved runs (the CLI's printing of records)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .options import DEFAULT_RESULTS
+
+
+@click.group()
+def results():
+    """List and show saved runs."""
+
+
+@results.command("list")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def results_list(results_dir, as_json):
+    """Every run with its headline figures."""
+    from ..results.store import list_runs
+    from .ui import out, runs_table
+    runs = list_runs(results_dir)
+    if as_json:
+        click.echo(json.dumps([{k: r.get(k) for k in ("id", "kind", "name", "status", "started_at")}
+                               for r in runs], indent=2))
+    elif not runs:
+        click.echo(f"no runs in {results_dir}")
+    else:
+        out.print(runs_table(runs))
+
+
+@results.command("show")
+@click.argument("run", default="latest")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="The whole run record as JSON.")
+def results_show(run, results_dir, as_json):
+    """One run (RUN is a folder name, a unique prefix, a label or 'latest')."""
+    from ..results.store import load_run
+    data = load_run(results_dir, run)
+    if as_json:
+        data = {k: v for k, v in data.items() if not k.startswith("_")}
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    if data.get("kind") == "backup":
+        from .ui import cycles_table, out
+        out.print(cycles_table(data))
+        click.echo(f"folder: {data.get('_path')}")
+        return
+    if data.get("kind") == "neighbours":
+        from .neighbours import print_neighbours
+        print_neighbours(data)
+        if data.get("error"):
+            click.echo(f"error: {data['error']}")
+        click.echo(f"folder: {data.get('_path')}")
+        return
+    if data.get("kind") == "fio":
+        from .fio import steps_table as fio_table
+        from .ui import out
+        out.print(fio_table(data))
+        click.echo(f"folder: {data.get('_path')}")
+        return
+    from .tpcc import _print_steps
+    _print_steps(data)
+    db = data.get("database", {})
+    click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
+    if data.get("constants"):
+        click.echo("C constants: " + ", ".join(f"{k}={v}" for k, v in data["constants"].items()))
+    if data.get("check"):
+        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
+        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
+    if data.get("error"):
+        click.echo(f"error: {data['error']}")
+    click.echo(f"folder: {data.get('_path')}")
+
+
+@results.command("export")
+@click.argument("run", default="latest")
+@click.option("--csv", "as_csv", is_flag=True, required=True, help="Write every table as CSV.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for the CSV files [default: <run folder>/csv].")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+def results_export(run, as_csv, out, results_dir):
+    """Every table of a run as CSV files, for spreadsheets."""
+    from ..report.export import export_csv
+    from ..results.store import load_run
+    data = load_run(results_dir, run)
+    for path in export_csv(data, out or Path(data["_path"]) / "csv"):
+        click.echo(str(path))

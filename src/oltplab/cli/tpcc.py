@@ -1,0 +1,240 @@
+"""``oltplab tpcc`` (build, run, check) and ``oltplab quickstart``."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import click
+
+from ..config import BuildSpec, DbSpec, RunSpec, parse_inject, parse_user_option, parse_users
+from ..errors import OltplabError, UsageError
+from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
+                              run_tpcc_recorded)
+from .db import db_options, make_db_spec
+from .options import (DEFAULT_RESULTS, duration_option, print_repeats, repeat_option,
+                      telemetry_options)
+
+
+@click.group()
+def tpcc():
+    """The TPC-C-derived workload: build, run, check."""
+
+
+@tpcc.command("build")
+@db_options
+@click.option("--warehouses", "-w", type=int, required=True, help="Number of warehouses (scale).")
+@click.option("--build-users", type=int, default=None, help="Parallel loaders [default: CPU count].")
+@click.option("--force", is_flag=True, help="Drop and rebuild an existing schema.")
+@click.option("--seed", type=int, default=None, help="Seed for reproducible data.")
+def tpcc_build(warehouses, build_users, force, seed, **kw):
+    """Create and load the schema, keys, indexes and transaction functions."""
+    spec = make_db_spec(kw)
+    if warehouses < 1:
+        raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
+    if build_users is not None and build_users < 1:
+        raise UsageError(f"--build-users must be at least 1 (got {build_users})")
+    bspec = BuildSpec(warehouses=warehouses, build_users=build_users or max(1, os.cpu_count() or 1),
+                      force=force, seed=seed)
+    from .. import engines
+    engine = engines.get(spec.engine)
+    with engine.database(spec, need_connections=bspec.build_users + 10) as target:
+        summary = _build(engine, target.dsn, bspec)
+    click.echo(f"built {summary.get('warehouses', warehouses)} warehouses in "
+               f"{summary.get('seconds', 0):.1f} s "
+               f"({60 * warehouses / max(summary.get('seconds', 1e-9), 1e-9):.1f} warehouses/min)")
+
+
+def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
+    from .ui import LiveLine
+    line = LiveLine(every=5)
+    t0 = time.monotonic()
+
+    def progress(event: str, done: int, total: int) -> None:
+        pct = 100.0 * done / total if total else 0.0
+        line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  elapsed {time.monotonic() - t0:.0f} s")
+
+    try:
+        return engine.dialect.build(dsn, bspec, progress=progress)
+    finally:
+        line.done()
+
+
+@tpcc.command("run")
+@db_options
+@click.option("--users", "-u", default="1", show_default=True,
+              help="User sequence, e.g. 1,2,4,8: one step per user count; or auto[:MAX]: "
+                   "1, 2, 4 ... until TPM grows less than 5% (MAX default 64).")
+@click.option("--rampup", default="30s", show_default=True, callback=duration_option,
+              help="Ramp-up per step (not measured).")
+@click.option("--duration", default="2m", show_default=True, callback=duration_option,
+              help="Measured time per step.")
+@click.option("--mode", type=click.Choice(["procedures", "sql"]), default="procedures",
+              show_default=True, help="Server-side functions, or client-side SQL.")
+@click.option("--keying-thinking", is_flag=True, help="Spec keying and think times.")
+@click.option("--all-warehouses", is_flag=True, help="Spread each user over all warehouses.")
+@click.option("--warehouses", "-w", type=int, default=None,
+              help="Drive warehouses 1..N [default: all in the schema].")
+@click.option("--workers", type=int, default=None, help="Driver processes [default: CPU count].")
+@click.option("--seed", type=int, default=None, help="Seed for the drivers' random inputs.")
+@click.option("--name", default="tpcc", show_default=True, help="Label of the run.")
+@click.option("--check", is_flag=True, help="Run the consistency checks after the last step.")
+@click.option("--cold", is_flag=True, help="Drop the page cache before each step (root only).")
+@click.option("--inject", "inject", multiple=True, metavar="EVENT",
+              help="A fault during the run (repeatable): at=60s,kill-server; at=60s,kill-backend; "
+                   "at=30s,for=60s,throttle=write:10MiB/s (also read, read-iops, write-iops); "
+                   "at= counts from the start of the measured window.")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@repeat_option
+@telemetry_options
+def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
+             workers, seed, name, check, cold, inject, results_dir, repeat, sample_interval,
+             power, **kw):
+    """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
+    spec = make_db_spec(kw)
+    if warehouses is not None and warehouses < 1:
+        raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1 (got {workers})")
+    user_fields = parse_user_option(users)
+    if user_fields["users_auto"] is not None and repeat > 1:
+        raise UsageError("--users auto searches for the best user count in one run; --repeat "
+                         "does not go with it (repeat the user count it finds)")
+    rspec = RunSpec(**user_fields, rampup=rampup, duration=duration, mode=mode,
+                    keying_thinking=keying_thinking, all_warehouses=all_warehouses,
+                    warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
+                    results_dir=results_dir, sample_interval=sample_interval, power=power,
+                    cold=cold, inject=tuple(parse_inject(e) for e in inject))
+    if rspec.inject:
+        from ..faults.inject import preflight
+        preflight(spec, rspec)
+    if cold:
+        from ..host.memory import check_drop_caches
+        check_drop_caches()
+    runs = run_group(repeat, name, lambda labels: run_tpcc_printed(spec, rspec, labels))
+    print_repeats(runs)
+    raise_for_status(runs[-1])
+
+
+class TpccLines(TpccProgress):
+    """The run folder, the live line and one line per step, on stderr."""
+
+    def __init__(self, steps: int, auto: bool = False):
+        from .ui import LiveLine
+        self.steps = f"up to {steps}" if auto else str(steps)  # --users auto may stop sooner
+        self.line = LiveLine(every=10)
+
+    def started(self, run_dir: Path) -> None:
+        from .ui import err
+        err.print(f"run {run_dir}")
+
+    def tick(self, t) -> None:
+        self.line.show(f"step {t.step + 1} of {self.steps}  users {t.users}  {t.phase:<10} "
+                       f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
+                       f"client NOPM {t.nopm:>9,.0f}")
+
+    def step(self, step: dict) -> None:
+        from .ui import fmt_int
+        self.line.done(f"step users={step['users']}: TPM (instance) {fmt_int(step['tpm'])}  "
+                       f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
+                       f"NOPM {fmt_int(step['nopm'])}"
+                       f"{'  (partial)' if step.get('partial') else ''}")
+
+    def finished(self) -> None:
+        self.line.done()
+
+
+def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None) -> dict:
+    """One recorded run with its progress on stderr, then its table and folder."""
+    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
+                            labels)
+    print_run(run)
+    return run
+
+
+def print_run(run: dict) -> None:
+    """A finished run's tables and warnings, then where it is saved."""
+    from .ui import err
+    _print_steps(run)
+    err.print(f"saved {run['_path']}")
+
+
+def _print_steps(run: dict) -> None:
+    """The step table, the input shares, the best user count of --users auto, then the
+    warnings (which never change the exit code) and the injected faults."""
+    from .ui import event_lines, inputs_table, out, steps_table, warning_lines
+    out.print(steps_table(run))
+    if run.get("steps"):
+        out.print(inputs_table(run))
+    if isinstance(run.get("users_auto"), dict):
+        from ..loadgen.sequence import describe
+        click.echo(describe(run["users_auto"]))
+    for line in warning_lines(run):
+        click.echo(line)
+    for line in event_lines(run):
+        click.echo(line)
+
+
+
+@tpcc.command("check")
+@db_options
+@click.option("--after-run/--after-load", default=None,
+              help="Skip CC11 (it holds only until the first Delivery) [default: decided from the data].")
+def tpcc_check(after_run, **kw):
+    """Consistency conditions CC1-CC12 in one snapshot; exit 0 when all hold."""
+    spec = make_db_spec(kw)
+    from .. import engines
+    engine = engines.get(spec.engine)
+    with engine.database(spec) as target:
+        engine.schema_info(target.dsn)
+        if after_run is None:
+            after_run = engine.dialect.has_run(target.dsn)
+        rec = check_record(target.dsn, after_run=after_run, engine=engine.name)
+    for c in rec["conditions"]:
+        mark = "ok  " if c["ok"] else "FAIL"
+        click.echo(f"{mark} {c['name']:<5} {c['clause']:<10} {c['description']}"
+                   + ("" if c["ok"] else f"  ({c['violations']} violations, e.g. {c['sample'][:2]})"))
+    if not rec["ok"]:
+        failed = ", ".join(c["name"] for c in rec["conditions"] if not c["ok"])
+        raise OltplabError(f"consistency checks failed: {failed}")
+
+
+# ---- backup
+
+@click.command()
+@db_options
+@click.option("--warehouses", "-w", type=int, default=4, show_default=True)
+@click.option("--users", "-u", default="1,2,4", show_default=True)
+@click.option("--rampup", default="10s", show_default=True, callback=duration_option)
+@click.option("--duration", default="30s", show_default=True, callback=duration_option)
+@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@telemetry_options
+def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval, power, **kw):
+    """Build a small schema on the managed server, run a short user sequence, save it."""
+    spec = make_db_spec(kw)
+    from .. import engines
+    from ..errors import SchemaError
+    engine = engines.get(spec.engine)
+    engine.driver  # noqa: B018 - an engine without a driver fails here, before the build
+    rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration,
+                    name="quickstart", check=True, results_dir=results_dir,
+                    sample_interval=sample_interval, power=power)
+    with engine.database(spec, need_connections=max(rspec.users) + 20) as target:
+        try:
+            info = engine.schema_info(target.dsn)
+            rebuild = info.warehouses != warehouses
+        except SchemaError:
+            rebuild = True
+        if rebuild:
+            click.echo(f"building {warehouses} warehouses in {spec.datadir} ...", err=True)
+            summary = _build(engine, target.dsn, BuildSpec(warehouses=warehouses, force=True))
+            click.echo(f"built in {summary.get('seconds', 0):.1f} s", err=True)
+        else:
+            click.echo(f"reusing the {warehouses}-warehouse schema in {spec.datadir}", err=True)
+        run = run_tpcc_printed(spec, rspec)
+    raise_for_status(run)
+
+

@@ -1,0 +1,180 @@
+"""The storage under test: a directory (test files in a private folder, removed afterwards) or a
+block device (overwritten, so never one that is mounted or in use).
+
+Every check raises one clear ``UsageError``; ``prepared(...)`` is a context manager that leaves
+nothing behind in a directory target, whatever happens inside it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from ..config import format_size
+from ..errors import UsageError
+
+WORKDIR_PREFIX = "oltplab-fio-"
+SYS_DEV_BLOCK = Path("/sys/dev/block")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where fio does its IO: ``workdir`` for a directory, ``device`` for a block device."""
+
+    path: Path
+    kind: str  # "directory" or "block"
+    workdir: Path | None = None
+    device: Path | None = None
+    capacity_bytes: int | None = None  # free space (directory) or device size (block)
+    device_info: dict | None = None  # a block device's disk (model, rotational, scheduler ...)
+
+    def as_dict(self) -> dict:
+        return {"path": str(self.path), "kind": self.kind,
+                "workdir": str(self.workdir) if self.workdir else None,
+                "capacity_bytes": self.capacity_bytes, "device": self.device_info}
+
+
+def _human(n: int) -> str:
+    for unit, div in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{n}B"
+
+
+def _kind(path: Path) -> str:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"--target: {path} does not exist") from None
+    except OSError as e:
+        raise UsageError(f"--target: cannot read {path}: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        return "directory"
+    if stat.S_ISBLK(st.st_mode):
+        return "block"
+    raise UsageError(f"--target: {path} is neither a directory nor a block device")
+
+
+def _mounted_devices() -> dict[str, str]:
+    """MAJ:MIN -> mount point for every mounted filesystem, and swap devices."""
+    out: dict[str, str] = {}
+    try:
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            f = line.split()
+            if len(f) > 4:
+                out.setdefault(f[2], f[4])
+    except OSError:
+        pass
+    try:
+        for line in Path("/proc/swaps").read_text().splitlines()[1:]:
+            dev = line.split()[0] if line.split() else ""
+            if dev.startswith("/dev/"):
+                rdev = os.stat(dev).st_rdev
+                out.setdefault(f"{os.major(rdev)}:{os.minor(rdev)}", "swap")
+    except OSError:
+        pass
+    return out
+
+
+def _in_use(device: Path) -> str | None:
+    """Why a block device must not be overwritten (mounted, swap, held by LVM/md), or None."""
+    rdev = os.stat(device).st_rdev
+    majmin = f"{os.major(rdev)}:{os.minor(rdev)}"
+    mounted = _mounted_devices()
+    node = SYS_DEV_BLOCK / majmin
+    try:
+        node = node.resolve(strict=True)
+    except OSError:
+        return f"mounted at {mounted[majmin]}" if majmin in mounted else None
+    parts = [node] + [p for p in node.iterdir() if (p / "partition").exists()]
+    for p in parts:
+        dev = (p / "dev").read_text().strip() if (p / "dev").exists() else None
+        if dev in mounted:
+            where = mounted[dev]
+            return "used as swap" if where == "swap" else f"mounted at {where} ({p.name})"
+        try:
+            holders = [h.name for h in (p / "holders").iterdir()]
+        except OSError:
+            holders = []
+        if holders:
+            return f"held by {', '.join(holders)} ({p.name})"
+    return None
+
+
+def _device_size(device: Path) -> int:
+    fd = os.open(device, os.O_RDONLY)
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    finally:
+        os.close(fd)
+
+
+def _probe_direct(path: Path, flags: int, fs_hint: str) -> None:
+    """Open ``path`` with O_DIRECT; a filesystem that refuses it (EINVAL) is a usage error."""
+    try:
+        fd = os.open(path, flags | os.O_DIRECT, 0o600)
+    except OSError as e:
+        if e.errno == errno.EINVAL:
+            raise UsageError(f"--target: {fs_hint} refuses direct IO (O_DIRECT); choose a "
+                             "directory on a disk-backed filesystem or a block device") from None
+        raise UsageError(f"--target: cannot open {path}: {e.strerror}") from None
+    os.close(fd)
+
+
+def _fs_type(path: Path) -> str | None:
+    from ..host.facts import path_storage
+    return path_storage(path).get("fs_type")
+
+
+def check_block(device: Path, size: int) -> Target:
+    why = _in_use(device)
+    if why:
+        raise UsageError(f"--target: block device {device} is {why}; oltplab would overwrite it")
+    try:
+        capacity = _device_size(device)
+    except OSError as e:
+        raise UsageError(f"--target: cannot open {device}: {e.strerror}") from None
+    if size > capacity:
+        raise UsageError(f"--size {format_size(size)} is larger than block device {device} "
+                         f"({_human(capacity)})")
+    _probe_direct(device, os.O_RDONLY, f"block device {device}")
+    if not os.access(device, os.W_OK):
+        raise UsageError(f"--target: block device {device} is not writable")
+    from ..host.facts import block_device
+    rdev = os.stat(device).st_rdev
+    return Target(path=device, kind="block", device=device, capacity_bytes=capacity,
+                  device_info=block_device(os.major(rdev), os.minor(rdev)))
+
+
+@contextmanager
+def prepared(path: Path, size: int) -> Iterator[Target]:
+    """Check the target and, for a directory, make the private folder fio works in.
+
+    The folder and everything in it are removed on the way out, on success, error or interrupt.
+    """
+    path = Path(os.path.abspath(path))
+    if _kind(path) == "block":
+        yield check_block(path, size)
+        return
+    try:
+        workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=path))
+    except OSError as e:
+        raise UsageError(f"--target: cannot write in {path}: {e.strerror}") from None
+    try:
+        fs = _fs_type(path) or "the filesystem"
+        _probe_direct(workdir / ".direct-probe", os.O_CREAT | os.O_WRONLY, f"{fs} at {path}")
+        os.unlink(workdir / ".direct-probe")
+        free = shutil.disk_usage(workdir).free
+        if size > free:
+            raise UsageError(f"--size {format_size(size)} is larger than the free space in "
+                             f"{path} ({_human(free)})")
+        yield Target(path=path, kind="directory", workdir=workdir, capacity_bytes=free)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,471 @@
+"""One step of ``tpcc run``: one user count, its worker processes, its record.
+
+The step assigns terminals (home warehouse, Stock-Level district), starts the worker
+processes, waits until every virtual user has connected and prepared its statements, then
+fixes
+
+    ramp_end = now + rampup,  measure_end = ramp_end + duration
+
+and tells the workers to run. At ramp_end and at measure_end the manager's monitor snapshots
+the server's counters (engines/<name>/counters.py); the workers count client-side what
+started at or after ramp_end and finished by measure_end. When every worker has reported, the
+step's record is built (TPM, NOPM, latencies, input shares, warnings).
+
+Every wait has a deadline: a worker that fails or exits fails the step (``StepFailed``) within
+seconds; after Ctrl-C ``interrupted`` stops the workers and returns the partial record when
+the measurement had started; ``cleanup`` makes sure no worker process is left.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as wait_ready
+
+from ..config import RunSpec
+from ..engines.base import SnapshotFailed, counters_delta
+from ..workloads.tpcc import rigor
+from ..metrics.histogram import encode, merge, new_histogram
+from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
+from ..workloads.tpcc import mix
+from ..workloads.tpcc.inputs import RunConstants, assign_terminals
+from . import worker
+from .messages import (Connected, Failed, Final, Flushed, Progress, Start, Stop, UserPlan,
+                       WorkerPlan)
+
+CONNECT_TIMEOUT_S = 30.0
+SPAWN_TIMEOUT_S = 30.0
+FINAL_TIMEOUT_S = worker.GRACE_S + 10.0  # after measure_end
+STOP_TIMEOUT_S = 3.0
+# the monitor's own transactions between the snapshots when it flushes before each one: the
+# ramp_end snapshot's, published by the flush before the measure_end snapshot, and that flush
+MONITOR_XACTS = 2
+BOUNDARY_WAIT_S = 2.0  # longest wait for the users' statistics flushes before a snapshot
+TICK_S = 1.0
+RATE_WINDOW = 5  # ticks over which live rates are computed
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Live progress, about once a second."""
+
+    step: int  # 0-based index in the user sequence
+    steps: int
+    users: int
+    phase: str  # 'connecting' | 'rampup' | 'measure'
+    elapsed_s: float  # since the phase began
+    phase_s: float | None  # length of the phase (None while connecting)
+    tpm: int  # client-side, over the last few seconds
+    nopm: int
+
+
+
+def default_workers(users: int, requested: int | None = None, local_server: bool = False) -> int:
+    """Worker processes for a step, at most one per user.
+
+    By default one per usable CPU; half of them when the server runs on this host, because
+    every driver process then takes CPU from the server it measures (on 2 cores one worker
+    costs about 30% less CPU per transaction than two).
+    """
+    if requested is None:
+        try:
+            requested = len(os.sched_getaffinity(0))
+        except AttributeError:
+            requested = os.cpu_count() or 1
+        if local_server:
+            requested //= 2
+    return max(1, min(users, requested))
+
+
+def is_local(dsn: str) -> bool:
+    """True when the DSN names a unix socket or a loopback address."""
+    from urllib.parse import parse_qs, urlsplit
+    try:
+        parts = urlsplit(dsn)
+        hosts = parse_qs(parts.query).get("host", []) + ([parts.hostname] if parts.hostname else [])
+    except ValueError:
+        return False
+    if not hosts:
+        return True  # libpq's default: the local unix socket
+    return all(h.startswith("/") or h in ("localhost", "::1") or h.startswith("127.")
+               for h in hosts)
+
+
+
+class StepFailed(Exception):
+    """The step could not be measured: a worker failed or exited, or a wait ran out."""
+
+
+def _wall(mono_ns: int) -> str:
+    """ISO wall-clock time (UTC) of a monotonic instant."""
+    ts = time.time() - (time.monotonic_ns() - mono_ns) / 1e9
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+
+
+
+class Step:
+    """One user count: spawn, connect, ramp up, measure, collect, stop."""
+
+    def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
+                 constants: RunConstants, seed: int, monitor, on_tick, on_mark=None,
+                 engine: str = "postgres"):
+        self.index = index
+        self.steps = len(spec.users)
+        self.warehouses = warehouses
+        self.spec = spec
+        self.users = users
+        self.monitor = monitor
+        self.on_tick = on_tick
+        self.on_mark = on_mark
+        self.nworkers = default_workers(users, spec.workers, is_local(dsn))
+        rng = random.Random(seed)
+        terminals = assign_terminals(rng, users, warehouses, spec.all_warehouses)
+        shares: list[list[UserPlan]] = [[] for _ in range(self.nworkers)]
+        for t in terminals:
+            shares[t.index % self.nworkers].append(
+                UserPlan(t.index, t.w_id, t.stock_d_id, t.warehouses, rng.getrandbits(63)))
+        self.flush_stats = monitor.flush_stats
+        self.plans = [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
+                                 spec.keying_thinking, CONNECT_TIMEOUT_S,
+                                 flush_stats=self.flush_stats, resilient=bool(spec.inject),
+                                 engine=engine)
+                      for k, share in enumerate(shares)]
+        self.procs: list[subprocess.Popen] = []
+        self.pipes: list[Connection] = []
+        self.errs: list = []
+        self.alive: set[int] = set()
+        self.finals: dict[int, Final] = {}
+        self.connected: set[int] = set()
+        self.flushed: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        self.progress: dict[int, tuple[int, int]] = {}
+        self.points: dict[int, list[tuple[int, int]]] = {}  # per worker: (t_ns, completed)
+        self.rates = collections.deque(maxlen=RATE_WINDOW + 1)
+        self.t0 = self.ramp_end = self.measure_end = None
+        self.s0 = self.s1 = None
+        self.s0_sent = self.s1_sent = None
+        self.started_at = None
+
+    # -- processes -------------------------------------------------------------------------
+    def _spawn(self) -> None:
+        """Start each worker as ``python -m oltplab.loadgen.worker`` on one end of a socket pair
+        (never re-importing the caller's __main__); its stderr goes to a temporary file that
+        is read only to explain a crash."""
+        for plan in self.plans:
+            mine, theirs = socket.socketpair()
+            err = tempfile.TemporaryFile()
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "oltplab.loadgen.worker", str(theirs.fileno()),
+                     str(os.getpid())],
+                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=err, close_fds=True)
+            except OSError as e:
+                mine.close()
+                err.close()
+                raise StepFailed(f"cannot start a worker process: {e}") from None
+            finally:
+                theirs.close()
+            pipe = Connection(mine.detach())
+            self.procs.append(proc)
+            self.errs.append(err)
+            self.pipes.append(pipe)
+            self.alive.add(plan.worker)
+            pipe.send(plan)
+
+    def _broadcast(self, msg) -> None:
+        for k in self.alive:
+            try:
+                self.pipes[k].send(msg)
+            except (OSError, ValueError):
+                pass
+
+    def _crash_text(self, k: int) -> str:
+        proc = self.procs[k]
+        try:
+            code = proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        text = ""
+        try:
+            self.errs[k].seek(0)
+            lines = self.errs[k].read().decode("utf-8", "replace").strip().splitlines()
+            text = f": {lines[-1]}" if lines else ""
+        except (OSError, ValueError):
+            pass
+        return f"worker {k} exited unexpectedly (exit code {code}){text}"
+
+    def _drain(self, k: int) -> None:
+        """Handle worker k's messages; on end of file the worker has exited."""
+        pipe = self.pipes[k]
+        try:
+            while pipe.poll():
+                self._handle(pipe.recv())
+        except (EOFError, OSError):
+            self.alive.discard(k)
+            if k not in self.finals:
+                raise StepFailed(f"{self.users} users: {self._crash_text(k)}") from None
+
+    def _handle(self, msg) -> None:
+        if isinstance(msg, Progress):
+            self.progress[msg.worker] = (msg.completed, msg.new_orders)
+            self.points.setdefault(msg.worker, []).append((msg.t_ns, msg.completed))
+        elif isinstance(msg, Final):
+            self.finals[msg.worker] = msg
+        elif isinstance(msg, Flushed):
+            self.flushed[msg.boundary][msg.worker] = msg.users
+        elif isinstance(msg, Connected):
+            self.connected.add(msg.worker)
+        elif isinstance(msg, Failed):
+            raise StepFailed(f"{self.users} users: {msg.error}")
+
+    def _pump(self, timeout: float) -> None:
+        """Handle what the workers sent within ``timeout``; fail on a worker that died."""
+        live = [self.pipes[k] for k in sorted(self.alive)]
+        if not live:
+            time.sleep(max(0.0, min(timeout, 0.1)))
+            return
+        ready = wait_ready(live, max(0.0, timeout))
+        for k in sorted(self.alive):
+            if self.pipes[k] in ready:
+                self._drain(k)
+
+    # -- live progress ---------------------------------------------------------------------
+    def _tick(self, now: int) -> None:
+        completed = sum(c for c, _ in self.progress.values())
+        new_orders = sum(n for _, n in self.progress.values())
+        self.rates.append((now, completed, new_orders))
+        if self.on_tick is None:
+            return
+        tpm = nopm = 0
+        if len(self.rates) > 1:
+            t_a, c_a, n_a = self.rates[0]
+            dt = (now - t_a) / 1e9
+            if dt > 0:
+                tpm, nopm = round((completed - c_a) * 60 / dt), round((new_orders - n_a) * 60 / dt)
+        if self.ramp_end is None:
+            phase, elapsed, length = "connecting", (now - self.t0) / 1e9, None
+        elif now < self.ramp_end:
+            phase, length = "rampup", self.spec.rampup
+            elapsed = length - (self.ramp_end - now) / 1e9
+        else:
+            phase, elapsed, length = "measure", (now - self.ramp_end) / 1e9, self.spec.duration
+            elapsed = min(elapsed, length)
+        self.on_tick(Tick(self.index, self.steps, self.users, phase, round(elapsed, 3), length,
+                          tpm, nopm))
+
+    # -- the step ----------------------------------------------------------------------------
+    def _mark(self, name: str, t_ns: int | None = None) -> None:
+        if self.on_mark is not None:
+            self.on_mark(name, t_ns, step=self.index, users=self.users)
+
+    def run(self) -> dict:
+        self.t0 = time.monotonic_ns()
+        self.started_at = _wall(self.t0)
+        self._mark("step_start", self.t0)
+        self._spawn()
+        deadline = self.t0 + int((SPAWN_TIMEOUT_S + CONNECT_TIMEOUT_S + 0.05 * self.users) * 1e9)
+        next_tick = self.t0
+        while len(self.connected) < self.nworkers:
+            now = time.monotonic_ns()
+            if now >= deadline:
+                raise StepFailed(f"{self.users} users: the virtual users did not connect in time")
+            if now >= next_tick:
+                self._tick(now)
+                next_tick = now + int(TICK_S * 1e9)
+            self._pump(min(next_tick, deadline) / 1e9 - now / 1e9)
+        now = time.monotonic_ns()
+        self.ramp_end = now + int(self.spec.rampup * 1e9)
+        self.measure_end = self.ramp_end + int(self.spec.duration * 1e9)
+        self.rates.clear()
+        self._mark("ramp_end", self.ramp_end)
+        self._mark("measure_end", self.measure_end)
+        self._broadcast(Start(self.ramp_end, self.measure_end))
+        final_deadline = self.measure_end + int(FINAL_TIMEOUT_S * 1e9)
+        wait_ns = int(BOUNDARY_WAIT_S * 1e9) if self.flush_stats else 0
+        next_tick = now
+        while self.s1 is None or len(self.finals) < self.nworkers:
+            now = time.monotonic_ns()
+            if self.s0 is None and self._boundary_due(0, self.ramp_end, wait_ns, now):
+                self.s0_sent = now
+                self.s0 = self._snapshot()
+                continue
+            if self.s0 is not None and self.s1 is None \
+                    and self._boundary_due(1, self.measure_end, wait_ns, now):
+                self.s1_sent = now
+                self.s1 = self._snapshot()
+                continue
+            if now >= final_deadline:
+                raise StepFailed(f"{self.users} users: workers did not report after the run")
+            if now >= next_tick:
+                self._tick(now)
+                next_tick = now + int(TICK_S * 1e9)
+            events = [next_tick, final_deadline]
+            if self.s0 is None:
+                events.append(max(now, self.ramp_end) if wait_ns == 0 else self.ramp_end + wait_ns)
+            elif self.s1 is None:
+                events.append(self.measure_end + wait_ns)
+            self._pump((min(events) - now) / 1e9)
+        return self._record(self.measure_end, partial=False)
+
+    def _snapshot(self):
+        try:
+            return self.monitor.snapshot()
+        except SnapshotFailed as e:
+            raise StepFailed(str(e)) from None
+
+    def _boundary_due(self, boundary: int, at_ns: int, wait_ns: int, now: int) -> bool:
+        """Snapshot time: every worker reported its users' flushes, or the wait is over."""
+        if now < at_ns:
+            return False
+        return len(self.flushed[boundary]) == self.nworkers or now >= at_ns + wait_ns
+
+    def interrupted(self) -> dict | None:
+        """After Ctrl-C: stop the workers; the partial record if the measurement had started."""
+        now = time.monotonic_ns()
+        measuring = self.ramp_end is not None and now >= self.ramp_end and self.s0 is not None
+        end_ns = min(now, self.measure_end) if measuring else now
+        if measuring and self.s1 is None:
+            self.monitor.reset()
+            self.s1_sent = time.monotonic_ns()
+            try:
+                self.s1 = self._snapshot()
+            except StepFailed:
+                self.s1 = None
+        self._broadcast(Stop())
+        deadline = time.monotonic_ns() + int(STOP_TIMEOUT_S * 1e9)
+        while self.alive - set(self.finals) and time.monotonic_ns() < deadline:
+            try:
+                self._pump((deadline - time.monotonic_ns()) / 1e9)
+            except StepFailed:
+                break
+        if not measuring:
+            return None
+        return self._record(end_ns, partial=True)
+
+    def cleanup(self) -> None:
+        """Make sure no worker process is left: ask, wait briefly, then kill."""
+        try:
+            self._broadcast(Stop())
+            deadline = time.monotonic() + STOP_TIMEOUT_S
+            for p in self.procs:
+                try:
+                    p.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for p in self.procs:
+                if p.poll() is None:
+                    p.kill()
+            for p in self.procs:
+                try:
+                    p.wait(2.0)
+                except subprocess.TimeoutExpired:
+                    pass
+            for f in self.pipes + self.errs:
+                f.close()
+
+    # -- the record --------------------------------------------------------------------------
+    def _record(self, end_ns: int, partial: bool) -> dict:
+        measured_s = max(0.0, (end_ns - self.ramp_end) / 1e9)
+        counts = {name: TypeCounts() for name in mix.NAMES}
+        hists = {name: new_histogram() for name in mix.NAMES}
+        inputs = rigor.zero_inputs()
+        for f in self.finals.values():
+            if f.inputs is not None:
+                rigor.add_inputs(inputs, f.inputs)
+            for name, c, h in zip(mix.NAMES, f.counts, f.histograms):
+                counts[name] = counts[name] + c
+                hists[name] = merge([hists[name], h])
+        tpm = nopm = workload_tpm = None
+        server = None
+        if self.s0 is not None and self.s1 is not None:
+            server = counters_delta(self.s0, self.s1)
+            # the users' and the monitor's own transactions between the snapshots are not TPM
+            own = sum(t > self.s0_sent for f in self.finals.values() for t in f.crossings[0])
+            own += sum(t <= self.s1_sent for f in self.finals.values() for t in f.crossings[1])
+            own += MONITOR_XACTS if self.flush_stats else 0
+            server["xacts_delta"] -= own
+            server["workload_xacts_delta"] -= own
+            server["own_xacts_excluded"] = own
+            sampler = self.monitor.sampler_db
+            if sampler is not None:  # HammerDB's TPM keeps the sampler, as any monitoring
+                sampled = sampler.transactions_between(self.s0.t_ns, self.s1.t_ns)
+                server["workload_xacts_delta"] -= sampled
+                server["sampler_xacts_excluded"] = sampled
+            # The counts hold what the users finished between their flushes at the window's
+            # boundaries, whatever the manager's delay in snapshotting: per minute of the
+            # window, the client's time base.
+            server["snapshot_s"] = round((self.s1.t_ns - self.s0.t_ns) / 1e9, 3)
+            tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"],
+                                     measured_s)
+            workload_tpm = rate(server["workload_xacts_delta"], measured_s)
+        client_tpm, client_nopm = client_rates(counts, measured_s)
+        transactions = {name: transaction_entry(counts[name], hists[name]) for name in mix.NAMES}
+        transactions["delivery"]["skipped_districts"] = \
+            inputs["skipped_deliveries"] if inputs["deliveries"] else None
+        cpu_s = sum(f.cpu_s for f in self.finals.values())
+        completed = sum(f.completed for f in self.finals.values())
+        rigor_fields = self._rigor(counts, inputs, client_tpm,
+                                   workload_tpm if workload_tpm is not None else tpm, end_ns,
+                                   server)
+        return {
+            "users": self.users,
+            "rampup_s": self.spec.rampup,
+            "duration_s": self.spec.duration,
+            "measured_s": round(measured_s, 3),
+            "started_at": self.started_at,
+            "ramp_end_at": _wall(self.ramp_end),
+            "ended_at": _wall(end_ns),
+            "tpm": tpm,
+            "workload_tpm": workload_tpm,
+            "nopm": nopm,
+            "client_tpm": client_tpm,
+            "client_nopm": client_nopm,
+            "server": server,
+            "transactions": transactions,
+            "histograms": {name: encode(hists[name]) for name in mix.NAMES},
+            "driver": {"workers": self.nworkers, "cpu_s": round(cpu_s, 3),
+                       "cpu_us_per_transaction":
+                           round(cpu_s * 1e6 / completed, 1) if completed else None,
+                       **({"lost_connections": sum(f.lost for f in self.finals.values())}
+                          if self.spec.inject else {})},
+            **rigor_fields,
+            "partial": partial,
+        }
+
+    def _rigor(self, counts: dict, inputs: dict, client_tpm: int, server_tpm: int | None,
+               end_ns: int, server: dict | None) -> dict:
+        """The step's input shares, completions per 10 s and warnings (metrics/rigor.py)."""
+        new_order = counts["new_order"]
+        series = [self.points[k] for k in sorted(self.points)]
+        per_10s = rigor.per_interval(series, self.ramp_end, end_ns) if series else []
+        cv = rigor.variation(per_10s)
+        shares = rigor.input_shares(inputs, new_order.committed, new_order.rolled_back)
+        warnings = rigor.step_warnings(
+            client_tpm=client_tpm, server_tpm=server_tpm,
+            completed=sum(c.count for c in counts.values()),
+            errors=sum(c.errors for c in counts.values()),
+            retries=sum(c.retries for c in counts.values()), inputs=inputs,
+            committed_new_orders=new_order.committed,
+            rolled_back_new_orders=new_order.rolled_back, warehouses=self.warehouses,
+            cv=cv, intervals=len(per_10s),
+            autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0))
+        throughput = {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
+                      "cv": None if cv is None else round(cv, 4)}
+        if self.spec.inject and series:  # completions per second, for the faults' dips
+            throughput["per_s"] = rigor.per_interval(series, self.ramp_end, end_ns, 10**9)
+        return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
+                "input_counts": inputs,
+                "throughput": throughput,
+                "warnings": warnings}

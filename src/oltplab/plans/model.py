@@ -1,0 +1,388 @@
+"""Plans: an experiment as a TOML file, expanded into cells and steps and run through the
+services.
+
+A plan names itself and its repeats, gives defaults for any option of ``db start``,
+``tpcc build``, ``tpcc run`` and ``neighbours run`` (long name, ``-`` written as ``_``), a
+matrix whose every combination is a cell, named targets (where the data lives) and,
+optionally, ``[[step]]``s of several kinds run in order (without them, one ``tpcc`` step)::
+
+    [plan]
+    name = "e4"
+    repeat = 2
+    [defaults]
+    warehouses = 1
+    users = [1, 2]
+    duration = "30s"
+    [matrix]
+    target = ["nvme", "sata"]
+    [targets.nvme]
+    datadir = "/mnt/nvme/oltplab"
+    [[step]]
+    kind = "fio"
+    profile = "4k-70r30w-random"
+    [[step]]
+    kind = "tpcc"
+    [[step]]
+    kind = "backup"
+    cycles = 3
+
+The options and the step kinds are tables in ``plansteps``. The pair (step, cell) - or
+(step, datastore) - is an ``Item``; each item runs ``repeat`` times. The whole file is
+validated before anything runs; every error is one ``UsageError`` line naming the file and the
+key. Running, status and resume are in ``planrun``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import DbSpec, RunSpec
+from ..errors import UsageError
+from .keys import KEYS, STEP_KINDS, TARGET_KEYS, StepKind, fio_path, typed
+
+PLAN_KEYS = {"name": str, "repeat": int}
+TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
+LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class Cell:
+    """One combination of the matrix, with the specs its runs use."""
+
+    index: int
+    name: str  # "mode=sql,users=2", or "all" for a plan without a matrix
+    label: str  # the runs' label (--name)
+    values: tuple[tuple[str, Any], ...]  # the options as the plan gives them, matrix last
+    db: DbSpec
+    warehouses: int | None
+    build_users: int
+    run: RunSpec
+    target: str | None = None  # the named target the cell's data lives in
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ``[[step]]`` of the plan (index from 1) with its options as the file gives them."""
+
+    index: int
+    kind: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Item:
+    """A step of one cell (or of one datastore, for per-target kinds): what runs ``repeat``
+    times. ``name`` is the ``plan.cell`` of its runs; ``spec`` the spec its service takes."""
+
+    cell: Cell  # the cell it runs in (the first that reaches it, for per-target kinds)
+    step: Step
+    name: str
+    label: str
+    spec: Any
+
+    @property
+    def kind(self) -> "StepKind":
+        return STEP_KINDS[self.step.kind]
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: Path
+    name: str
+    repeat: int
+    varied: tuple[str, ...]  # the matrix keys, in the file's order
+    cells: tuple[Cell, ...]
+    steps: tuple[Step, ...] = (Step(1, "tpcc"),)
+    items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
+
+
+# --------------------------------------------------------------------------- loading
+
+def load_plan(path: Path, results_dir: Path, overrides: tuple[str, ...] = ()) -> Plan:
+    """Read and validate the whole plan; raise one UsageError line naming file and key.
+    ``overrides`` are ``--set KEY=VALUE`` texts (see ``apply_overrides``)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such plan file") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read it: {e.strerror}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    try:
+        apply_overrides(doc, overrides)
+        return _plan(path, doc, Path(results_dir))
+    except UsageError as e:
+        raise UsageError(f"{path}: {e}") from None
+
+
+def apply_overrides(doc: dict, overrides: tuple[str, ...]) -> None:
+    """``KEY=VALUE``: a bare key sets ``[defaults]`` and narrows a matrix that varies it to
+    that one value; ``plan.KEY``, ``matrix.KEY``, ``targets.NAME.KEY`` and ``step.N.KEY`` set
+    that place. VALUE is read as TOML (``3``, ``true``, ``[1, 2]``), else taken as text."""
+    for text in overrides:
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*", key):
+            raise UsageError(f"--set {text!r}: give KEY=VALUE, such as duration=10s")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        parts = key.split(".")
+        if len(parts) == 1:
+            _place(doc, "defaults", key)[key] = value
+            if key in (doc.get("matrix") or {}):
+                doc["matrix"][key] = [value]
+            continue
+        place = doc
+        if parts[0] == "step":
+            steps = doc.get("step") if isinstance(doc.get("step"), list) else []
+            if len(parts) != 3 or not parts[1].isdigit() or not 1 <= int(parts[1]) <= len(steps):
+                raise UsageError(f"--set {key}: give step.N.KEY with N from 1 to {len(steps)} "
+                                 f"(the plan has {len(steps)} [[step]]s)")
+            place, parts = steps[int(parts[1]) - 1], parts[2:]
+        for p in parts[:-1]:
+            place = _place(place, p, key)
+        place[parts[-1]] = value
+
+
+def _place(table: dict, name: str, key: str) -> dict:
+    sub = table.setdefault(name, {})
+    if not isinstance(sub, dict):
+        raise UsageError(f"--set {key}: {name} is not a table")
+    return sub
+
+
+def _table(doc: dict, key: str, required: bool = False) -> dict:
+    value = doc.get(key, None)
+    if value is None:
+        if required:
+            raise UsageError(f"[{key}] is missing")
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{key} must be a table ([{key}])")
+    return value
+
+
+def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise UsageError(f"unknown key {key!r} (a plan has: {', '.join(TOP_KEYS)})")
+    head = _table(doc, "plan", required=True)
+    for key, value in head.items():
+        if key not in PLAN_KEYS:
+            raise UsageError(f"unknown key plan.{key} (it takes: {', '.join(PLAN_KEYS)})")
+        if isinstance(value, bool) or not isinstance(value, PLAN_KEYS[key]):
+            raise UsageError(f"plan.{key}: {value!r} is the wrong type")
+    name = head.get("name")
+    if name is None or not LABEL.fullmatch(name):
+        raise UsageError("plan.name: give a name of letters, digits, '.', '_' and '-' "
+                         "(at most 64)")
+    repeat = head.get("repeat", 1)
+    if repeat < 1:
+        raise UsageError(f"plan.repeat: must be at least 1 (got {repeat})")
+
+    targets = {}
+    for tname, table in _table(doc, "targets").items():
+        if not isinstance(table, dict):
+            raise UsageError(f"targets.{tname} must be a table ([targets.{tname}])")
+        for key, value in table.items():
+            if key not in TARGET_KEYS:
+                raise UsageError(f"unknown key targets.{tname}.{key} "
+                                 f"(a target takes: {', '.join(TARGET_KEYS)})")
+            typed(f"targets.{tname}", key, value)
+        targets[tname] = table
+
+    defaults = _table(doc, "defaults")
+    for key, value in defaults.items():
+        typed("defaults", key, value)
+    matrix = _table(doc, "matrix")
+    for key, values in matrix.items():
+        if not isinstance(values, list):
+            raise UsageError(f"matrix.{key}: give a list of values, such as [1, 2]")
+        if not values:
+            raise UsageError(f"matrix.{key}: the list is empty; give at least one value")
+        for value in values:
+            typed("matrix", key, value)
+    for where, table in (("defaults", defaults), ("matrix", matrix)):
+        if "target" in table:
+            for t in table["target"] if where == "matrix" else [table["target"]]:
+                _known_target(where, t, targets)
+    steps = _steps(doc.get("step"), targets)
+    _neighbours_keys_need_a_step(steps, defaults, matrix)
+
+    cells = []
+    combos = list(itertools.product(*matrix.values())) if matrix else [()]
+    for i, combo in enumerate(combos):
+        chosen = dict(zip(matrix, combo))
+        cname = ",".join(f"{k}={_show(v)}" for k, v in chosen.items()) or "all"
+        values = {**defaults, **chosen}
+        target = values.get("target")
+        merged = {**(targets[target] if target else {}), **values}
+        label = _label(name, chosen, i)
+        try:
+            cells.append(_cell(i, cname, label, merged, results_dir))
+        except UsageError as e:
+            raise UsageError(f"cell {cname}: {e}") from None
+    if repeat > 1 and any(c.run.users_auto for c in cells):
+        raise UsageError("users = \"auto\" searches for the best user count in one run; "
+                         "give plan.repeat = 1")
+    if len({c.label for c in cells}) != len(cells):  # labels cut to 64 characters may collide
+        cells = [_relabel(c, f"{name}.c{c.index + 1}") for c in cells]
+    items = _items(name, cells, steps, targets, results_dir)
+    return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
+                steps=steps, items=items)
+
+
+def _neighbours_keys_need_a_step(steps: tuple[Step, ...], defaults: dict, matrix: dict) -> None:
+    """Options only a neighbours step reads are refused in a plan without one."""
+    if any(s.kind == "neighbours" for s in steps):
+        return
+    for where, table in (("defaults", defaults), ("matrix", matrix)):
+        for key in table:
+            if KEYS[key].part == "neighbours":
+                raise UsageError(f"{where}.{key}: only a neighbours step takes it, and the plan "
+                                 "has none ([[step]] kind = \"neighbours\")")
+
+
+def _known_target(where: str, t: str, targets: dict) -> None:
+    if t not in targets:
+        known = ", ".join(targets) or "none"
+        raise UsageError(f"{where}.target: unknown target {t!r} (known: {known})")
+
+
+def _steps(raw: Any, targets: dict) -> tuple[Step, ...]:
+    """The ``[[step]]`` tables checked against their kind's option table; one tpcc step when
+    the plan gives none."""
+    if raw is None:
+        return (Step(1, "tpcc"),)
+    if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
+        raise UsageError("step: give one or more [[step]] tables")
+    steps = []
+    for n, table in enumerate(raw, 1):
+        where = f"step.{n}"
+        kind = table.get("kind")
+        if kind not in STEP_KINDS:
+            raise UsageError(f"{where}.kind: {'unknown kind ' + repr(kind) if kind else 'missing'}"
+                             f" (kinds: {', '.join(STEP_KINDS)})")
+        keys = {**STEP_KINDS[kind].keys, "target": KEYS["target"]}
+        options = []
+        for key, value in table.items():
+            if key == "kind":
+                continue
+            typed(where, key, value, keys, f"a {kind} step takes")
+            if key == "target":
+                _known_target(where, value, targets)
+            options.append((key, value))
+        steps.append(Step(n, kind, tuple(options)))
+    return tuple(steps)
+
+
+def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: dict,
+           results_dir: Path) -> tuple[Item, ...]:
+    """Every (step, cell) pair - (step, datastore) for per-target kinds - with its spec."""
+    items: list[Item] = []
+    seen: set = set()
+    for cell in cells:
+        for step in steps:
+            kind = STEP_KINDS[step.kind]
+            where = f"step.{step.index} ({step.kind}) in cell {cell.name}"
+            given = dict(step.options)
+            home = _retarget(cell, given.pop("target"), targets, results_dir) \
+                if "target" in given else cell
+            try:
+                opts = {k: typed(f"step.{step.index}", k, v, kind.keys)
+                        for k, v in given.items()}
+                if kind.scope == "target":
+                    path = fio_path(home, opts)
+                    if (step.index, path) in seen:
+                        continue
+                    seen.add((step.index, path))
+                    name = (f"target={home.target}" if home.target and "path" not in opts
+                            else f"path={path}")
+                    label = _step_label(plan_name, name, step, steps)
+                else:
+                    name = cell.name
+                    label = cell.label if step.kind == "tpcc" and sum(
+                        s.kind == "tpcc" for s in steps) == 1 else _step_label(
+                        cell.label, "", step, steps)
+                spec = kind.make(home, opts, label, results_dir)
+            except UsageError as e:
+                raise UsageError(f"{where}: {e}") from None
+            items.append(Item(cell=home, step=step, name=name, label=label, spec=spec))
+    return tuple(items)
+
+
+def _retarget(cell: Cell, target: str, targets: dict, results_dir: Path) -> Cell:
+    """The cell as it would be with its data in ``target`` (a step's own ``target``)."""
+    values = {k: v for k, v in cell.values if k not in TARGET_KEYS}
+    values["target"] = target
+    return _cell(cell.index, cell.name, cell.label, {**targets[target], **values}, results_dir)
+
+
+def _step_label(base: str, name: str, step: Step, steps: tuple[Step, ...]) -> str:
+    """``base[.name].kind``, with the step's number when the plan has several of its kind."""
+    several = sum(s.kind == step.kind for s in steps) > 1
+    tail = f"{step.kind}{step.index if several else ''}"
+    label = re.sub(r"[^A-Za-z0-9_.\-]", "_", ".".join(p for p in (base, name, tail) if p))
+    return label if len(label) <= 64 else f"{label[:55]}.{tail}"[-64:]
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, list):
+        return "/".join(str(x) for x in v)
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _label(plan: str, chosen: dict, index: int) -> str:
+    if not chosen:
+        return plan
+    label = plan + "." + "_".join(f"{k}-{_show(v)}" for k, v in chosen.items())
+    label = re.sub(r"[^A-Za-z0-9_.\-]", "_", label)
+    return label if len(label) <= 64 else f"{plan}.c{index + 1}"
+
+
+def _relabel(cell: Cell, label: str) -> Cell:
+    import dataclasses
+    return dataclasses.replace(cell, label=label, run=dataclasses.replace(cell.run, name=label))
+
+
+def _db_spec(values: dict) -> DbSpec:
+    """The cell's DbSpec: the engine from ``dsn`` or ``engine``, its data directory and port
+    by default."""
+    from .. import engines
+    engine = engines.resolve(values.pop("engine", None), values.get("dsn"), flag="")
+    values.setdefault("datadir", Path("oltplab-data") / engine)
+    values.setdefault("port", engines.get(engine).default_port)
+    return DbSpec(engine=engine, **values)
+
+
+def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) -> Cell:
+    conv = {k: typed("cell", k, v) for k, v in values.items()}
+    db = _db_spec({k: v for k, v in conv.items() if KEYS[k].part == "db"})
+    if db.dsn and db.listen:
+        raise UsageError("listen configures a managed server; it does not go with dsn")
+    if db.dsn and db.host_memory is not None:
+        raise UsageError("host_memory limits a managed server; it does not go with dsn")
+    run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
+    run.update(run.pop("users", {}))
+    rspec = RunSpec(name=label, results_dir=results_dir, **run)
+    if rspec.inject:
+        from ..faults.inject import preflight
+        preflight(db, rspec)
+    return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
+                warehouses=conv.get("warehouses"),
+                build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,
+                target=conv.get("target"))

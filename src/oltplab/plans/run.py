@@ -1,0 +1,257 @@
+"""Running a plan: its items in order, what is done read back from the results store, and
+resume.
+
+Order: cell by cell; within a cell, step by step, each step's repeats back to back. The cell's
+managed server is started before its first step that needs it (its schema built when it lacks
+the cell's ``warehouses``) and stopped after the cell; a per-target step (fio) runs with the
+first cell whose datastore it measures. Every run carries ``plan: {name, cell, repeat, step,
+file}`` and ``group: {id, index, of}``.
+
+An attempt that did not complete (interrupted, failed) stays in the results folder until its
+repeat completes; then it is moved, as measured, into the completed run's folder under
+``superseded/<id>/`` (the run's ``superseded`` lists them), where neither ``results list``,
+the report nor ``plan status`` counts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Interrupted, OltplabError, UsageError
+from .model import Cell, Item, Plan
+
+SUPERSEDED = "superseded"
+
+
+@dataclass(frozen=True)
+class ItemState:
+    item: Item
+    repeats: int  # runs the item needs
+    done: tuple[int, ...]  # repeats with a completed run
+    failed: tuple[int, ...]  # repeats that failed (an interrupted run is still pending)
+    runs: tuple[dict, ...]  # the completed runs, in repeat order
+
+    @property
+    def cell(self) -> Cell:
+        return self.item.cell
+
+    @property
+    def name(self) -> str:
+        """The cell (or datastore) and, when the plan has steps, the step."""
+        return self.item.name
+
+    @property
+    def todo(self) -> tuple[int, ...]:
+        return tuple(r for r in range(1, self.repeats + 1) if r not in self.done)
+
+    @property
+    def state(self) -> str:
+        if not self.todo:
+            return "done"
+        return "failed" if self.failed else "pending"
+
+
+def plan_runs(plan: Plan, results_dir: Path) -> list[dict]:
+    """Every run of this plan in the results store, oldest first."""
+    from ..results.store import list_runs
+    return [r for r in list_runs(results_dir)
+            if isinstance(r.get("plan"), dict) and r["plan"].get("name") == plan.name]
+
+
+def _attempts(runs: list[dict], item: Item, repeat: int) -> list[dict]:
+    return [r for r in runs if r["plan"].get("cell") == item.name
+            and r["plan"].get("step", 1) == item.step.index
+            and r["plan"].get("repeat") == repeat]
+
+
+def plan_status(plan: Plan, results_dir: Path) -> list[ItemState]:
+    """Each item's done, failed and pending repeats, as the results store has them."""
+    runs = plan_runs(plan, results_dir)
+    out = []
+    for item in plan.items:
+        done, failed, kept = [], [], []
+        for rep in range(1, plan.repeat + 1):
+            of_rep = _attempts(runs, item, rep)
+            completed = [r for r in of_rep if r.get("status") == "completed"]
+            if completed:
+                done.append(rep)
+                kept.append(completed[-1])
+            elif any(r.get("status") != "interrupted" for r in of_rep):
+                failed.append(rep)
+        out.append(ItemState(item, plan.repeat, tuple(done), tuple(failed), tuple(kept)))
+    return out
+
+
+class PlanProgress:
+    """Hooks a plan calls while it goes; every one does nothing here."""
+
+    def item(self, item: Item, todo: tuple[int, ...], of: int) -> None:
+        """An item (a step of a cell) is about to run these repeats."""
+
+    def building(self, cell: Cell, warehouses: int):
+        """The cell's schema is missing or of another size and is about to be built; returns
+        the loader's progress callback ``(event, done, total)``, or None."""
+        return None
+
+    def run_progress(self, item: Item, repeat: int):
+        """What the item's kind reports to (``StepKind.run``'s ``progress``; None: silent)."""
+        return None
+
+    def run_done(self, item: Item, run: dict) -> None:
+        """One run ended (in any way) and is saved."""
+
+    def item_failed(self, item: Item, error: str) -> None:
+        """The item failed; the plan goes on with the next one."""
+
+
+def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
+             progress: PlanProgress | None = None) -> list[ItemState]:
+    """Run every repeat of every item that is not done; return the status at the end.
+
+    Without ``resume`` a plan that already has runs in ``results_dir`` is refused. An item that
+    fails is recorded (a failed run) and the plan goes on; Ctrl-C keeps the runs so far and
+    raises ``Interrupted``."""
+    progress = progress or PlanProgress()
+    if not resume and plan_runs(plan, results_dir):
+        raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
+                         "add --resume to run only what is not done, or use another "
+                         "--results-dir")
+    states = [s for s in plan_status(plan, results_dir) if s.todo]
+    for cell in plan.cells:
+        mine = [s for s in states if s.item.cell.index == cell.index]
+        if mine:
+            _run_cell(plan, mine, results_dir, progress)
+    return plan_status(plan, results_dir)
+
+
+def _interrupted(plan: Plan, item: Item) -> Interrupted:
+    return Interrupted(f"plan {plan.name} interrupted in {item.name} "
+                       f"(step {item.step.index}, {item.step.kind}); --resume goes on from there")
+
+
+def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
+              progress: PlanProgress) -> None:
+    """The cell's items in order; its server (one per data directory) is started for the
+    first item that needs it and stopped after the cell."""
+    from .. import engines
+    sessions: dict = {}
+    with ExitStack() as stack:
+        for state in states:
+            item = state.item
+            repeat = state.todo[0]
+            progress.item(item, state.todo, plan.repeat)
+            try:
+                if item.kind.needs_db and item.cell.db not in sessions:
+                    cell = item.cell
+                    need = max(cell.build_users + 10, *(s.item.kind.connections(s.item.spec)
+                                                        for s in states))
+                    target = stack.enter_context(
+                        engines.get(cell.db.engine).database(cell.db, need_connections=need))
+                    sessions[cell.db] = target
+                    _ensure_schema(target.dsn, cell, progress)
+                for repeat in state.todo:
+                    run = item.kind.run(item, progress.run_progress(item, repeat),
+                                        _labels(plan, item, repeat))
+                    progress.run_done(item, run)
+                    if run.get("status") == "interrupted":
+                        raise _interrupted(plan, item)
+                    if run.get("status") != "completed":
+                        progress.item_failed(item, run.get("error") or run.get("status"))
+                        break
+                    supersede(plan, item, repeat, run, results_dir)
+            except KeyboardInterrupt:
+                raise _interrupted(plan, item) from None
+            except Interrupted:
+                raise
+            except OltplabError as e:  # before a run could start: record the item as failed
+                _failed_record(plan, item, repeat, str(e))
+                progress.item_failed(item, str(e))
+
+
+def _labels(plan: Plan, item: Item, repeat: int) -> dict:
+    several = len(plan.steps) > 1
+    gid = f"{plan.name}:{item.name}" + (f":{item.step.index}" if several else "")
+    return {"plan": {"name": plan.name, "cell": item.name, "repeat": repeat,
+                     "step": item.step.index, "file": str(plan.path)},
+            "group": {"id": gid, "index": repeat, "of": plan.repeat}}
+
+
+def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path) -> list[str]:
+    """Move the attempts of (item, repeat) that did not complete into the completed run's
+    folder (``superseded/<id>/``) and list their ids in its ``superseded``."""
+    from ..results.store import atomic_write
+    others = [r for r in _attempts(plan_runs(plan, results_dir), item, repeat)
+              if r.get("status") != "completed" and r.get("id") != run.get("id")]
+    if not others:
+        return []
+    home = Path(run["_path"])
+    moved = []
+    for r in others:
+        dest = home / SUPERSEDED / r["id"]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(r["_path"], dest)
+        moved.append(r["id"])
+    record = json.loads((home / "run.json").read_text())
+    record["superseded"] = [*record.get("superseded", []), *moved]
+    atomic_write(home / "run.json", json.dumps(record, indent=2, default=str) + "\n")
+    return moved
+
+
+def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
+    """Reuse the schema when it has the cell's warehouses; build it (again) otherwise."""
+    from .. import engines
+    from ..config import BuildSpec
+    from ..errors import SchemaError
+    engine = engines.get(cell.db.engine)
+    try:
+        info = engine.schema_info(dsn)
+    except SchemaError:
+        if cell.warehouses is None:
+            raise
+        info = None
+    if cell.warehouses is None or (info is not None and info.warehouses == cell.warehouses):
+        return
+    if cell.db.dsn:
+        raise SchemaError(f"the schema at dsn has {info.warehouses if info else 'no'} "
+                          f"warehouses, not {cell.warehouses}; a plan rebuilds only managed "
+                          "servers")
+    on_build = progress.building(cell, cell.warehouses)
+    engine.dialect.build(dsn, BuildSpec(warehouses=cell.warehouses,
+                                        build_users=cell.build_users, force=True),
+                         progress=on_build)
+
+
+def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:
+    from .. import __version__
+    from ..results.store import RunRecord
+    from ..runs.lifecycle import spec_dict
+    cell = item.cell
+    record = RunRecord.create(cell.run.results_dir, item.step.kind, item.label,
+                              oltplab_version=__version__,
+                              config={"db": spec_dict(cell.db),
+                                      "run" if item.step.kind == "tpcc" else item.step.kind:
+                                      _spec(item)},
+                              **_labels(plan, item, repeat))
+    record.finish("failed", error)
+
+
+def _spec(item: Item) -> dict:
+    from ..runs.lifecycle import spec_dict
+    spec = item.spec
+    return spec.as_dict() if hasattr(spec, "as_dict") else spec_dict(spec)
+
+
+def write_plan_report(plan: Plan, results_dir: Path, out_dir: Path | None = None):
+    """The report of every cell side by side (the comparison report over the completed
+    runs, in plan order) with the plan's own charts; None when no run completed."""
+    from ..report.build import write_report
+    from ..report.plan import plan_section
+    runs = [r for s in plan_status(plan, results_dir) for r in s.runs]
+    if not runs:
+        return None
+    return write_report(runs, out_dir or Path("reports") / f"plan-{plan.name}",
+                        sections=[plan_section(plan, runs)])

@@ -1,0 +1,367 @@
+"""The life cycle of a recorded run, shared by the commands, plans and scenarios.
+
+A recorded run owns, from start to end: the database session (a managed server started and
+stopped around the run, or an existing server by DSN), the telemetry sampler, the run folder
+(``run.json`` rewritten after every step, so a failed or interrupted run keeps what it
+measured), the server log, and the consistency check. What the run tells its caller while it
+goes (the live line, the step lines) goes through a progress object whose hooks do nothing
+here: the CLI passes one that prints, a plan may pass one that prints less.
+
+Nothing here prints or exits: failures end up in the record's ``status`` and ``error``, and
+``raise_for_status`` turns a record that did not complete into the error the CLI reports.
+
+Repeats: ``run_group`` makes N runs of one kind into one group; each record then carries
+``group: {id, index, of}`` (index from 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import __version__
+from ..cli.options import make_sampler, save_timeline
+from ..config import DbSpec, RunSpec
+from ..errors import Interrupted, OltplabError
+
+
+#: run.json's ``database.engine`` (kept as written by earlier versions for PostgreSQL).
+ENGINE_RECORD_NAMES = {"postgres": "postgresql", "mariadb": "mariadb"}
+
+
+class TpccProgress:
+    """Hooks a TPC-C run calls while it goes; every one does nothing here."""
+
+    def started(self, run_dir: Path) -> None:
+        """The run folder exists and the workload is about to start."""
+
+    def tick(self, tick: Any) -> None:
+        """About once a second: a ``runner.messages`` tick (step, users, phase, TPM, NOPM)."""
+
+    def step(self, step: dict) -> None:
+        """A step ended; its record is about to be saved."""
+
+    def finished(self) -> None:
+        """The workload ended (in any way); the record is about to be closed."""
+
+
+class FioProgress:
+    """Hooks a fio run calls while it goes; every one does nothing here."""
+
+    def started(self, run_dir: Path, jobs: list[str]) -> None:
+        """The run folder exists and fio is about to run these jobs."""
+
+    def tick(self, progress: Any) -> None:
+        """fio's status: a ``storage.runner`` progress record."""
+
+    def precondition(self, rec: dict) -> None:
+        """The target was preconditioned (bytes, seconds, mbps)."""
+
+    def step(self, step: dict) -> None:
+        """A profile ended; its record is about to be saved."""
+
+    def finished(self) -> None:
+        """fio ended (in any way); the record is about to be closed."""
+
+
+def spec_dict(spec) -> dict:
+    """A frozen spec as JSON-ready data (paths as strings)."""
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(spec).items()}
+
+
+def raise_for_status(run: dict) -> None:
+    """Raise the error a run that did not complete ends with (Interrupted for Ctrl-C)."""
+    status = run.get("status")
+    if status == "interrupted":
+        raise Interrupted(run.get("error") or "interrupted")
+    if status != "completed":
+        raise OltplabError(f"run {status}: {run.get('error')}")
+
+
+def check_record(dsn: str, after_run: bool, engine: str = "postgres") -> dict:
+    """The consistency conditions as a record: ``{ok, after_run, conditions: [...]}``."""
+    from .. import engines
+    results = engines.get(engine).dialect.run_checks(dsn, after_run=after_run)
+    conds = [{"name": c.name, "clause": c.clause, "description": c.description, "ok": c.ok,
+              "violations": c.violations, "sample": c.sample} for c in results]
+    return {"ok": all(c["ok"] for c in conds), "after_run": after_run, "conditions": conds}
+
+
+# --------------------------------------------------------------------------- TPC-C
+
+def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None = None,
+                      labels: dict | None = None) -> dict:
+    """Run the user sequence against the (managed) database and keep the record on disk.
+
+    ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``). Returns the
+    record as saved, whatever the run's status."""
+    from .. import engines
+    from ..host.memory import RunMemory
+    from ..loadgen.manager import run_tpcc
+    from ..loadgen.sequence import summary
+    from ..workloads.tpcc.schema import require_warehouses
+
+    progress = progress or TpccProgress()
+    engine = engines.get(spec.engine)
+    engine.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
+    with engine.database(spec, need_connections=max(rspec.users) + 21) as target:
+        info = engine.schema_info(target.dsn)
+        if rspec.warehouses is not None:
+            require_warehouses(info, rspec.warehouses)
+        paths = {"datadir": spec.datadir} if target.instance else {}
+        if target.instance and spec.waldir:
+            paths["waldir"] = spec.waldir
+        server = engine.server_record(target.dsn)
+        datadir = server["settings"].get("data_directory") or server["settings"].get("datadir")
+        if not paths and datadir:
+            paths["datadir"] = Path(datadir)
+        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn, engine.name)
+        record = new_record(
+            rspec.results_dir, "tpcc", rspec.name, paths,
+            engine=engine.name,
+            config={"db": spec_dict(spec), "run": spec_dict(rspec)},
+            database={"engine": ENGINE_RECORD_NAMES.get(engine.name, engine.name),
+                      "version": server["server_version"],
+                      "version_num": server["server_version_num"], "settings": server["settings"],
+                      "managed": target.instance is not None, "warehouses": info.warehouses},
+            schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
+            **(labels or {}),
+        )
+        log_offset = _log_size(target)
+        memory = RunMemory(target.instance.memory_group()
+                           if hasattr(target.instance, "memory_group") else None,
+                           rspec.cold, sampler.mark if sampler else None)
+        progress.started(record.path)
+
+        def on_step(step: dict) -> None:
+            progress.step(step)
+            memory.step(step)
+            record.add_step(step)
+
+        def after() -> None:
+            if (host_memory := memory.record()) is not None:
+                record.data["host_memory"] = host_memory
+            _copy_log(target, record.path, log_offset)
+
+        injector = _injector(rspec, target, memory.mark)
+        with recording(record, sampler, progress, after=after) as end:
+            memory.begin()
+            try:
+                outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
+                                   on_mark=injector.mark if injector else memory.mark,
+                                   sampler_db=sampler.database if sampler else None,
+                                   engine=engine.name)
+            finally:
+                if injector is not None:  # a restart under way ends before anything else
+                    injector.close()
+            end.status, end.error = outcome.status, outcome.error
+            record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
+            record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
+            if rspec.users_auto is not None:
+                record.data["users_auto"] = summary(outcome.steps, rspec.users_auto,
+                                                    outcome.stopped_because)
+            if injector is not None:
+                _record_events(record, injector, outcome.steps)
+            _sync_steps(record, outcome.steps)
+            if rspec.check and end.status == "completed":
+                record.data["check"] = check_record(target.dsn, after_run=True,
+                                                    engine=engine.name)
+                if not record.data["check"]["ok"]:
+                    end.status, end.error = "check-failed", "consistency checks failed: " + \
+                        ", ".join(c["name"] for c in record.data["check"]["conditions"]
+                                  if not c["ok"])
+    return {**record.data, "_path": str(record.path)}
+
+
+def _injector(rspec: RunSpec, target, on_mark):
+    """The run's faults (--inject), or None."""
+    if not rspec.inject:
+        return None
+    from ..faults.inject import Injector
+    return Injector(rspec.inject, target, max(rspec.users) + 21, on_mark)
+
+
+def _record_events(record, injector, steps: list[dict]) -> None:
+    """run.json's ``events``, with the dips from the step's completions per second; a kill
+    leaves the server-side TPM out (crash recovery reset the server's statistics)."""
+    from ..faults.inject import crash_note
+    per_s = steps[0].get("throughput", {}).get("per_s") if steps else None
+    record.data["events"] = injector.events(per_s)
+    failed = [f"--inject {e['event']}: {e['error']}" for e in record.data["events"]
+              if e.get("error")]
+    for step in steps if failed else ():
+        step.setdefault("warnings", []).extend(failed)
+    note = crash_note(record.data["events"])
+    for step in steps if note else ():
+        step["tpm"] = step["workload_tpm"] = None
+        # the comparison with the server's TPM compares with counts a crash reset
+        step["warnings"] = [w for w in step.get("warnings", []) if "server TPM" not in w]
+        step["warnings"].append(note)
+
+
+# --------------------------------------------------------------------------- any recorded run
+
+def new_record(results_dir: Path, kind: str, name: str, paths: dict, **fields):
+    """A new run folder whose record carries what every run records (oltplab's version, the
+    command line, the host with the storage under each of ``paths``) beside ``fields``."""
+    from ..results.store import RunRecord
+    from ..host.facts import host_metadata
+    return RunRecord.create(results_dir, kind, name, oltplab_version=__version__,
+                            command=sys.argv,
+                            host=host_metadata({k: v for k, v in paths.items() if v is not None}),
+                            **fields)
+
+
+class _Ending:
+    """How a recorded run ends: failed unless the body says otherwise."""
+
+    status: str = "failed"
+    error: str | None = None
+
+
+@contextmanager
+def recording(record, sampler, progress=None, after: Callable[[], None] | None = None):
+    """Start the sampler, run the body, and close the record however the body ends: Ctrl-C
+    is "interrupted", an OltplabError "failed" with its message; the body sets ``status``
+    (and ``error``) of the object it is given when it ends otherwise. The progress object's
+    ``finished``, the timeline, ``after`` and the final record are written in every case."""
+    end = _Ending()
+    try:
+        if sampler is not None:
+            sampler.start()
+        yield end
+    except KeyboardInterrupt:
+        end.status, end.error = "interrupted", "interrupted by the user"
+    except OltplabError as e:
+        end.status, end.error = "failed", str(e)
+    finally:
+        if progress is not None:
+            progress.finished()
+        save_timeline(sampler, record)
+        if after is not None:
+            after()
+        record.finish(end.status, end.error)
+
+
+def _sync_steps(record, steps: list[dict]) -> None:
+    """The outcome's steps are authoritative (a partial step is only known at the end)."""
+    if steps and len(steps) >= len(record.data["steps"]):
+        record.data["steps"] = list(steps)
+    record.save()
+
+
+def _log_size(target) -> int:
+    try:
+        return target.instance.log_path.stat().st_size if target.instance else 0
+    except (OSError, AttributeError):
+        return 0
+
+
+def _copy_log(target, run_dir: Path, offset: int) -> None:
+    """The server log written during the run, beside run.json."""
+    from ..results.store import atomic_write
+    if not target.instance:
+        return
+    try:
+        with open(target.instance.log_path, "rb") as f:
+            f.seek(offset)
+            atomic_write(run_dir / "server.log", f.read())
+    except OSError:
+        pass
+
+
+# --------------------------------------------------------------------------- fio
+
+def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
+                     progress: FioProgress | None = None, labels: dict | None = None) -> dict:
+    """Check everything, then run the fio plan and keep the record (and fio's raw json+) on
+    disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_tpcc_recorded``."""
+    from ..results.store import atomic_write
+    from ..fio.steps import plan_jobs, run_plan
+    from ..fio.process import find_fio
+    from ..fio.target import prepared
+
+    progress = progress or FioProgress()
+    fio_bin = find_fio()
+    with prepared(spec.target, spec.size) as target:
+        jobs = plan_jobs(spec, target, fio_bin)
+        sampler = make_sampler(sample_interval, {"target": spec.target}, power)
+        record = new_record(
+            spec.results_dir, "fio", spec.name, {"target": spec.target},
+            config={"fio": spec.as_dict()},
+            target=target.as_dict(),
+            fio={"path": fio_bin.path, "version": fio_bin.version},
+            jobs=[j.name for j in jobs],
+            **(labels or {}),
+        )
+        progress.started(record.path, [j.name for j in jobs])
+
+        def on_precondition(rec: dict) -> None:
+            progress.precondition(rec)
+            record.data["precondition"] = rec
+            record.save()
+
+        def on_step(step: dict, raw_json: str) -> None:
+            if sampler is not None:
+                _mark_fio_step(sampler, step, spec)
+            name = f"fio/{step['index'] + 1:02d}-{_safe(step['profile'])}.json"
+            atomic_write(record.path / name, raw_json)
+            step["raw_file"] = name
+            progress.step(step)
+            record.add_step(step)
+
+        with recording(record, sampler, progress) as end:
+            run_plan(spec, target, fio_bin, jobs, on_progress=progress.tick,
+                     on_precondition=on_precondition, on_step=on_step)
+            end.status = "completed"
+    return {**record.data, "_path": str(record.path)}
+
+
+def _safe(name: str) -> str:
+    import re
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:64] or "step"
+
+
+def _mark_fio_step(sampler, step: dict, spec) -> None:
+    """The step's windows on the telemetry timeline, placed when fio has finished: its measured
+    runtime ends now and fio's ramp precedes it (file layout, before the ramp, is left out)."""
+    end = time.monotonic_ns()
+    ramp_end = end - int((step.get("runtime_s") or 0) * 1e9)
+    attrs = {"step": step["index"], "profile": step.get("profile")}
+    sampler.mark("step_start", ramp_end - int(spec.ramp * 1e9), **attrs)
+    sampler.mark("ramp_end", ramp_end, **attrs)
+    sampler.mark("measure_end", end, **attrs)
+
+
+# --------------------------------------------------------------------------- repeats
+
+def new_group_id(label: str) -> str:
+    """A group id unique enough to tell groups apart in one results folder."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{label}-{secrets.token_hex(3)}"
+
+
+def run_group(repeat: int, label: str, run_one: Callable[[dict], dict],
+              labels: dict | None = None) -> list[dict]:
+    """``repeat`` runs as one group: ``run_one(labels)`` makes one recorded run and returns its
+    record; each gets ``group: {id, index, of}`` beside ``labels``. A single run gets no group.
+    Stops after the first run that did not complete (an interrupt or a failure ends the group;
+    the records made so far are kept and returned)."""
+    if repeat < 1:
+        from ..errors import UsageError
+        raise UsageError(f"--repeat must be at least 1 (got {repeat})")
+    base = dict(labels or {})
+    if repeat == 1:
+        return [run_one(base)]
+    gid = new_group_id(label)
+    runs: list[dict] = []
+    for i in range(repeat):
+        run = run_one({**base, "group": {"id": gid, "index": i + 1, "of": repeat}})
+        runs.append(run)
+        if run.get("status") != "completed":
+            break
+    return runs
