@@ -40,8 +40,8 @@ from common import ratio_with_noise
 from oltplab.config import BuildSpec, DbSpec, parse_size
 from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import MariaDBInstance
-from oltplab.loadgen.messages import UserPlan, WorkerPlan
-from oltplab.loadgen.vuser import Recorder
+from oltplab.engines.common.loop import UserPlan, WorkerPlan
+from oltplab.engines.common.recorder import Recorder
 from oltplab.workloads.tpcc.inputs import assign_terminals, draw_constants, terminal
 from oltplab.engines.mariadb.tpcc import DIALECT
 from oltplab.workloads.tpcc.schema import META_TABLE

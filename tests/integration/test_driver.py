@@ -237,8 +237,8 @@ def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg
     are retried (2 retries on one transaction), 23505 is an error and the user carries on,
     and the server ending the backend fails the users with the server's message, on one line."""
     from oltplab.engines.postgres import driver as pquser
-    from oltplab.loadgen.messages import UserPlan
-    from oltplab.loadgen.vuser import Recorder, UserFailed
+    from oltplab.engines.common.loop import UserPlan
+    from oltplab.engines.common.recorder import Recorder, UserFailed
     from oltplab.workloads.tpcc.inputs import RunConstants
 
     dsn = pg.create_db("scripted")
@@ -282,8 +282,8 @@ def test_procedures_loop_hands_over_response_times_in_bulk(scratch_w1):
     import random
 
     from oltplab.engines.postgres import driver as pquser
-    from oltplab.loadgen.messages import UserPlan
-    from oltplab.loadgen.vuser import Recorder
+    from oltplab.engines.common.loop import UserPlan
+    from oltplab.engines.common.recorder import Recorder
     from oltplab.workloads.tpcc.inputs import draw_constants
     from oltplab.engines.postgres.tpcc.schema import schema_info
 

@@ -13,8 +13,8 @@ import pytest
 
 from oltplab import _native
 from oltplab.engines.postgres import driver as pquser
-from oltplab.loadgen.messages import UserPlan
-from oltplab.loadgen.vuser import Recorder, UserFailed
+from oltplab.engines.common.loop import UserPlan
+from oltplab.engines.common.recorder import Recorder, UserFailed
 from oltplab.workloads.tpcc.inputs import RunConstants
 
 from .test_driver import SCRIPTED_PROCEDURES

@@ -24,8 +24,8 @@ from oltplab.config import BuildSpec
 from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.metrics.histogram import decode
-from oltplab.loadgen.messages import UserPlan, WorkerPlan
-from oltplab.loadgen.vuser import Recorder, UserFailed
+from oltplab.engines.common.loop import UserPlan, WorkerPlan
+from oltplab.engines.common.recorder import Recorder, UserFailed
 from oltplab.workloads.tpcc.inputs import draw_constants
 from oltplab.engines.mariadb.tpcc import DIALECT
 

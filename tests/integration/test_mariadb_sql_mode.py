@@ -19,7 +19,7 @@ from oltplab.engines.mariadb.instance import find_binary
 from oltplab.engines.mariadb.tpcc import DIALECT
 from oltplab.engines.mariadb.tpcc import transactions as reference
 from oltplab.loadgen.manager import run_tpcc
-from oltplab.loadgen.messages import UserPlan, WorkerPlan
+from oltplab.engines.common.loop import UserPlan, WorkerPlan
 from oltplab.workloads.tpcc.inputs import RunConstants
 
 from .test_sql_mode import dealt, expected_counts, run_until_failed

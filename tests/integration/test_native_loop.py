@@ -14,8 +14,9 @@ from oltplab import _native
 from oltplab.engines.postgres import driver as pquser
 from oltplab.engines.postgres.tpcc.schema import schema_info
 from oltplab.metrics.histogram import decode
-from oltplab.loadgen.messages import UserPlan
-from oltplab.loadgen.vuser import FATAL_STATES, FLUSH_SQL, RETRYABLE_STATES, Recorder
+from oltplab.engines.common.loop import UserPlan
+from oltplab.engines.common.recorder import Recorder
+from oltplab.engines.postgres.states import FATAL_STATES, FLUSH_SQL, RETRYABLE_STATES
 from oltplab.workloads.tpcc.inputs import RunConstants, draw_constants, terminal
 
 S = 1_000_000_000

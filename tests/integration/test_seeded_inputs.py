@@ -16,8 +16,8 @@ from oltplab.engines.postgres import driver as pquser
 from oltplab.engines.postgres.tpcc.loader import build
 from oltplab.engines.postgres.tpcc.schema import schema_info
 from oltplab.loadgen.manager import run_tpcc
-from oltplab.loadgen.messages import UserPlan
-from oltplab.loadgen.vuser import Recorder
+from oltplab.engines.common.loop import UserPlan
+from oltplab.engines.common.recorder import Recorder
 from oltplab.workloads.tpcc.inputs import NOT_AN_ITEM, draw_constants, terminal
 from oltplab.workloads.tpcc.mix import DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT
 

@@ -235,7 +235,7 @@ def run_until_failed(make_users):
 
     import pytest
 
-    from oltplab.loadgen.vuser import Recorder, UserFailed
+    from oltplab.engines.common.recorder import Recorder, UserFailed
 
     async def go():
         users = make_users()
@@ -272,7 +272,7 @@ def test_sql_loop_retries_counts_errors_and_rollbacks_and_stops_on_a_lost_connec
     unused item's New-Orders are counted as rolled back, and the server ending the backend
     fails the users with its message on one line. Every other count is exactly what the
     Terminal drew."""
-    from oltplab.loadgen.messages import UserPlan
+    from oltplab.engines.common.loop import UserPlan
     from oltplab.workloads.tpcc.inputs import RunConstants
 
     kill = 200
@@ -340,7 +340,7 @@ def test_sql_loop_leaves_the_database_as_the_statement_by_statement_reference(pg
     """The pipelined C path and the asyncpg reference, run on the same inputs on two copies of
     one database, leave every table the same (the server's clock aside). A trigger ends the C
     path's backend at a chosen Payment, so both sides stop at the same transaction."""
-    from oltplab.loadgen.messages import UserPlan
+    from oltplab.engines.common.loop import UserPlan
     from oltplab.workloads.tpcc.inputs import RunConstants
 
     template = loaded_w1.split("?")[0].rsplit("/", 1)[1]
@@ -383,7 +383,7 @@ def test_sql_loop_delivery_looks_again_and_skips_an_empty_district(scratch_w1):
     """--mode sql's Delivery: a NEW_ORDER row whose DELETE finds it taken is looked for
     again, and a district without one is skipped (after its re-looks); every other district
     of every Delivery is delivered."""
-    from oltplab.loadgen.messages import UserPlan
+    from oltplab.engines.common.loop import UserPlan
     from oltplab.workloads.tpcc.inputs import RunConstants
 
     before = on_db(scratch_w1, lambda conn: conn.fetchval(DELIVERED))

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from oltplab.loadgen.messages import UserPlan
+from oltplab.engines.common.loop import UserPlan
 from oltplab.workloads.tpcc.inputs import (NOT_AN_ITEM, RunConstants, assign_terminals,
                                            dealt_warehouses, draw_constants, terminal)
 from oltplab.workloads.tpcc.mix import DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL

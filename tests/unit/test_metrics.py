@@ -119,7 +119,7 @@ def test_default_workers_leave_cpu_to_a_local_server():
 
 def test_recorder_bulk_histograms_match_direct_recording():
     from oltplab.metrics.histogram import new_histogram, summarize
-    from oltplab.loadgen.vuser import Recorder
+    from oltplab.engines.common.recorder import Recorder
     rec = Recorder(ramp_end_ns=1_000, measure_end_ns=10**15)
     direct = new_histogram()
     for i, us in enumerate([5, 5, 7, 1200, 0, 33_000, 7, 7]):

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from oltplab.loadgen.messages import UserPlan
+from oltplab.engines.common.loop import UserPlan
 from oltplab.workloads.tpcc import mix
 from oltplab.workloads.tpcc.inputs import RunConstants, terminal
 

@@ -26,6 +26,9 @@ from typing import Any, Protocol, runtime_checkable
 from ..config import BuildSpec, DbSpec, RunSpec
 from ..errors import DatabaseError, UsageError
 
+# The least --db-memory any engine accepts (PostgreSQL's shared_buffers, MariaDB's buffer pool).
+MIN_DB_MEMORY = 16 * 1024**2
+
 
 class Failure(enum.Enum):
     """How a driver treats a failed transaction."""

@@ -138,8 +138,13 @@ def _tree(pid: int) -> list:
 
 
 def _accepts(dsn: str) -> bool:
-    from ..engines.postgres import driver
-    return driver.accepts(dsn, "oltplab-inject")
+    return _driver(dsn).accepts(dsn, "oltplab-inject")
+
+
+def _driver(dsn: str):
+    """The driver module of the engine behind ``dsn``."""
+    from .. import engines
+    return engines.get(engines.engine_of_dsn(dsn)).driver
 
 
 def _wait_accepts(dsn: str, since: float, stop: threading.Event) -> float:
@@ -193,7 +198,7 @@ class KillBackend:
         self.dsn, self.app = target.dsn, application_name
 
     def fire(self, rec: dict, stop: threading.Event) -> None:
-        from ..engines.postgres import driver
+        driver = _driver(self.dsn)
         pid, watch = driver.backend_pid(self.dsn, self.app, "oltplab-inject")
         try:
             if pid is None:

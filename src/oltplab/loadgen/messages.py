@@ -9,34 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..metrics.summary import TypeCounts
-from ..workloads.tpcc.inputs import RunConstants
-
-
-@dataclass(frozen=True)
-class UserPlan:
-    """One virtual user: where it works and the seed of its own random generator."""
-
-    index: int
-    w_id: int
-    stock_d_id: int
-    warehouses: tuple[int, ...]
-    seed: int
-
-
-@dataclass(frozen=True)
-class WorkerPlan:
-    worker: int
-    dsn: str
-    mode: str  # 'procedures' | 'sql'
-    users: tuple[UserPlan, ...]
-    w_max: int
-    constants: RunConstants
-    keying_thinking: bool = False
-    connect_timeout: float = 30.0
-    application_name: str = "oltplab"
-    flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
-    resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
-    engine: str = "postgres"  # whose driver runs the users (engines.get(engine).driver)
 
 
 @dataclass(frozen=True)

@@ -33,14 +33,13 @@ from multiprocessing.connection import wait as wait_ready
 
 from ..config import RunSpec
 from ..engines.base import SnapshotFailed, counters_delta
-from ..workloads.tpcc import rigor
+from ..engines.common.loop import UserPlan, WorkerPlan
 from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
-from ..workloads.tpcc import mix
+from ..workloads.tpcc import mix, rigor
 from ..workloads.tpcc.inputs import RunConstants, assign_terminals
 from . import worker
-from .messages import (Connected, Failed, Final, Flushed, Progress, Start, Stop, UserPlan,
-                       WorkerPlan)
+from .messages import Connected, Failed, Final, Flushed, Progress, Start, Stop
 
 CONNECT_TIMEOUT_S = 30.0
 SPAWN_TIMEOUT_S = 30.0

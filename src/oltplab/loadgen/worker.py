@@ -19,12 +19,12 @@ import signal
 import sys
 import time
 import warnings
-
 from multiprocessing.connection import Connection
 
 from .. import engines
-from .messages import Connected, Failed, Final, Flushed, Progress, Start, WorkerPlan
-from .vuser import Recorder, UserFailed
+from ..engines.common.loop import WorkerPlan
+from ..engines.common.recorder import Recorder, UserFailed
+from .messages import Connected, Failed, Final, Flushed, Progress, Start
 
 PROGRESS_INTERVAL_S = 1.0
 GRACE_S = 5.0  # how long transactions in flight at the end of the window may take to finish

@@ -34,13 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .. import engines
 from ..config import DbSpec, RunSpec, format_size
-from ..engines.postgres.settings import MIN_DB_MEMORY
+from ..engines.base import MIN_DB_MEMORY
 from ..errors import DatabaseError, OltplabError, UsageError
 from ..results.store import atomic_write
 from ..runs.lifecycle import TpccProgress, new_record, recording, spec_dict
 from .backup import BackupSpec, remove_tree
 
+ENGINE = "postgres"  # neighbours run managed PostgreSQL servers
 TEMPLATE = "template"
 TEMPLATE_FILE = "template.json"
 INSTANCES_DIR = "instances"  # the instances' own run folders, inside the neighbours run's
@@ -160,9 +162,8 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
     """The template with the schema (built when missing or of another size), copied into each
     instance's data directory; what was done, for the record."""
     from ..config import BuildSpec
-    from ..engines.postgres.session import database
-    from ..engines.postgres.tpcc.loader import build
 
+    engine = engines.get(ENGINE)
     root = Path(os.path.abspath(spec.root))
     template = root / TEMPLATE
     marker = root / TEMPLATE_FILE
@@ -176,9 +177,9 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
         t0 = time.monotonic()
         bspec = BuildSpec(warehouses=spec.warehouses, build_users=min(4, os.cpu_count() or 1),
                           seed=spec.seed)
-        with database(spec.db(template, spec.port), need_connections=bspec.build_users + 10) \
-                as target:
-            build(target.dsn, bspec)
+        with engine.database(spec.db(template, spec.port),
+                             need_connections=bspec.build_users + 10) as target:
+            engine.dialect.build(target.dsn, bspec)
         atomic_write(marker, json.dumps({"warehouses": spec.warehouses}) + "\n")
         out.update(built=True, build_seconds=round(time.monotonic() - t0, 3))
     else:
@@ -202,8 +203,7 @@ def _template_warehouses(marker: Path, template: Path) -> int | None:
 
 
 def _refuse_running(datadir: Path) -> None:
-    from ..engines.postgres.instance import PostgresInstance
-    if PostgresInstance(DbSpec(datadir=datadir)).is_running():
+    if engines.get(ENGINE).instance(DbSpec(datadir=datadir)).is_running():
         raise UsageError(f"{datadir} has a running server; stop it first "
                          f"(oltplab db stop --datadir {datadir})")
 
@@ -454,9 +454,8 @@ def averages(entries: list[dict]) -> dict:
 def start_all(mems: list[Member], entries: list[dict], users: int, save) -> None:
     """Start every server (one after the other, so that a failure stops the run before any
     workload begins); a failure is entered in its instance's entry and raised."""
-    from ..engines.postgres.instance import PostgresInstance
     for m, entry in zip(mems, entries):
-        inst = PostgresInstance(m.db)
+        inst = engines.get(ENGINE).instance(m.db)
         try:
             inst.start(need_connections=max(users + 21, 100))  # 100: what a backup asks
             inst.ensure_database(m.db.dbname)
@@ -470,11 +469,10 @@ def start_all(mems: list[Member], entries: list[dict], users: int, save) -> None
 
 def stop_servers(mems: list[Member]) -> list[str]:
     """Stop every instance's server that runs; the errors of those that would not stop."""
-    from ..engines.postgres.instance import PostgresInstance
     errors = []
     for m in mems:
         try:
-            PostgresInstance(m.db).stop()
+            engines.get(ENGINE).instance(m.db).stop()
         except OltplabError as e:
             errors.append(f"{m.name}: {e}")
     return errors
@@ -523,10 +521,8 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
 
 
 def _check_binaries(spec: NeighboursSpec) -> None:
-    from ..engines.postgres.instance import default_bin_dir
-    from ..engines.postgres.backup import require_tool
-    bin_dir = Path(os.path.abspath(spec.pg_bin)) if spec.pg_bin else default_bin_dir()
     if spec.backup:
-        require_tool(bin_dir, "pg_basebackup")
+        engines.get(ENGINE).backup.check(BackupSpec(method="basebackup", restore=False),
+                                         spec.db(Path(spec.root), spec.port))
     if shutil.which("cp") is None:
         raise UsageError("the cp program is missing (coreutils)")

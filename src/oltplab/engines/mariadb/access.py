@@ -1,6 +1,6 @@
 """Who may connect to a managed MariaDB: the same rules as the managed PostgreSQL.
 
-- The unix socket (``mysqld.sock``) lives in the private socket directory of the PostgreSQL
+- The unix socket (``mysqld.sock``) lives in the private socket directory of the common
   rules (``<datadir>.sock``, mode 0700, owned by the server's OS user, or a hashed directory
   under /tmp when the path is too long): that directory is the gate, and ``root@localhost``
   needs no password there.
@@ -24,7 +24,7 @@ import stat
 from pathlib import Path
 
 from ...errors import UsageError
-from ..postgres.access import socket_dir  # noqa: F401  (the same directory rule)
+from ..common.access import socket_dir  # noqa: F401  (the same directory rule)
 
 SOCKET_FILE = "mysqld.sock"
 TCP_USER = "oltplab"

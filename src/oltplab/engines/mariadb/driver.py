@@ -28,9 +28,9 @@ from typing import Callable
 
 from ... import _native
 from ...errors import UsageError
-from ...loadgen.users import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
-from ...loadgen.messages import UserPlan, WorkerPlan
-from ...loadgen.vuser import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
+from ..common.loop import (LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, UserPlan, WorkerPlan,
+                           reconnect_until)
+from ..common.recorder import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
 from . import client
 
 # A lost session: the client's own errors (client.CONNECTION_ERRORS), and the server's word

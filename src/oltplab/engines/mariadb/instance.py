@@ -25,7 +25,7 @@ import psutil
 
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
-from ..postgres.access import make_private_dir, tcp_in_use
+from ..common.access import make_private_dir, tcp_in_use
 from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
                              pid_alive, user_of_uid)
 from . import access, client

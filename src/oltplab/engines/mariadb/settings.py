@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ...errors import UsageError
-from ..postgres.settings import MIN_DB_MEMORY
+from ..base import MIN_DB_MEMORY
 
 _KiB, _MiB, _GiB = 1024, 1024**2, 1024**3
 

@@ -16,21 +16,17 @@ names that file (``passfile=``) and never holds the password itself.
 from __future__ import annotations
 
 import base64
-import errno
 import hashlib
 import hmac
 import os
 import secrets
-import socket
 import stat
 import tempfile
 from pathlib import Path
 
 from ...errors import UsageError
+from ..common.access import client_host, listen_hosts, make_private_dir, socket_dir, tcp_in_use
 
-SOCKET_PATH_MAX = 107  # sizeof(sockaddr_un.sun_path) - 1 on Linux
-SOCKET_FILE = ".s.PGSQL.65535"  # the longest name a port gives
-FALLBACK_ROOT = "/tmp"
 SCRAM_ITERATIONS = 4096
 
 HBA_TEXT = """\
@@ -44,39 +40,8 @@ host    replication  all   all           scram-sha-256
 """
 
 
-def socket_dir(datadir: Path) -> Path:
-    """The private socket directory of the cluster in ``datadir`` (an absolute path)."""
-    beside = Path(f"{datadir}.sock")
-    if len(f"{beside}/{SOCKET_FILE}".encode()) <= SOCKET_PATH_MAX:
-        return beside
-    digest = hashlib.sha256(str(datadir).encode()).hexdigest()[:16]
-    return Path(FALLBACK_ROOT) / f"oltplab-{digest}"
-
-
 def password_file(datadir: Path) -> Path:
     return Path(f"{datadir}.pgpass")
-
-
-def make_private_dir(path: Path, uid: int, gid: int) -> None:
-    """Create ``path`` with mode 0700 owned by ``uid``, or accept it when it already is such a
-    directory; refuse a symlink, a file, or a directory that someone else owns."""
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except OSError as e:
-        raise UsageError(f"cannot create the socket directory {path}: {e.strerror or e}") from e
-    else:
-        if os.geteuid() == 0 and uid != 0:
-            os.chown(path, uid, gid)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"the socket directory {path} exists and is not a directory; remove it")
-    if st.st_uid != uid:
-        raise UsageError(f"the socket directory {path} is owned by uid {st.st_uid}, not by the "
-                         f"server's user (uid {uid}); remove it")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(path, 0o700)
 
 
 def ensure_password(path: Path, uid: int, gid: int) -> str:
@@ -123,36 +88,3 @@ def scram_verifier(password: str, salt: bytes | None = None,
     stored_key = hashlib.sha256(client_key).digest()
     b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
     return f"SCRAM-SHA-256${iterations}:{b64(salt)}${b64(stored_key)}:{b64(server_key)}"
-
-
-def listen_hosts(listen: str) -> list[str]:
-    """The entries of a listen_addresses value ('' = no TCP)."""
-    return [h.strip() for h in listen.split(",") if h.strip()]
-
-
-def client_host(listen: str) -> str | None:
-    """An address a local TCP client reaches the server on, or None without TCP."""
-    hosts = listen_hosts(listen)
-    if not hosts:
-        return None
-    first = hosts[0]
-    return {"*": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(first, first)
-
-
-def tcp_in_use(port: int, listen: str) -> str | None:
-    """The first listen address on which something already listens on ``port``, else None."""
-    for host in listen_hosts(listen):
-        try:
-            infos = socket.getaddrinfo(None if host == "*" else host, port,
-                                       type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        except socket.gaierror as e:
-            raise UsageError(f"--listen {listen}: cannot resolve {host!r} ({e.strerror})") from e
-        for family, kind, proto, _, addr in infos:
-            with socket.socket(family, kind, proto) as s:
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    s.bind(addr)
-                except OSError as e:
-                    if e.errno in (errno.EADDRINUSE, errno.EACCES):
-                        return host
-    return None

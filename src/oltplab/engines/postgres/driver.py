@@ -23,12 +23,10 @@ from typing import Callable
 from psycopg import pq
 
 from ... import _native
-from ...loadgen.users import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, reconnect_until
-from ...loadgen.messages import WorkerPlan
-from ...loadgen.vuser import (FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS,
-                              MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, RETRYABLE_STATES, Recorder,
-                              UserFailed)
 from ...workloads.tpcc.inputs import RunConstants
+from ..common.loop import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, WorkerPlan, reconnect_until
+from ..common.recorder import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
+from .states import FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS, RETRYABLE_STATES
 from .tpcc.transactions import MODULES, statement_text
 
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)

@@ -16,9 +16,9 @@ import asyncpg
 
 from ...config import RunSpec
 from ...errors import DatabaseError, SchemaError
-from ...loadgen.vuser import FLUSH_SQL
 from ..base import SnapshotFailed, check_room, retry_snapshot
 from . import counters
+from .states import FLUSH_SQL
 from .tpcc.schema import FUNCTIONS as PROCEDURES
 from .tpcc.transactions import new_order
 

@@ -6,8 +6,7 @@ Pure but for ``read_settings``, which asks an open connection.
 from __future__ import annotations
 
 from ...errors import UsageError
-
-MIN_DB_MEMORY = 16 * 1024**2
+from ..base import MIN_DB_MEMORY
 
 _KiB, _MiB, _GiB = 1024, 1024**2, 1024**3
 

@@ -8,8 +8,8 @@ libpq's through psycopg (the driver). ``DIALECT`` is this package behind the eng
 
 from __future__ import annotations
 
-from ....loadgen.vuser import FATAL_STATES, RETRYABLE_STATES
 from ...base import DialectParts, Failure
+from ..states import FATAL_STATES, RETRYABLE_STATES
 
 #: SQLSTATEs of a session the server ends (shutdown, crash, restart): the users reconnect.
 CONNECTION_STATES = frozenset(s for s in FATAL_STATES if s.startswith("57P"))

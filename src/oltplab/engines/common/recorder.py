@@ -34,25 +34,14 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 
-from ..metrics.histogram import HIGHEST_US, encode, new_histogram
-from ..workloads.tpcc.rigor import add_inputs, zero_inputs
-from ..metrics.summary import TypeCounts
-from ..workloads.tpcc import mix
+from ...metrics.histogram import HIGHEST_US, encode, new_histogram
+from ...metrics.summary import TypeCounts
+from ...workloads.tpcc import mix
+from ...workloads.tpcc.rigor import add_inputs, zero_inputs
 
-RETRYABLE_STATES = ("40001", "40P01")  # serialization failures and deadlocks
 MAX_RETRIES = 100  # per transaction
 BULK_SAMPLES = 1 << 20  # response times held per type before they enter the histogram
 MAX_CONSECUTIVE_ERRORS = 100  # then the user gives up: something is broken, not contended
-# the server shutting down or restarting, the database gone (and class 08, connection errors)
-FATAL_STATES = ("57P01", "57P02", "57P03", "57P04", "3D000")
-# Reading a table makes the backend hold pending table statistics, without which PostgreSQL
-# publishes nothing, not even this statement's own transaction: with it, the flush always
-# publishes everything, itself included (exactly one transaction).
-FLUSH_SQL = "SELECT pg_stat_force_next_flush() FROM warehouse LIMIT 1"
-# PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s), with a margin for the difference between the
-# server's timestamps and the client's
-IDLE_PUBLISHED_AFTER_NS = 10_500_000_000
-
 
 class UserFailed(Exception):
     """The user cannot go on (lost connection, or every transaction fails)."""

@@ -1,7 +1,7 @@
 """The Python side of a worker's C loop, whatever the database: ``LoopUsers``.
 
 ``_native.ProcLoop`` (libpq) and ``_native.MariaDBLoop`` (libmariadb) run every user of a
-worker on one thread without the GIL, by the rules runner/vuser.py describes. Python steps in
+worker on one thread without the GIL, by the rules engines/common/recorder.py describes. Python steps in
 only at their events: once all users have crossed the ramp-up boundary, when response times
 are due to enter the histograms, at the end, on a failure, or to stop early.
 
@@ -21,15 +21,43 @@ import threading
 import time
 from array import array
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable
 
-from .. import _native
-from ..workloads.tpcc.inputs import RunConstants, terminal
-from .vuser import Recorder, UserFailed
+from ... import _native
+from ...workloads.tpcc.inputs import RunConstants, terminal
+from .recorder import Recorder, UserFailed
 
 RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
 RECONNECT_THREADS = 4
 LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
+
+
+@dataclass(frozen=True)
+class UserPlan:
+    """One virtual user: where it works and the seed of its own random generator."""
+
+    index: int
+    w_id: int
+    stock_d_id: int
+    warehouses: tuple[int, ...]
+    seed: int
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    worker: int
+    dsn: str
+    mode: str  # 'procedures' | 'sql'
+    users: tuple[UserPlan, ...]
+    w_max: int
+    constants: RunConstants
+    keying_thinking: bool = False
+    connect_timeout: float = 30.0
+    application_name: str = "oltplab"
+    flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
+    resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
+    engine: str = "postgres"  # whose driver runs the users (engines.get(engine).driver)
 
 
 def reconnect_until(open_one: Callable[[], object], timeout: float = RECONNECT_TIMEOUT_S,
