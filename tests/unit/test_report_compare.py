@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from oltplab.report.build import build_report, default_out_dir
+from oltplab import kinds
 from oltplab.report.compare import compare, headlines, spread_table, unstable
+
+TPCC, FIO = kinds.get("tpcc").metrics, kinds.get("fio").metrics
 from oltplab.report.runs import group_key
 
 from .test_report_fixtures import NOPM, fio_record, groups_of, tpcc_record
@@ -32,18 +35,18 @@ def test_repeats_are_grouped_by_label_and_workload():
 
 def test_ratio_without_repeats_makes_no_noise_claim():
     _, groups = groups_of(tpcc_record("A", run_id="a"), tpcc_record("B", run_id="b", factor=2.3))
-    comps = compare(groups, "tpcc")
+    comps = compare(groups, TPCC)
     nopm = {c.key: c for c in comps if c.metric == "NOPM"}
     assert set(nopm) == {1, 2, 4, 8}
     assert nopm[8].ratio == pytest.approx(round(NOPM[8] * 2.3) / NOPM[8])
     assert nopm[8].verdict == "noise unknown"
     assert nopm[8].sentence().startswith("NOPM at 8 users: B 2.30x A (noise unknown")
-    assert headlines(comps, "tpcc") == [nopm[8].sentence()]  # best and highest: 8 users
+    assert headlines(comps, "best-and-top") == [nopm[8].sentence()]  # best and highest: 8 users
 
 
 def test_repeats_on_both_sides_use_welch():
     _, groups = groups_of(*repeats("A", (1.0, 1.03, 0.97)), *repeats("B", (2.0, 2.06, 1.94)))
-    nopm = {c.key: c for c in compare(groups, "tpcc") if c.metric == "NOPM"}
+    nopm = {c.key: c for c in compare(groups, TPCC) if c.metric == "NOPM"}
     c = nopm[4]
     assert c.base_values == (3400, 3502, 3298)
     assert c.ratio == pytest.approx(2.0)
@@ -52,7 +55,7 @@ def test_repeats_on_both_sides_use_welch():
 
 def test_overlapping_repeats_are_within_noise():
     _, groups = groups_of(*repeats("A", (1.0, 1.05, 0.95)), *repeats("C", (1.02, 0.97)))
-    nopm = {c.key: c for c in compare(groups, "tpcc") if c.metric == "NOPM"}
+    nopm = {c.key: c for c in compare(groups, TPCC) if c.metric == "NOPM"}
     assert nopm[8].verdict == "within noise"
     assert nopm[8].ratio == pytest.approx((5100 + 4850) / 2 / 5000)
 
@@ -60,14 +63,14 @@ def test_overlapping_repeats_are_within_noise():
 def test_one_side_repeated_is_set_against_its_range():
     _, groups = groups_of(*repeats("A", (1.0, 1.1, 0.9)), tpcc_record("D", run_id="d",
                                                                       factor=1.5))
-    nopm = {c.key: c for c in compare(groups, "tpcc") if c.metric == "NOPM"}
+    nopm = {c.key: c for c in compare(groups, TPCC) if c.metric == "NOPM"}
     assert nopm[1].verdict == "larger than noise"  # 500 > range 200
     assert "range of 3 repeats" in nopm[1].test
 
 
 def test_spread_of_repeats():
     _, groups = groups_of(*repeats("A", (1.0, 1.1, 0.9)))
-    t = spread_table(groups, "tpcc")
+    t = spread_table(groups, TPCC)
     row = next(r for r in t.rows if r[0] == "NOPM" and r[1] == "1 user")
     assert row[3:9] == (3, 1000, pytest.approx(100.0), pytest.approx(10.0), 900, 1100)
     assert row[9] == pytest.approx(4.302653 * 100 / 3 ** 0.5, rel=1e-5)  # t(0.975, 2) = 4.3027
@@ -75,16 +78,16 @@ def test_spread_of_repeats():
 
 def test_unstable_repeats_are_named_above_five_percent_cv():
     _, groups = groups_of(*repeats("A", (1.0, 1.1, 0.9)))
-    lines = unstable(groups, "tpcc")
+    lines = unstable(groups, TPCC)
     assert any(line.startswith("unstable: NOPM at 1 user of A varies by 10.0%") for line in lines)
     _, steady = groups_of(*repeats("B", (1.0, 1.01, 0.99)))
-    assert unstable(steady, "tpcc") == []
+    assert unstable(steady, TPCC) == []
 
 
 def test_fio_comparison_per_profile():
     _, groups = groups_of(fio_record("ssd", run_id="s"), fio_record("nvme", run_id="n",
                                                                     factor=3))
-    comps = compare(groups, "fio")
+    comps = compare(groups, FIO)
     iops = [c for c in comps if c.metric == "IOPS"]
     assert [c.at for c in iops][:2] == ["4k-randrw-70", "8k-randrw-70"]
     assert all(c.ratio == pytest.approx(3.0) for c in iops)

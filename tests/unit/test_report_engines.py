@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from oltplab.report.build import build_report
 from oltplab.report.runs import engine_of
+from oltplab.results.store import upgrade
 
 from .test_report_fixtures import fio_record, timeline_dict, tpcc_record, write_run
 
@@ -33,7 +34,8 @@ def test_engine_comes_from_the_record_then_its_config_then_its_database():
     assert engine_of(tpcc_record("old")) == "postgres"  # database.engine "postgresql"
     older = tpcc_record("older")
     del older["database"]
-    assert engine_of(older) == "postgres"  # runs of database kinds before the engine field
+    assert engine_of(older) is None  # a record of version 2 is upgraded when it is loaded
+    assert engine_of(upgrade({**older, "schema_version": 2})) == "postgres"
     assert engine_of(fio_record()) is None
 
 

@@ -73,5 +73,18 @@ def test_fio_job_list_of_version_1_no_longer_collides_with_the_plan_label(tmp_pa
     data.update(schema_version=1, plan=["4k-randread", "4k-randwrite"])
     (rec.path / "run.json").write_text(json.dumps(data))
     (run,) = list_runs(tmp_path)
-    assert run["schema_version"] == SCHEMA_VERSION == 2
+    assert run["schema_version"] == SCHEMA_VERSION == 3
     assert run["jobs"] == ["4k-randread", "4k-randwrite"] and "plan" not in run
+
+
+def test_version_2_records_of_database_kinds_name_their_engine(tmp_path):
+    for kind, name in (("tpcc", "t"), ("backup", "b"), ("fio", "f")):
+        rec = RunRecord.create(tmp_path, kind, name)
+        data = json.loads((rec.path / "run.json").read_text())
+        data.pop("engine", None)
+        data.update(schema_version=2)
+        (rec.path / "run.json").write_text(json.dumps(data))
+    runs = {r["kind"]: r for r in list_runs(tmp_path)}
+    assert runs["tpcc"]["engine"] == runs["backup"]["engine"] == "postgres"
+    assert "engine" not in runs["fio"]
+    assert {r["schema_version"] for r in runs.values()} == {SCHEMA_VERSION}

@@ -79,3 +79,27 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
 
 # ---- quickstart
 
+
+def show_run(data: dict) -> None:
+    """``results show`` of a backup run: its cycles."""
+    from .ui import cycles_table, out
+    out.print(cycles_table(data))
+
+
+def plan_lines(spec):
+    """A plan's backup step's live line and a line per cycle: ``run_backup``'s progress and
+    per-cycle callbacks."""
+    from .ui import LiveLine
+    line = LiveLine(every=5)
+    cycles = spec.cycles
+
+    def progress(cycle: int, phase: str, nbytes: int, seconds: float) -> None:
+        line.show(f"cycle {cycle}/{cycles}  {phase:<8} {nbytes / 1e6:10,.1f} MB  "
+                  f"{seconds:6.0f} s")
+
+    def on_cycle(c: dict) -> None:
+        r = c.get("restore")
+        line.done(f"cycle {c['cycle']}: backup {c['backup']['seconds']:.1f} s"
+                  + (f", restore {r['seconds']:.1f} s, check "
+                     f"{'ok' if r['check_ok'] else 'FAILED'}" if r else ""))
+    return progress, on_cycle

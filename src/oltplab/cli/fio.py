@@ -149,3 +149,14 @@ def steps_table(run: dict):
     t.caption = "latencies in ms, pooled over all jobs; ss: steady state attained" + (
         "; * interrupted" if any(s.get("partial") for s in run.get("steps", [])) else "")
     return t
+
+
+def show_run(data: dict) -> None:
+    """``results show`` of a fio run: its profiles' table."""
+    from .ui import out
+    out.print(steps_table(data))
+
+
+def plan_lines(spec) -> _FioLines:
+    """The live lines of a plan's fio step."""
+    return _FioLines()

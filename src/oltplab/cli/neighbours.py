@@ -126,3 +126,15 @@ def print_neighbours(run: dict) -> None:
     if avg.get("instances"):
         click.echo(f"average per workload instance ({avg['instances']}): "
                    f"TPM {fmt_int(avg.get('tpm'))}  NOPM {fmt_int(avg.get('nopm'))}")
+
+
+def show_run(data: dict) -> None:
+    """``results show`` of a neighbours run: its instances, then its error if any."""
+    print_neighbours(data)
+    if data.get("error"):
+        click.echo(f"error: {data['error']}")
+
+
+def plan_lines(spec) -> NeighboursLines:
+    """The live lines of a plan's neighbours step."""
+    return NeighboursLines(spec)

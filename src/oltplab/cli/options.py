@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable
 
@@ -35,37 +34,11 @@ def repeat_option(f: Callable) -> Callable:
 
 def print_repeats(runs: list[dict]) -> None:
     """After a group of repeats: each figure's mean, 95% CI and CV, then the unstable ones."""
+    from .. import kinds
     from ..report.compare import repeat_lines
-    lines = repeat_lines(runs)
+    kind = kinds.find(runs[0].get("kind")) if runs else None
+    lines = repeat_lines(runs, kind.metrics if kind is not None else ())
     if lines:
         click.echo(f"{len(runs)} repeats, group {runs[0]['group']['id']}:")
     for line in lines:
         click.echo(("warning: " if line.startswith("unstable:") else "  ") + line)
-
-
-def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = None,
-                 engine: str | None = None):
-    """A telemetry sampler for a run's timeline (not started), or None when turned off;
-    ``dsn`` adds ``engine``'s database counters."""
-    if not interval:
-        return None
-    from ..telemetry.sampler import Sampler
-    return Sampler(interval, paths=paths, db_dsn=dsn, power=power, db_engine=engine)
-
-
-def save_timeline(sampler, record) -> None:
-    """timeline.json beside run.json, and each step's derived telemetry figures."""
-    if sampler is None or not sampler.started:
-        return
-    from ..results.store import atomic_write
-    from ..telemetry.derive import derive_steps
-    timeline = sampler.stop()
-    data = timeline.to_dict()
-    atomic_write(record.path / "timeline.json", json.dumps(data) + "\n")
-    steps = record.data["steps"]
-    for figures in derive_steps(timeline, steps):
-        k = figures.get("step")
-        if isinstance(k, int) and 0 <= k < len(steps):
-            steps[k]["telemetry"] = figures
-    record.data["telemetry"] = {"file": "timeline.json", "interval_s": timeline.interval_s,
-                                "power": data.get("power")}

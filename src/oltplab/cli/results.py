@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from .. import kinds
+from ..runs.kind import resolve
 from .options import DEFAULT_RESULTS
 
 
@@ -24,6 +26,9 @@ def results_list(results_dir, as_json):
     from ..results.store import list_runs
     from .ui import out, runs_table
     runs = list_runs(results_dir)
+    for r in runs:
+        kind = kinds.find(r.get("kind"))
+        r["_headline"] = kind.headline(r) if kind is not None else "-"
     if as_json:
         click.echo(json.dumps([{k: r.get(k) for k in ("id", "kind", "name", "status", "started_at")}
                                for r in runs], indent=2))
@@ -46,35 +51,16 @@ def results_show(run, results_dir, as_json):
         data = {k: v for k, v in data.items() if not k.startswith("_")}
         click.echo(json.dumps(data, indent=2, default=str))
         return
-    if data.get("kind") == "backup":
-        from .ui import cycles_table, out
-        out.print(cycles_table(data))
-        click.echo(f"folder: {data.get('_path')}")
-        return
-    if data.get("kind") == "neighbours":
-        from .neighbours import print_neighbours
-        print_neighbours(data)
+    kind = kinds.find(data.get("kind"))
+    show = resolve(kind.show) if kind is not None else None
+    if show is not None:
+        show(data)
+    else:
+        from ..report.runs import prepare
+        from .ui import print_tables
+        print_tables(kind.tables(prepare(data)) if kind is not None else [])
         if data.get("error"):
             click.echo(f"error: {data['error']}")
-        click.echo(f"folder: {data.get('_path')}")
-        return
-    if data.get("kind") == "fio":
-        from .fio import steps_table as fio_table
-        from .ui import out
-        out.print(fio_table(data))
-        click.echo(f"folder: {data.get('_path')}")
-        return
-    from .tpcc import _print_steps
-    _print_steps(data)
-    db = data.get("database", {})
-    click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
-    if data.get("constants"):
-        click.echo("C constants: " + ", ".join(f"{k}={v}" for k, v in data["constants"].items()))
-    if data.get("check"):
-        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
-        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
-    if data.get("error"):
-        click.echo(f"error: {data['error']}")
     click.echo(f"folder: {data.get('_path')}")
 
 

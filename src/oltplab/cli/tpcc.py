@@ -238,3 +238,20 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
     raise_for_status(run)
 
 
+def show_run(data: dict) -> None:
+    """``results show`` of a tpcc run: its steps, then the database, constants and checks."""
+    _print_steps(data)
+    db = data.get("database", {})
+    click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
+    if data.get("constants"):
+        click.echo("C constants: " + ", ".join(f"{k}={v}" for k, v in data["constants"].items()))
+    if data.get("check"):
+        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
+        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
+    if data.get("error"):
+        click.echo(f"error: {data['error']}")
+
+
+def plan_lines(spec: RunSpec) -> TpccLines:
+    """The live lines of a plan's tpcc step."""
+    return TpccLines(len(spec.users), bool(spec.users_auto))

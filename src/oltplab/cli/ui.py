@@ -139,13 +139,13 @@ def _event_line(e: dict[str, Any]) -> str:
 
 
 def runs_table(runs: list[dict[str, Any]]) -> Table:
+    """Saved runs, a row each, with the headline figures their kind gives (``_headline``)."""
     t = Table(title="runs", title_justify="left")
-    from ..report.headline import headline
     for col in ("run", "kind", "status", "steps", "headline"):
         t.add_column(col, justify="right" if col == "steps" else "left")
     for r in runs:
         t.add_row(r.get("id", "?"), r.get("kind", "?"), r.get("status", "?"),
-                  str(len(r.get("steps", []))), headline(r))
+                  str(len(r.get("steps", []))), r.get("_headline", "-"))
     return t
 
 
@@ -163,3 +163,14 @@ def cycles_table(run: dict[str, Any]) -> Table:
                   fmt_ms(b.get("mb_per_s")), fmt_ms(r.get("seconds")), fmt_ms(r.get("mb_per_s")),
                   check)
     return t
+
+
+def print_tables(tables) -> None:
+    """Report tables (report.model.Table) as the terminal shows them."""
+    for table in tables:
+        t = Table(title=table.title, title_justify="left")
+        for col in table.columns:
+            t.add_column(str(col))
+        for row in table.rows:
+            t.add_row(*("-" if v is None else str(v) for v in row))
+        out.print(t)

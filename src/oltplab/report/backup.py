@@ -3,7 +3,7 @@ table, and the backup and restore phases shaded on the telemetry charts over tim
 
 from __future__ import annotations
 
-from .charts import bar_chart, entries
+from .charts import bar_chart, entries, fmt
 from .model import Band, Chart, Table
 from .runs import Group, RunData
 
@@ -65,3 +65,20 @@ def phase_bands(run: RunData, divisor: float) -> tuple[Band, ...]:
                             x1=(m["t_ns"] - tl.t0_ns) / 1e9 / divisor,
                             label=f"{who}{phase} {m.get('cycle', '')}".strip()))
     return tuple(out)
+
+
+def headline(run: dict) -> str:
+    """"2 cycles; backup 412 MB/s; restore 180 MB/s; checks ok" (the mean rates)."""
+    cycles = run.get("cycles") or []
+    if not cycles:
+        return "-"
+    parts = [f"{len(cycles)} cycle{'' if len(cycles) == 1 else 's'}"]
+    for phase in PHASES:
+        rates = [c[phase]["mb_per_s"] for c in cycles
+                 if isinstance(c.get(phase), dict) and c[phase].get("mb_per_s") is not None]
+        if rates:
+            parts.append(f"{phase} {fmt(sum(rates) / len(rates))} MB/s")
+    checked = [c["restore"].get("check_ok") for c in cycles if isinstance(c.get("restore"), dict)]
+    if checked:
+        parts.append("checks ok" if all(checked) else "checks FAILED")
+    return "; ".join(parts)

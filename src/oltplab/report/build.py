@@ -17,7 +17,7 @@ from typing import Callable
 
 from .. import __version__
 from ..errors import UsageError
-from . import backup, compare, fio, neighbours, tpcc
+from . import compare
 from .model import Chart, Report, Section, Table
 from .events import events_chart, events_table
 from .output import write_file
@@ -26,8 +26,8 @@ from .tables import run_tables
 from .timeline import timeline_charts
 
 REPORT_FILE = "report.html"
-CAVEAT = ("TPC-C-derived workload: TPM and NOPM follow HammerDB's server-side method; the "
-          "results are not comparable with audited TPC-C results.")
+NO_TIMELINE = ("Host telemetry over time (disk IOPS, MB/s, latency, CPU, power): no data (the "
+               "run folder has no timeline.json).")
 Progress = Callable[[int, int, str], None]
 
 
@@ -51,27 +51,21 @@ def default_out_dir(records: list[dict], base: Path = Path("reports")) -> Path:
 
 
 def _run_sections(run: RunData, suffix: str, title: str) -> Section:
-    charts: list[Chart] = []
-    if run.kind == "fio":
-        charts.append(fio.iops_time_chart(run, suffix))
+    from .. import kinds
+    kind = kinds.find(run.kind)
+    charts: list[Chart] = list(kind.run_charts(run, suffix)) if kind is not None else []
     if (faults := events_chart(run, suffix)) is not None:
         charts.append(faults)
-    if run.timeline is not None or run.kind == "tpcc":
+    always = kind is not None and kind.timeline
+    if run.timeline is not None or always:
         charts += timeline_charts(run, suffix)
     notes = []
-    if run.kind == "fio" and run.timeline is None:
-        notes.append("Host telemetry over time (disk IOPS, MB/s, latency, CPU, power): no "
-                     "data (the run folder has no timeline.json).")
+    if run.timeline is None and not always:
+        notes.append(NO_TIMELINE)
     notes += [f"Problem: {p}" for p in run.problems]
     tables = [t for t in (events_table(run),) if t is not None] + run_tables(run)
     return Section(title=title, charts=tuple(charts), tables=tuple(tables),
                    notes=tuple(notes))
-
-
-def _kind_charts(kind: str, groups: list[Group]) -> list[Chart]:
-    kinds = {"tpcc": tpcc.charts, "fio": fio.charts, "backup": backup.charts,
-             "neighbours": neighbours.charts}
-    return kinds[kind](groups) if kind in kinds else []
 
 
 def _runs_table(groups: list[Group]) -> Table:
@@ -112,6 +106,7 @@ def build_report(records: list[dict], sections: list[Section] = ()) -> Report:
     say) come after the runs table."""
     if not records:
         raise UsageError("no run to report")
+    from .. import kinds as registry
     runs = [prepare(r) for r in records]
     groups = label_runs(runs)
     kinds = list(dict.fromkeys(r.kind for r in runs))
@@ -119,41 +114,40 @@ def build_report(records: list[dict], sections: list[Section] = ()) -> Report:
     title = (f"oltplab report: {runs[0].label}" if single else
              "oltplab comparison: " + " vs ".join(g.label for g in groups))
     report = Report(title=title, subtitle=_subtitle(runs))
-    if "tpcc" in kinds:
-        report.notes.append(CAVEAT)
+    for caveat in dict.fromkeys(k.caveat for k in map(registry.find, kinds) if k and k.caveat):
+        report.notes.append(caveat)
     if not single:
         report.sections.append(Section("Runs", tables=(_runs_table(groups),)))
     report.sections.extend(sections)
     for kind in kinds:
         kgroups = [g for g in groups if g.runs[0].kind == kind]
         head = "Results" if len(kinds) == 1 else f"Results: {kind}"
+        declared = registry.find(kind)
+        metrics = declared.metrics if declared is not None else ()
         if not single:
-            comps = compare.compare(kgroups, kind)
+            comps = compare.compare(kgroups, metrics)
             tables = [compare.comparison_table(comps)] if comps else []
-            spread = compare.spread_table(kgroups, kind)
+            spread = compare.spread_table(kgroups, metrics)
             if spread is not None:
                 tables.append(spread)
             notes: list = []
-            lines = compare.headlines(comps, kind)
+            lines = compare.headlines(comps, declared.best_points if declared else "")
             if lines:
                 notes.append(tuple(lines))
             elif len(kgroups) < 2:
                 notes.append("All runs are repeats of one configuration: nothing to compare; "
                              "their spread is below.")
             notes.append(compare.TEST_TEXT)
-            if kind == "tpcc" and len({r.engine for g in kgroups for r in g.runs}) > 1:
-                notes.append(compare.ENGINES_TEXT)
-            notes.extend(compare.unstable(kgroups, kind))
+            if declared is not None:
+                notes.extend(declared.compare_notes(kgroups))
+            notes.extend(compare.unstable(kgroups, metrics))
             report.sections.append(Section(f"Comparison{'' if len(kinds) == 1 else ': ' + kind}",
                                            tables=tuple(tables), notes=tuple(notes)))
-        if kind == "tpcc":
-            kind_notes = tuple(tpcc.best_users_notes(kgroups))
-        elif kind in ("fio", "backup", "neighbours"):
-            kind_notes = ()
-        else:
-            kind_notes = (f"No charts are drawn for {kind} runs; their tables are below.",)
-        report.sections.append(Section(head, charts=tuple(_kind_charts(kind, kgroups)),
-                                       notes=kind_notes))
+        charts = declared.charts(kgroups) if declared is not None else []
+        kind_notes = tuple(declared.notes(kgroups)) if declared is not None else ()
+        if not charts:
+            kind_notes += (f"No charts are drawn for {kind} runs; their tables are below.",)
+        report.sections.append(Section(head, charts=tuple(charts), notes=kind_notes))
     for i, r in enumerate(runs):
         suffix = "" if single else f"-{i + 1}"
         title = "Run details" if single else f"Run {r.label}"

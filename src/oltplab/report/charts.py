@@ -15,6 +15,11 @@ MAX_LABELLED_BARS = 16  # bars carry their value as text up to this many per cha
 MAX_TICKS = 16  # ticks on an x axis of given values
 
 
+def count(x) -> str:
+    """A whole number with thousands separators, "-" for none."""
+    return "-" if x is None else f"{round(x):,}"
+
+
 def fmt(x) -> str:
     """A figure for a label or a table cell: thousands separated, about three digits."""
     if x is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .fio import mean_latency
+from ..runs.kind import Metric
 from .model import Table
 from .runs import Group
 from .stats import CV_LIMIT_PCT, ci_half_width, cv_pct, mean, noise_test, ratio, stdev
@@ -37,48 +37,13 @@ class Comparison:
                 f"({self.verdict}; {self.test})")
 
 
-def _tpcc_values(g: Group, key: str) -> dict:
-    out: dict = {}
-    for r in g.runs:
-        for s in r.steps:
-            if s.get("users") is not None and s.get(key) is not None:
-                out.setdefault(s["users"], []).append(s[key])
-    return out
-
-
-def _fio_values(g: Group, fn) -> dict:
-    out: dict = {}
-    for r in g.runs:
-        for s in r.steps:
-            v = fn(s)
-            if v is not None:
-                out.setdefault(s.get("profile") or "?", []).append(v)
-    return out
-
-
-def _users(n) -> str:
-    return f"{n} user" if n == 1 else f"{n} users"
-
-
-def _metrics(kind: str):
-    if kind == "tpcc":
-        return [("NOPM", lambda g: _tpcc_values(g, "nopm"), _users),
-                ("TPM", lambda g: _tpcc_values(g, "tpm"), _users)]
-    if kind == "neighbours":
-        from .neighbours import metrics
-        return metrics()
-    return [("IOPS", lambda g: _fio_values(g, lambda s: s.get("total_iops")), str),
-            ("MB/s", lambda g: _fio_values(g, lambda s: s.get("total_mbps")), str),
-            ("average latency (ms)", lambda g: _fio_values(g, mean_latency), str)]
-
-
-def compare(groups: list[Group], kind: str) -> list[Comparison]:
-    """Every group against the first, at every user count (profile) both have."""
+def compare(groups: list[Group], metrics: tuple[Metric, ...]) -> list[Comparison]:
+    """Every group against the first, at every point (user count, profile ...) both have."""
     if len(groups) < 2:
         return []
     base = groups[0]
     out = []
-    for metric, values, at in _metrics(kind):
+    for metric, values, at in ((m.name, m.values, m.at) for m in metrics):
         bvals = values(base)
         for g in groups[1:]:
             ovals = values(g)
@@ -97,8 +62,9 @@ ENGINES_TEXT = ("These runs ran on different database engines: compare them by N
                 "within one engine.")
 
 
-def headlines(comparisons: list[Comparison], kind: str) -> list[str]:
-    """A few sentences: the first metric at the highest and the best shared point."""
+def headlines(comparisons: list[Comparison], best_points: str = "first-three") -> list[str]:
+    """A few sentences of the first metric: at the baseline's best and the highest shared
+    point (``best_points`` "best-and-top"), else at the first three shared points."""
     first = comparisons[0].metric if comparisons else None
     picked: dict[tuple, Comparison] = {}
     by_other: dict[str, list[Comparison]] = {}
@@ -106,7 +72,7 @@ def headlines(comparisons: list[Comparison], kind: str) -> list[str]:
         if c.metric == first:
             by_other.setdefault(c.other, []).append(c)
     for other, cs in by_other.items():
-        if kind == "tpcc":
+        if best_points == "best-and-top":
             top = max(cs, key=lambda c: c.key)
             best = max(cs, key=lambda c: mean(c.base_values) or 0)
             for c in (best, top):
@@ -128,11 +94,11 @@ def comparison_table(comparisons: list[Comparison]) -> Table:
                  caption="ratio = mean / baseline mean; the test is stated above.")
 
 
-def spread_table(groups: list[Group], kind: str) -> Table | None:
+def spread_table(groups: list[Group], metrics: tuple[Metric, ...]) -> Table | None:
     """Run-to-run spread of every group with repeats, with the 95% confidence interval of the
     mean."""
     rows = [(metric, at, g.label, len(v), mean(v), stdev(v), cv_pct(v), min(v), max(v),
-             ci_half_width(v)) for metric, at, g, v in _repeated(groups, kind)]
+             ci_half_width(v)) for metric, at, g, v in _repeated(groups, metrics)]
     if not rows:
         return None
     return Table("spread", "Run-to-run spread of repeated runs",
@@ -143,10 +109,11 @@ def spread_table(groups: list[Group], kind: str) -> Table | None:
                                       "last column (Student's t, n - 1 degrees of freedom).")
 
 
-def unstable(groups: list[Group], kind: str, limit: float = CV_LIMIT_PCT) -> list[str]:
+def unstable(groups: list[Group], metrics: tuple[Metric, ...],
+             limit: float = CV_LIMIT_PCT) -> list[str]:
     """One warning per figure whose repeats vary by more than ``limit`` percent (CV)."""
     out = []
-    for metric, at, g, v in _repeated(groups, kind):
+    for metric, at, g, v in _repeated(groups, metrics):
         cv = cv_pct(v)
         if cv is not None and cv > limit:
             out.append(f"unstable: {metric} at {at} of {g.label} varies by {cv:.1f}% "
@@ -154,31 +121,30 @@ def unstable(groups: list[Group], kind: str, limit: float = CV_LIMIT_PCT) -> lis
     return out
 
 
-def _repeated(groups: list[Group], kind: str):
+def _repeated(groups: list[Group], metrics: tuple[Metric, ...]):
     """(metric, where, group, values) of every figure of every group with repeats."""
-    for metric, values, at in _metrics(kind):
+    for m in metrics:
         for g in groups:
             if len(g.runs) >= 2:
-                for k, v in values(g).items():
-                    yield metric, at(k), g, v
+                for k, v in m.values(g).items():
+                    yield m.name, m.at(k), g, v
 
 
-def repeat_lines(records: list[dict]) -> list[str]:
+def repeat_lines(records: list[dict], metrics: tuple[Metric, ...]) -> list[str]:
     """One group of repeats in a few lines: mean ± 95% confidence interval and CV per figure
-    over the completed runs, then the unstable figures."""
+    (``metrics``: their kind's) over the completed runs, then the unstable figures."""
     from .runs import RunData
     done = [r for r in records if r.get("status") == "completed"]
     if len(done) < 2:
         return []
-    kind = done[0].get("kind", "?")
     g = Group(label=done[0].get("name") or "?", runs=[RunData(record=r) for r in done], color="")
     lines = []
-    for metric, values, at in _metrics(kind):
-        for k, v in values(g).items():
+    for m in metrics:
+        for k, v in m.values(g).items():
             half, cv = ci_half_width(v), cv_pct(v)
-            lines.append(f"{metric} at {at(k)}: mean {_num(mean(v))} ± {_num(half)} "
+            lines.append(f"{m.name} at {m.at(k)}: mean {_num(mean(v))} ± {_num(half)} "
                          f"(95% CI, n = {len(v)}), CV {'-' if cv is None else f'{cv:.1f}%'}")
-    return lines + unstable([g], kind)
+    return lines + unstable([g], metrics)
 
 
 def _num(x: float | None) -> str:

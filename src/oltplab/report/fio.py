@@ -3,7 +3,7 @@ latency percentiles per profile, and fio's own per-second IOPS over time."""
 
 from __future__ import annotations
 
-from .charts import bar_chart, entries, line_chart
+from .charts import bar_chart, count, entries, fmt, line_chart
 from .model import PALETTE, STYLES, Band, Chart, Series, Table, no_data
 from .runs import Group, RunData
 from .stats import mean
@@ -203,3 +203,31 @@ def latency_table(run: RunData) -> Table:
 
 def tables(run: RunData) -> list[Table]:
     return [profiles_table(run), latency_table(run)]
+
+
+def headline(run: dict) -> str:
+    """The profile with the most IOPS and the one with the most MB/s:
+    "49,243 IOPS 4k-70r30w-random; 1,180 MB/s 64k-70r30w-random"."""
+    measured = [s for s in run.get("steps") or [] if isinstance(s, dict)
+                and s.get("total_iops") is not None]
+    if not measured:
+        return "-"
+    iops = max(measured, key=lambda s: s["total_iops"])
+    mbps = max(measured, key=lambda s: s.get("total_mbps") or 0)
+    line = f"{count(iops['total_iops'])} IOPS {iops.get('profile')}"
+    if mbps is not iops:
+        line += f"; {fmt(mbps.get('total_mbps'))} MB/s {mbps.get('profile')}"
+    else:
+        line += f" ({fmt(iops.get('total_mbps'))} MB/s)"
+    return line
+
+
+def profile_values(g: Group, fn) -> dict:
+    """{profile: [fn(step) in each run of the group]}."""
+    out: dict = {}
+    for r in g.runs:
+        for s in r.steps:
+            v = fn(s)
+            if v is not None:
+                out.setdefault(s.get("profile") or "?", []).append(v)
+    return out

@@ -5,7 +5,7 @@ tables. The backups shade the charts over time (``backup.phase_bands``)."""
 
 from __future__ import annotations
 
-from .charts import bar_chart, entries
+from .charts import bar_chart, count, entries
 from .model import Chart, Table
 from .runs import Group, RunData
 
@@ -66,11 +66,20 @@ def _backup_seconds(group: Group) -> dict:
     return out
 
 
-def metrics():
-    """What a comparison of neighbours runs sets side by side (see compare.py)."""
-    at = lambda k: "the average workload instance" if k == AVERAGE else str(k)  # noqa: E731
-    return [("NOPM", lambda g: per_instance(g, "nopm"), at),
-            ("TPM", lambda g: per_instance(g, "tpm"), at)]
+def at(point) -> str:
+    return "the average workload instance" if point == AVERAGE else str(point)
+
+
+def headline(run: dict) -> str:
+    """"NOPM 17,722 per workload instance (2 of 3); 4 backups" """
+    avg = run.get("average") or {}
+    if not avg.get("instances"):
+        return "-"
+    n = len(run.get("instances") or [])
+    line = f"NOPM {count(avg.get('nopm'))} per workload instance ({avg['instances']} of {n})"
+    made = sum(len(e.get("cycles") or []) for e in run.get("instances") or []
+               if isinstance(e, dict) and e.get("role") == "backup")
+    return line + (f"; {made} backup{'' if made == 1 else 's'}" if made else "")
 
 
 def charts(groups: list[Group]) -> list[Chart]:

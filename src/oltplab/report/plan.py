@@ -1,27 +1,12 @@
-"""A plan's own figures: what the plan varied, one line (or bar) per cell.
-
-Which charts appear depends on the plan's steps: TPC-C runs give TPM and NOPM, CPU idle and
-iowait, and average and 99th-percentile disk latency per user count (experiments E1 to E3 of
-the storage whitepapers); backup runs give MB/s per cycle beside the time-per-cycle bars the
-backup section already draws (E4); neighbours runs give the NOPM of each workload instance and
-of the average one, a bar per cell, and a table of each cell's averages against the first cell
-(E5: baseline and noisy side by side); fio runs are compared in their own section. Values of
-repeated runs are averaged; a step cut short (``partial``) is left out.
+"""A plan's own section: what the plan varied, and the charts each kind draws of the plan's
+cells (report/plancharts.py), one line or bar per cell; fio runs are compared in their own
+section.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
-from . import neighbours
-from .backup import PHASES, per_cycle
-from .charts import bar_chart, entries, line_chart
 from .model import PALETTE, Chart, Section, Table
-from .runs import Group, RunData, prepare
-from .stats import mean
-from .tpcc import USERS, busy_step_devices, cpu, device, fig
-
-Value = Callable[[RunData, int, dict], float | None]
+from .runs import Group, prepare
 
 
 def _cells(plan, records: list[dict]) -> list[Group]:
@@ -40,112 +25,19 @@ def _cells(plan, records: list[dict]) -> list[Group]:
     return list(groups.values())
 
 
-def _by_users(group: Group, value: Value) -> dict:
-    """{users: mean over the group's runs of the steps with that user count}."""
-    out: dict = {}
-    for r in group.runs:
-        for i, s in enumerate(r.steps):
-            if s.get("users") is None or s.get("partial"):
-                continue
-            v = value(r, i, s)
-            if v is not None:
-                out.setdefault(s["users"], []).append(v)
-    return {u: mean(v) for u, v in out.items()}
-
-
-def _lines(key: str, title: str, y_label: str, groups: list[Group],
-           metrics: list[tuple[str, Value]], why: str, caption: str) -> Chart:
-    """One line per cell and metric over the user counts (a dash per metric)."""
-    values = [(g, m, _by_users(g, v)) for g in groups for m, v in metrics]
-    xs = sorted({u for _, _, d in values for u in d})
-    lines, colors = [], []
-    for g, (i, m) in ((g, (i, m)) for g in groups for i, (m, _) in enumerate(metrics)):
-        d = next(d for gg, mm, d in values if gg is g and mm == m)
-        name = g.label if len(metrics) == 1 else f"{g.label}: {m}"
-        lines.append((name, [d.get(u) for u in xs], i))
-        colors.append(g.color)
-    kept = [(ln, c) for ln, c in zip(lines, colors) if any(v is not None for v in ln[1])]
-    return line_chart(key, title, USERS, y_label, xs, [ln for ln, _ in kept], why=why,
-                      colors=[c for _, c in kept], caption=caption, whole_ticks=True)
-
-
-def tpcc_charts(groups: list[Group]) -> list[Chart]:
-    out = [_lines("plan_tpm_nopm", "TPM and NOPM per user count, one line per cell",
-                  "transactions per minute", groups,
-                  [("TPM", lambda r, i, s: s.get("tpm")), ("NOPM", lambda r, i, s: s.get("nopm"))],
-                  why="no step has server TPM or NOPM",
-                  caption="Server-side TPM (solid) and NOPM (dashed) of every cell, averaged "
-                          "over its repeats, measured interval only.")]
-    no_tel = "no step has telemetry"
-    out.append(_lines(
-        "plan_cpu", "CPU idle and iowait per user count, one line per cell", "% of all CPUs",
-        groups, [("idle", lambda r, i, s: cpu(fig(r, i), "cpu_idle_pct")),
-                 ("iowait", lambda r, i, s: cpu(fig(r, i), "cpu_iowait_pct"))],
-        why=no_tel, caption="CPU idle (solid) and iowait (dashed) over each step's measured "
-                            "window; iowait is unreliable on busy CPUs, read it with idle."))
-    devs = busy_step_devices(groups)
-    metrics: list[tuple[str, Value]] = []
-    for dev in devs:
-        metrics += [(f"{dev} average", lambda r, i, s, d=dev: device(fig(r, i), d, "await_ms")),
-                    (f"{dev} p99", lambda r, i, s, d=dev: device(fig(r, i), d, "await_p99_ms"))]
-    out.append(_lines(
-        "plan_disk_latency", "Disk latency per user count: average and p99, one line per cell",
-        "latency (ms)", groups, metrics, why=no_tel if not devs else "no device latency",
-        caption="Average latency over all reads and writes (solid) and the 99th percentile of "
-                "the per-interval averages (dashed), each device over each step's measured "
-                "window."))
-    return out
-
-
-def backup_charts(groups: list[Group]) -> list[Chart]:
-    items = entries(groups, [(p, lambda g, p=p: per_cycle(g, p, "mb_per_s")) for p in PHASES])
-    return [bar_chart("plan_backup_rate", "Backup and restore MB/s per cycle", "cycle", "MB/s",
-                      items, why="no cycle finished",
-                      caption="Bytes written by the backup (restored on disk) over its seconds, "
-                              "MB = 10^6 bytes, per cell.")]
-
-
-def neighbours_charts(groups: list[Group]) -> list[Chart]:
-    return [bar_chart("plan_neighbours_nopm", "NOPM per workload instance, a bar per cell",
-                      "instance", "NOPM",
-                      entries(groups, [("NOPM", lambda g: neighbours.per_instance(g, "nopm"))]),
-                      why="no workload instance measured", order=neighbours.order,
-                      caption="New orders per minute of each workload instance and of the "
-                              "average one (the mean over the instances that measured), "
-                              "averaged over the cell's repeats.")]
-
-
-def neighbours_table(groups: list[Group]) -> Table:
-    """Each cell's average workload instance, and its NOPM against the first cell's."""
-    rows, first = [], None
-    for g in groups:
-        avg = [(r.record.get("average") or {}) for r in g.runs]
-        spec = (g.runs[0].record.get("config") or {}).get("neighbours") or {}
-        nopm, tpm = mean([a.get("nopm") for a in avg]), mean([a.get("tpm") for a in avg])
-        first = nopm if first is None else first
-        rows.append((g.label, spec.get("instances"), spec.get("backup"), len(g.runs), tpm, nopm,
-                     None if nopm is None or not first else round(100.0 * nopm / first, 1)))
-    return Table("plan_neighbours", "Average workload instance per cell",
-                 ("cell", "instances", "backing up", "runs", "TPM per instance",
-                  "NOPM per instance", f"NOPM % of {groups[0].label}"), tuple(rows),
-                 caption="TPM and NOPM of the average workload instance of each run, averaged "
-                         "over the cell's repeats; the last column sets each cell against the "
-                         "first (the baseline, when it backs nothing up).")
-
-
 def plan_section(plan, records: list[dict]) -> Section:
-    """The plan's section: what it varied, and its charts per cell."""
-    kinds = {r.get("kind") for r in records}
+    """The plan's section: what it varied, and its charts per cell (each kind's own)."""
+    from .. import kinds
     charts: list[Chart] = []
-    if "tpcc" in kinds:
-        charts += tpcc_charts(_cells(plan, [r for r in records if r.get("kind") == "tpcc"]))
-    if "backup" in kinds:
-        charts += backup_charts(_cells(plan, [r for r in records if r.get("kind") == "backup"]))
     tables: list[Table] = []
-    if "neighbours" in kinds:
-        groups = _cells(plan, [r for r in records if r.get("kind") == "neighbours"])
-        charts += neighbours_charts(groups)
-        tables.append(neighbours_table(groups))
+    for name in dict.fromkeys(r.get("kind") for r in records):
+        kind = kinds.find(name)
+        if kind is None:
+            continue
+        more_charts, more_tables = kind.plan_charts(
+            _cells(plan, [r for r in records if r.get("kind") == name]))
+        charts += more_charts
+        tables += more_tables
     varied = ", ".join(plan.varied) or "nothing (one cell)"
     steps = ", ".join(f"{s.index}. {s.kind}" for s in plan.steps)
     notes = (f"Plan {plan.name} ({plan.path}): it varies {varied}; steps {steps}; "

@@ -24,13 +24,12 @@ TIMELINE_FILE = "timeline.json"
 _NOT_WORKLOAD = {"name", "results_dir", "seed", "check"}
 ENGINE_NAMES = {"postgres": "PostgreSQL", "mariadb": "MariaDB"}
 _DATABASE_ENGINES = {"postgresql": "postgres", "postgres": "postgres", "mariadb": "mariadb"}
-_DATABASE_KINDS = ("tpcc", "backup", "neighbours")  # before run.json had ``engine``: PostgreSQL
 
 
 def engine_of(record: dict) -> str | None:
     """The database engine a run ran on ("postgres", "mariadb"), None for a run without a
     database (fio): the record's ``engine``, else its configuration's, else its database
-    entry's; older records of database kinds were all PostgreSQL's."""
+    entry's (results.store's upgrader names the engine of records older than these fields)."""
     if record.get("engine"):
         return str(record["engine"])
     db_config = (record.get("config") or {}).get("db")
@@ -39,7 +38,7 @@ def engine_of(record: dict) -> str | None:
     database = record.get("database")
     if isinstance(database, dict) and database.get("engine"):
         return _DATABASE_ENGINES.get(str(database["engine"]).lower(), str(database["engine"]))
-    return "postgres" if record.get("kind") in _DATABASE_KINDS else None
+    return None
 
 
 @dataclass

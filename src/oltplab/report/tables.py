@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-from . import backup, fio, neighbours, tpcc
 from .model import Table
 from .runs import RunData
 
@@ -102,10 +101,10 @@ def telemetry_errors(run: RunData) -> Table | None:
 
 def run_tables(run: RunData) -> list[Table]:
     """Every table of one run: results first, then what it ran on."""
-    kinds = {"fio": fio.tables, "tpcc": tpcc.tables, "backup": backup.tables,
-             "neighbours": neighbours.tables}
-    kind = kinds[run.kind](run) if run.kind in kinds else []
-    out = [run_table(run), *kind, configuration(run),
+    from .. import kinds
+    kind = kinds.find(run.kind)
+    own = kind.tables(run) if kind is not None else []
+    out = [run_table(run), *own, configuration(run),
            kv_table("host", "Host", run.record.get("host") or {}), *database(run)]
     out += [t for t in (telemetry(run), telemetry_errors(run)) if t is not None]
     return out

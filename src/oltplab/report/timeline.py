@@ -7,7 +7,6 @@ from __future__ import annotations
 from ..telemetry.sources.disks import column as disk_column
 from .charts import histogram, line_chart, time_axis, timeline_bands
 from .model import PALETTE, Chart, no_data
-from .backup import phase_bands
 from .runs import RunData
 
 
@@ -45,8 +44,9 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
     x = [(v - tl.t0_ns) / 1e9 / divisor for v in t]
     bands = timeline_bands(run, divisor)
     shaded = "Shaded: each step's measured window (ramp-up excluded)." if bands else ""
-    if not bands and run.kind in ("backup", "neighbours"):
-        bands = phase_bands(run, divisor)
+    kind_bands = _kind_bands(run)
+    if not bands and kind_bands is not None:
+        bands = kind_bands(run, divisor)
         shaded = "Shaded: each cycle's backup and restore." if bands else ""
     per = _per(tl.interval_s)
     devs = busy_devices(run)
@@ -138,3 +138,10 @@ def database_charts(run: RunData, x: list, x_label: str, bands, shaded: str, suf
                          x, lines, why="the server reported no bytes written", bands=bands,
                          section=section, caption=" ".join(p for p in (caption, shaded) if p))
     return [xacts, written]
+
+
+def _kind_bands(run: RunData):
+    """The shading of the run's kind for a timeline without measured steps, if it has one."""
+    from .. import kinds
+    kind = kinds.find(run.kind)
+    return kind.bands if kind is not None else None

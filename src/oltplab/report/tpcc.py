@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..loadgen.sequence import describe
 from ..telemetry.derive import label as figure_label
-from .charts import bar_chart, entries, per_step
+from .charts import bar_chart, count, entries, per_step
 from .model import Chart, Table
 from .runs import Group, RunData
 
@@ -393,3 +393,36 @@ def tables(run: RunData) -> list[Table]:
     return [steps_table(run), *([best] if best else []), inputs_table(run),
             warnings_table(run), transactions_table(run), host_steps_table(run),
             *([memory] if memory else []), devices_table(run)]
+
+
+def headline(run: dict) -> str:
+    """The step with the highest NOPM: "NOPM 32,395 at 4 users (TPM 174,444)"."""
+    measured = [s for s in run.get("steps") or [] if isinstance(s, dict)
+                and s.get("nopm") is not None]
+    if not measured:
+        return "-"
+    best = max(measured, key=lambda s: s["nopm"])
+    users = best.get("users")
+    part = " (partial step)" if best.get("partial") else ""
+    return (f"NOPM {count(best['nopm'])} at {users} user{'' if users == 1 else 's'} "
+            f"(TPM {count(best.get('tpm'))}){part}")
+
+
+def step_values(g: Group, key: str) -> dict:
+    """{users: [the step's ``key`` in each run of the group]}."""
+    out: dict = {}
+    for r in g.runs:
+        for s in r.steps:
+            if s.get("users") is not None and s.get(key) is not None:
+                out.setdefault(s["users"], []).append(s[key])
+    return out
+
+
+def users_at(n) -> str:
+    return f"{n} user" if n == 1 else f"{n} users"
+
+
+def engine_notes(groups: list[Group]) -> list[str]:
+    """Runs on different engines are compared by NOPM (``compare.ENGINES_TEXT`` says why)."""
+    from .compare import ENGINES_TEXT
+    return [ENGINES_TEXT] if len({r.engine for g in groups for r in g.runs}) > 1 else []

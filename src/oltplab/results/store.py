@@ -18,7 +18,10 @@ from typing import Any
 from ..errors import UsageError
 from ..workloads.tpcc.rigor import SHARE_KEYS
 
-SCHEMA_VERSION = 2  # 2: a fio run's job list is ``jobs`` (was ``plan``, now a plan's label)
+SCHEMA_VERSION = 3  # 2: a fio run's job list is ``jobs`` (was ``plan``, now a plan's label)
+# 3: a run on a database names its ``engine``
+# The kinds of record that ran on a database before version 3, all on PostgreSQL.
+V2_DATABASE_KINDS = ("tpcc", "backup", "neighbours")
 TRANSACTION_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max")
 
@@ -187,4 +190,11 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         if data.get("kind") == "fio" and isinstance(data.get("plan"), list):
             data["jobs"] = data.pop("plan")
         data["schema_version"] = 2
+    if data["schema_version"] < 3:
+        if not data.get("engine") and data.get("kind") in V2_DATABASE_KINDS:
+            db, server = (data.get("config") or {}).get("db"), data.get("database")
+            named = db.get("engine") if isinstance(db, dict) else None
+            served = str(server.get("engine") or "") if isinstance(server, dict) else ""
+            data["engine"] = named or ("mariadb" if served.lower() == "mariadb" else "postgres")
+        data["schema_version"] = 3
     return data

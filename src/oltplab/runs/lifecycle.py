@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
-from ..cli.options import make_sampler, save_timeline
+from .timeline import make_sampler, save_timeline
 from ..config import DbSpec, RunSpec
 from ..errors import Interrupted, OltplabError
 

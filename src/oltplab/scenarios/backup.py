@@ -347,7 +347,7 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
     ``mark`` hears the phases' marks when the run has no sampler of its own
     (``spec.sample_interval`` 0), e.g. a neighbours run's; ``labels`` are extra top-level
     fields of the record."""
-    from ..cli.options import make_sampler
+    from ..runs.timeline import make_sampler
     from ..runs.lifecycle import new_record, recording, spec_dict
 
     engine = engine_backup(db.engine)

@@ -483,7 +483,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
     """Prepare the instances, run them together, and keep the record on disk; the record's
     data with ``_path``. Every server is stopped on the way out. ``labels`` go into the record
     as they are (a plan's ``plan`` and ``group``); the instances' own runs do not carry them."""
-    from ..cli.options import make_sampler
+    from ..runs.timeline import make_sampler
 
     progress = progress or NeighboursProgress()
     mems = members(spec)
