@@ -17,7 +17,7 @@ def _step(users, nopm):
 
 
 def test_record_lifecycle(tmp_path):
-    rec = RunRecord.create(tmp_path, "tpcc", "lab", config={"x": 1})
+    rec = RunRecord.create(tmp_path, "tpcc", "lab", config={"x": 1}, workload="tpcc")
     data = json.loads((rec.path / "run.json").read_text())
     assert data["status"] == "running" and data["schema_version"] == SCHEMA_VERSION
     rec.add_step(_step(1, 1000))
@@ -64,7 +64,9 @@ def test_future_schema_versions_are_skipped(tmp_path):
 
 
 def test_steps_csv_header_only():
-    assert steps_csv([]).count("\n") == 1
+    from oltplab import workloads
+    header = steps_csv([], workloads.get("tpcc"))
+    assert header.count("\n") == 1 and "new_order_count" in header
 
 
 def test_fio_job_list_of_version_1_no_longer_collides_with_the_plan_label(tmp_path):
@@ -86,5 +88,6 @@ def test_version_2_records_of_database_kinds_name_their_engine(tmp_path):
         (rec.path / "run.json").write_text(json.dumps(data))
     runs = {r["kind"]: r for r in list_runs(tmp_path)}
     assert runs["tpcc"]["engine"] == runs["backup"]["engine"] == "postgres"
+    assert runs["tpcc"]["workload"] == "tpcc" and "workload" not in runs["backup"]
     assert "engine" not in runs["fio"]
     assert {r["schema_version"] for r in runs.values()} == {SCHEMA_VERSION}

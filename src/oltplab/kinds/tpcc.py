@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from .. import workloads
 from ..plans.keys import STEP_KINDS
 from ..report import plancharts
 from ..report import tpcc as report
 from ..runs.kind import Metric, RunKind
 
-CAVEAT = ("TPC-C-derived workload: TPM and NOPM follow HammerDB's server-side method; the "
-          "results are not comparable with audited TPC-C results.")
 
 KIND = RunKind(
     name="tpcc",
@@ -24,7 +23,7 @@ KIND = RunKind(
     plan_charts=lambda groups: (plancharts.tpcc_charts(groups), []),
     timeline=True,
     database=True,
-    caveat=CAVEAT,
+    caveat=workloads.get("tpcc").caveat,
     step=STEP_KINDS["tpcc"],
     show="oltplab.cli.tpcc:show_run",
     done="oltplab.cli.tpcc:print_run",

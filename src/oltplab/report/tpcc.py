@@ -13,7 +13,6 @@ from .charts import bar_chart, count, entries, per_step
 from .model import Chart, Table
 from .runs import Group, RunData
 
-TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
 USERS = "virtual users"
 
 
@@ -279,9 +278,10 @@ def warnings_table(run: RunData) -> Table:
 
 
 def transactions_table(run: RunData) -> Table:
+    from .. import workloads
     rows = []
     for s in run.steps:
-        for name in TRANSACTIONS:
+        for name in workloads.of_record(run.record).transactions:
             x = (s.get("transactions") or {}).get(name)
             if x is None:
                 continue

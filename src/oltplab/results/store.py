@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..workloads.tpcc.rigor import SHARE_KEYS
 
 SCHEMA_VERSION = 3  # 2: a fio run's job list is ``jobs`` (was ``plan``, now a plan's label)
-# 3: a run on a database names its ``engine``
+# 3: a run on a database names its ``engine``, a run of a workload's users its ``workload``
 # The kinds of record that ran on a database before version 3, all on PostgreSQL.
 V2_DATABASE_KINDS = ("tpcc", "backup", "neighbours")
-TRANSACTION_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max")
 
 
@@ -64,15 +62,16 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
     raise UsageError(f"too many runs named {label!r} this second in {results_dir}")
 
 
-def steps_csv(steps: list[dict[str, Any]]) -> str:
+def steps_csv(steps: list[dict[str, Any]], workload) -> str:
     """One row per step: users, server and client TPM/NOPM, per type counts and latencies (ms),
-    the input shares of clause 5.5 and the number of warnings."""
+    the input shares of the workload (``workloads.base.Workload``) and the number of
+    warnings."""
     header = ["users", "tpm", "workload_tpm", "nopm", "client_tpm", "client_nopm", "measured_s",
               "partial"]
-    for t in TRANSACTION_TYPES:
+    for t in workload.transactions:
         header += [f"{t}_count", f"{t}_rolled_back", f"{t}_errors", f"{t}_retries"]
         header += [f"{t}_{k}_ms" for k in LATENCY_KEYS]
-    header += list(SHARE_KEYS) + ["warnings"]
+    header += list(workload.share_keys) + ["warnings"]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
@@ -80,11 +79,11 @@ def steps_csv(steps: list[dict[str, Any]]) -> str:
         row = [s.get("users"), s.get("tpm"), s.get("workload_tpm"), s.get("nopm"),
                s.get("client_tpm"), s.get("client_nopm"), s.get("measured_s"),
                int(bool(s.get("partial")))]
-        for t in TRANSACTION_TYPES:
+        for t in workload.transactions:
             x = s.get("transactions", {}).get(t, {})
             row += [x.get("count"), x.get("rolled_back"), x.get("errors"), x.get("retries")]
             row += [x.get(k) for k in LATENCY_KEYS]
-        row += [(s.get("inputs") or {}).get(k) for k in SHARE_KEYS]
+        row += [(s.get("inputs") or {}).get(k) for k in workload.share_keys]
         row.append(len(s.get("warnings") or ()))
         w.writerow(row)
     return out.getvalue()
@@ -128,8 +127,10 @@ class RunRecord:
 
     def save(self) -> None:
         atomic_write(self.path / "run.json", json.dumps(self.data, indent=2, default=str) + "\n")
-        if self.data.get("kind") == "tpcc":
-            atomic_write(self.path / "steps.csv", steps_csv(self.data["steps"]))
+        if self.data.get("workload"):  # steps of a workload's users
+            from .. import workloads
+            atomic_write(self.path / "steps.csv",
+                         steps_csv(self.data["steps"], workloads.of_record(self.data)))
 
 
 def _now_iso() -> str:
@@ -196,5 +197,7 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
             named = db.get("engine") if isinstance(db, dict) else None
             served = str(server.get("engine") or "") if isinstance(server, dict) else ""
             data["engine"] = named or ("mariadb" if served.lower() == "mariadb" else "postgres")
+        if data.get("kind") == "tpcc" and not data.get("workload"):
+            data["workload"] = "tpcc"
         data["schema_version"] = 3
     return data

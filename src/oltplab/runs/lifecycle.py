@@ -123,7 +123,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn, engine.name)
         record = new_record(
             rspec.results_dir, "tpcc", rspec.name, paths,
-            engine=engine.name,
+            engine=engine.name, workload="tpcc",
             config={"db": spec_dict(spec), "run": spec_dict(rspec)},
             database={"engine": ENGINE_RECORD_NAMES.get(engine.name, engine.name),
                       "version": server["server_version"],

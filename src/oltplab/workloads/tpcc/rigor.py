@@ -196,3 +196,34 @@ def step_warnings(*, client_tpm: int | None, server_tpm: int | None, completed: 
         out.append(f"throughput per {INTERVAL_S:g} s varies by {_pct(cv)} (coefficient of "
                    f"variation over {intervals} intervals) above {_pct(CV_BOUND)}")
     return out
+
+
+def step_rigor(counts: dict, inputs: dict, *, client_tpm: int | None, server_tpm: int | None,
+               series: list, start_ns: int, end_ns: int, warehouses: int,
+               autovacuum_runs: int = 0, per_second: bool = False) -> dict:
+    """A step's input shares, completions per 10 s (and per second with ``per_second``, for
+    the dips of faults), warnings, and the figures the transactions' entries add: the fields a
+    step's record gets. ``counts``: {transaction type: metrics.summary.TypeCounts};
+    ``series``: each worker's (t_ns, completed) points."""
+    new_order = counts["new_order"]
+    per_10s = per_interval(series, start_ns, end_ns) if series else []
+    cv = variation(per_10s)
+    shares = input_shares(inputs, new_order.committed, new_order.rolled_back)
+    warnings = step_warnings(
+        client_tpm=client_tpm, server_tpm=server_tpm,
+        completed=sum(c.count for c in counts.values()),
+        errors=sum(c.errors for c in counts.values()),
+        retries=sum(c.retries for c in counts.values()), inputs=inputs,
+        committed_new_orders=new_order.committed,
+        rolled_back_new_orders=new_order.rolled_back, warehouses=warehouses,
+        cv=cv, intervals=len(per_10s), autovacuum_runs=autovacuum_runs)
+    throughput = {"interval_s": INTERVAL_S, "completed": per_10s,
+                  "cv": None if cv is None else round(cv, 4)}
+    if per_second and series:
+        throughput["per_s"] = per_interval(series, start_ns, end_ns, 10**9)
+    return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
+            "input_counts": inputs,
+            "throughput": throughput,
+            "warnings": warnings,
+            "transaction_fields": {"delivery": {"skipped_districts": inputs["skipped_deliveries"]
+                                                if inputs["deliveries"] else None}}}

@@ -1,0 +1,73 @@
+"""The contract of a workload: what the load generator, the engines, the records and the reports
+need to know of one (the TPC-C-derived one today; a DVD-Store-derived shop and a TPC-E-derived
+brokerage next), declared once in ``workloads/<name>/__init__.py`` as ``WORKLOAD``.
+
+The load generator counts what the C loop reports per *transaction type* (``transactions``, in
+the loop's order) and knows nothing else of them: the headline unit (NOPM, OPM ...), the
+inputs worth counting and the rigor checks of a step are the workload's. Per engine, the
+workload's dialect package ``engines/<engine>/<name>/`` holds its schema, loader, procedures
+and checks (``engines.base.Dialect``).
+
+How the next workloads fit:
+
+- a unit of several calls with think time between them (a DVD-Store-derived order: login or
+  new customer, browse, purchase): each call is a transaction type, the order is the unit the
+  headline counts (``unit_transaction`` names the call that completes it), and ``phases``
+  group the types whose latency a report shows together;
+- transactions partly caused by others (a TPC-E-derived brokerage: trade results arrive from a
+  market emulator after a delay, some on a timer): ``actors`` names what runs beside the
+  users in each worker and issues transactions of its own, counted like the users'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload.
+
+    - ``name``: as commands, plans and records name it ("tpcc"); ``label`` as people write it;
+    - ``transactions``: the transaction types, in the C loop's order;
+    - ``unit`` and ``unit_transaction``: the headline metric ("NOPM") and the transaction
+      type whose committed count per minute it is;
+    - ``phases``: {phase: transaction types} whose latency is reported together (empty: each
+      type alone);
+    - ``actors``: what issues transactions beside the virtual users (empty for TPC-C);
+    - ``input_keys``, ``share_keys``: the raw counts of the users' drawn inputs and the shares
+      derived from them, as records hold them (``zero_inputs``, ``add_inputs``);
+    - ``step_rigor(counts, inputs, ...)``: the shares and warnings of one step;
+    - ``caveat``: the sentence every report of it carries.
+    """
+
+    name: str
+    label: str
+    transactions: tuple[str, ...]
+    unit: str
+    unit_transaction: str
+    input_keys: tuple[str, ...]
+    share_keys: tuple[str, ...]
+    step_rigor: Callable[..., dict]
+    caveat: str
+    phases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    actors: tuple[str, ...] = ()
+
+    def zero_inputs(self) -> dict[str, int]:
+        return {k: 0 for k in self.input_keys}
+
+    def add_inputs(self, total: dict[str, int], more: dict) -> None:
+        for k in self.input_keys:
+            total[k] += int(more.get(k, 0))
+
+    def dialect_package(self, engine: str) -> str:
+        """The package of its schema, loader and checks on ``engine``."""
+        return f"oltplab.engines.{engine}.{self.name}"
+
+    def type_index(self, name: str) -> int:
+        return self.transactions.index(name)
+
+    def describe(self) -> dict[str, Any]:
+        """What a record keeps of the workload it ran."""
+        return {"name": self.name, "unit": self.unit, "transactions": list(self.transactions)}
