@@ -99,12 +99,19 @@ def test_comparison_report_sections():
     runs = [*repeats("A", (1.0, 1.02)), *repeats("B", (2.0, 2.02)), fio_record()]
     report = build_report(runs)
     titles = [s.title for s in report.sections]
-    assert titles[:5] == ["Runs", "Comparison: tpcc", "Results: tpcc", "Comparison: fio",
-                          "Results: fio"]
-    assert titles[5:] == ["Run A #1", "Run A #2", "Run B #1", "Run B #2", "Run fio"]
+    assert titles[:7] == ["Headline: tpcc", "Headline: fio", "Comparison: tpcc",
+                          "Results: tpcc", "Comparison: fio", "Results: fio", "Runs"]
+    assert titles[7:12] == ["Run A #1", "Run A #2", "Run B #1", "Run B #2", "Run fio"]
+    assert titles[12:] in ([], ["Charts without data"])
     keys = [c.key for c in report.charts]
     assert len(keys) == len(set(keys))  # unique file names
-    comparison = report.sections[1]
+    assert all(not c.empty for s in report.sections[:-1] for c in s.charts)
+    headline = report.sections[0]
+    rows = {(r[0], r[1]): r for r in headline.tables[0].rows}
+    assert rows[("B", "8 users")][5] == pytest.approx(1.99, abs=0.01)  # ratio to A
+    assert rows[("B", "8 users")][6] == "larger than noise"
+    assert headline.notes[0].startswith("Best: B, NOPM ")
+    comparison = report.sections[2]
     # (10000 + 10100) / 2 over (5000 + 5100) / 2
     assert comparison.notes[0][0].startswith("NOPM at 8 users: B 1.99x A (larger than noise; "
                                              "Welch's t = ")

@@ -105,7 +105,10 @@ def test_notes_replace_charts_without_data(tmp_path):
     page = parse(render_html(report, generated="now", version="test"))
     missing = [c.key for c in report.charts if c.empty]
     assert page.nodata == missing and len(missing) == 12
-    assert report.notes[-1].startswith("12 of 15 charts have no data")
+    last = report.sections[-1]  # listed once, at the end, each with why
+    assert last.title == "Charts without data" and [c.key for c in last.charts] == missing
+    assert last.notes[0].startswith("12 of 15 charts have no data")
+    assert all(not c.empty for s in report.sections[:-1] for c in s.charts)
 
 
 def test_tables_of_configuration_host_and_database(single):

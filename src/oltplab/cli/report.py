@@ -23,7 +23,9 @@ SHOW_PROGRESS_AFTER_S = 1.0
                    "or reports/compare-<labels>-<hash> for several runs].")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=Path("results"),
               show_default=True, help="Where runs are looked up by id, prefix or label.")
-def report(runs: tuple[str, ...], out: Path | None, results_dir: Path) -> None:
+@click.option("--pdf", is_flag=True,
+              help="Also print the report as report.pdf (headless Chromium).")
+def report(runs: tuple[str, ...], out: Path | None, results_dir: Path, pdf: bool) -> None:
     """Write a self-contained HTML report of RUN (interactive charts, the run's tables,
     configuration, host and database) and each chart as a PNG file.
 
@@ -53,7 +55,7 @@ def report(runs: tuple[str, ...], out: Path | None, results_dir: Path) -> None:
             line.show(f"report: {done}/{total} {what}")
 
     try:
-        result = write_report(records, out, progress=progress)
+        result = write_report(records, out, progress=progress, pdf=pdf)
     finally:
         line.done()
     drawn = len(result.pngs)
@@ -61,3 +63,7 @@ def report(runs: tuple[str, ...], out: Path | None, results_dir: Path) -> None:
     click.echo(f"  {drawn} chart{'s' if drawn != 1 else ''} as PNG in {result.out_dir}"
                + (f"; {len(result.missing)} without data (a note in the report says why)"
                   if result.missing else ""))
+    if result.pages:
+        click.echo(f"  {len(result.pages)} run pages in {result.out_dir / 'runs'}")
+    if result.pdf is not None:
+        click.echo(f"pdf {result.pdf}")

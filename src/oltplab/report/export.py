@@ -24,7 +24,8 @@ def table_csv(table: Table) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(table.columns)
     for row in table.rows:
-        w.writerow(["" if v is None else v for v in row])
+        w.writerow(["" if v is None else " ".join(map(str, v)) if isinstance(v, tuple) else v
+                    for v in row])
     return out.getvalue()
 
 

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 from .charts import fmt
 from .figure import figure
-from .model import Chart, Report, Section, Table
+from .model import Chart, Link, Report, Section, Table
 
 CLOSED_TABLES = {"database_settings", "telemetry", "telemetry_errors", "host"}
 
@@ -85,6 +85,14 @@ def _table(parent, table: Table, prefix: str) -> None:
     for row in table.rows:
         tr = _sub(body, "tr")
         for v in row:
+            if isinstance(v, Link) or (isinstance(v, tuple) and v and
+                                       all(isinstance(x, Link) for x in v)):
+                td = _sub(tr, "td")
+                for i, link in enumerate(v if isinstance(v, tuple) else (v,)):
+                    a = _sub(td, "a", link.text, href=link.href, class_="run-page")
+                    if i:
+                        a.set("style", "margin-left: 0.5em")
+                continue
             td = _sub(tr, "td", fmt(v) if v is not None else "-")
             if _is_num(v):
                 td.set("class", "num")

@@ -68,6 +68,17 @@ def no_data(key: str, title: str, why: str, section: str = "") -> Chart:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A table cell that links to another page (a run's own page); CSV keeps its text."""
+
+    text: str
+    href: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Table:
     key: str  # file stem of its CSV
     title: str

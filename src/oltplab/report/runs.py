@@ -81,6 +81,18 @@ class RunData:
         return any(f is not None for f in self.figures)
 
     @property
+    def data_devices(self) -> set[str]:
+        """The disks under the run's recorded paths (data directory, WAL ...) and the disks
+        they are made of (device-mapper, md); empty when none is known."""
+        out: set[str] = set()
+        for where in ((self.record.get("host") or {}).get("paths") or {}).values():
+            device = (where or {}).get("device") if isinstance(where, dict) else None
+            if isinstance(device, dict) and device.get("name"):
+                out.add(str(device["name"]))
+                out.update(str(s) for s in device.get("slaves") or ())
+        return out
+
+    @property
     def interval_s(self) -> float:
         return self.timeline.interval_s if self.timeline is not None else 1.0
 

@@ -16,10 +16,14 @@ def device_name(run: RunData, dev: str) -> str:
 
 
 def busy_devices(run: RunData) -> list[str]:
-    """Devices of the timeline that did any I/O."""
+    """Devices of the timeline that did any I/O: those that hold the run's data (and WAL) when
+    the record knows them, else all."""
     tl = run.timeline
     out = []
+    held = run.data_devices
     for dev in (tl.devices if tl else {}):
+        if held and dev not in held:
+            continue
         cols = [tl.columns.get(disk_column(dev, m)) or [] for m in ("r_s", "w_s")]
         if any(v for col in cols for v in col if v):
             out.append(dev)

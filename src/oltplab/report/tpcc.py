@@ -35,12 +35,16 @@ def power(f: dict | None, name: str):
 
 
 def busy_step_devices(groups: list[Group]) -> list[str]:
-    """Devices with any I/O in any step's figures, in first-seen order."""
+    """Devices with any I/O in any step's figures, in first-seen order: of each run, those
+    that hold its data when its record knows them."""
     seen: dict[str, None] = {}
     for g in groups:
         for r in g.runs:
+            held = r.data_devices
             for f in r.figures:
                 for dev, d in ((f or {}).get("devices") or {}).items():
+                    if held and dev not in held:
+                        continue
                     if d and (d.get("iops") or d.get("read_iops") or d.get("write_iops")):
                         seen[dev] = None
     return list(seen)
