@@ -79,6 +79,23 @@ def make_private_dir(path: Path, uid: int, gid: int) -> None:
         os.chmod(path, 0o700)
 
 
+def write_owned(target: Path, text: str, mode: int, uid: int, gid: int) -> None:
+    """Replace ``target`` with a file holding ``text``, of ``mode`` and owned by ``uid`` (when
+    we are root). The text goes first into a new file of a random name beside ``target``,
+    created exclusively, so that a link planted there is never followed, then renamed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), mode)
+            if os.geteuid() == 0 and uid != 0:
+                os.fchown(f.fileno(), uid, gid)
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def ensure_password(path: Path, uid: int, gid: int) -> str:
     """The password in the libpq password file ``path``; generated (mode 0600, owned by
     ``uid``) when missing. A file that someone else owns or may read is refused."""
