@@ -10,11 +10,15 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from interrupts import INTERRUPTIBLE
+
+from oltplab.scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
 
 from .conftest import oltplab, server_pids
 
@@ -207,3 +211,49 @@ def test_neighbours_bad_input(tmp_path, args, word):
     assert p.returncode == 2, p.stderr
     assert word in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not (tmp_path / "nb").exists() and not (tmp_path / "results").exists()
+
+
+class _StopWhen(NeighboursProgress):
+    """Ctrl-C in the main thread (as the CLI turns SIGINT into), at the first tick or once
+    every workload has measured for ``after_s`` seconds."""
+
+    def __init__(self, measuring_for: float | None):
+        self.measuring_for, self.since = measuring_for, None
+
+    def tick(self, elapsed_s, tpm, nopm, measuring, workloads, cycles) -> None:
+        if self.measuring_for is None:
+            raise KeyboardInterrupt
+        if measuring == workloads and self.since is None:
+            self.since = time.monotonic()
+        if self.since is not None and time.monotonic() - self.since >= self.measuring_for:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("measuring_for", [None, 3.0], ids=["at-start", "measuring"])
+def test_stopped_run_leaves_nothing_behind_and_keeps_partial_results(site, measuring_for):
+    """The instances' threads stop through their own loop, at any moment: no thread, server
+    or worker process is left, every instance's record is closed, and what was measured is
+    kept."""
+    root, _ = site
+    name = f"stop-{'start' if measuring_for is None else 'measuring'}"
+    spec = NeighboursSpec(instances=2, warehouses=1, users=1, rampup=1.0, duration=120.0,
+                          root=root / "nb", port=_free_base_port(), db_memory=96 * 1024**2,
+                          power="none", seed=5, name=name, results_dir=root / "results",
+                          sample_interval=0)
+    threads, children = set(threading.enumerate()), _children()
+    run = run_neighbours(spec, _StopWhen(measuring_for))
+    assert run["status"] == "interrupted", run["error"]
+    assert not [t.name for t in set(threading.enumerate()) - threads if t.is_alive()]
+    assert not _children() - children, "no worker or tool is left"
+    assert not server_pids(root / "nb")
+    for e in run["instances"]:
+        assert e["status"] == "interrupted", e
+        own = json.loads((Path(run["_path"]) / e["run"] / "run.json").read_text())
+        assert own["status"] == "interrupted" and own.get("ended_at"), own
+        if measuring_for is not None:
+            assert e["nopm"] is not None and e["partial"] is True, e
+            assert own["steps"][-1]["partial"] is True
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)}

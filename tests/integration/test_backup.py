@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from oltplab.config import DbSpec
-from oltplab.errors import UsageError
-from oltplab.scenarios.backup import BackupSpec, run_backup
+from oltplab.errors import DatabaseError, UsageError
+from oltplab.scenarios.backup import BackupSpec, run_backup, run_watched
 
 
 def _spec(tmp: Path, **kw) -> BackupSpec:
@@ -54,3 +55,16 @@ def test_bad_backup_spec_is_refused(tmp_path, kw, word):
 def test_max_rate_outside_pg_basebackup_range_is_refused(tmp_path):
     with pytest.raises(UsageError, match="--max-rate"):
         BackupSpec(max_rate=1024, results_dir=tmp_path)
+
+
+def test_pipeline_whose_second_tool_dies_reports_its_message_promptly(tmp_path):
+    """A real zstd writing to a full device (/dev/full) dies while the first tool still has
+    data for it: the run ends at once with zstd's own message, not a time-out."""
+    t0 = time.monotonic()
+    with pytest.raises(DatabaseError) as failure:
+        run_watched([["head", "-c", "1G", "/dev/urandom"], ["zstd", "-q", "-c"]], tmp_path,
+                    lambda n, t: None, "stream", stdout=Path("/dev/full"))
+    assert time.monotonic() - t0 < 5
+    message = str(failure.value)
+    assert message.startswith("stream failed: zstd: ") and "\n" not in message, message
+    assert "No space left on device" in message, message

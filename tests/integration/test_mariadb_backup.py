@@ -4,10 +4,13 @@ streamed through zstd) and mariadb-dump, each restored copy started and checked 
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import tempfile
+import time
 from pathlib import Path
-from threading import Event
+from threading import Event, Thread
+from urllib.parse import quote
 
 import pytest
 
@@ -158,6 +161,60 @@ def test_dsn_target_backs_up_the_running_server_and_leaves_it_running(site):
         assert run["cycles"][0]["restore"]["check_ok"] is True
         assert inst.is_running(), "a --dsn server is not ours to stop"
         assert not [p.name for p in (root / "dsn").iterdir() if "restore" in p.name]
+    finally:
+        inst.stop()
+
+
+def _command_lines_holding(words: list[str], done: Event, seen: dict) -> None:
+    """Until ``done``: for each of ``words``, the command lines of any process that hold it."""
+    while not done.is_set():
+        for path in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                line = path.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            for word in words:
+                if word in line:
+                    seen.setdefault(word, set()).add(line)
+        time.sleep(0.005)
+
+
+def test_dsn_password_never_appears_on_a_command_line(site):
+    """The password of a --dsn goes to mariadb-backup and mariadb-dump in an option file,
+    never on their command lines (which anyone can read in /proc)."""
+    root, db = site
+    inst = MariaDBInstance(db)
+    inst.start()
+    password = f"pw #\\'\"{secrets.token_hex(12)}"  # what an option file must quote
+    try:
+        conn = client.connect(inst.dsn())
+        try:
+            with conn.cursor() as cur:
+                cur.execute("CREATE OR REPLACE USER 'bk'@'localhost' IDENTIFIED BY %s",
+                            (password,))
+                cur.execute("GRANT ALL PRIVILEGES ON *.* TO 'bk'@'localhost'")
+        finally:
+            conn.close()
+        socket = client.connect_args(inst.dsn())["unix_socket"]
+        dsn = (f"mariadb://bk:{quote(password, safe='')}@localhost/{db.dbname}"
+               f"?unix_socket={socket}")
+        done, seen = Event(), {}
+        watcher = Thread(target=_command_lines_holding,
+                         args=([password, "mariadb-backup", "mariadb-dump"], done, seen))
+        watcher.start()
+        try:
+            for method in ("basebackup", "dump"):
+                run = run_backup(DbSpec(dsn=dsn, engine="mariadb"),
+                                 _spec(root, f"pw-{method}", method=method, restore=False,
+                                       to=root / "pw" / method))
+                assert run["status"] == "completed", run["error"]
+        finally:
+            done.set()
+            watcher.join()
+        assert "mariadb-backup" in seen and "mariadb-dump" in seen, "the watch saw the tools"
+        assert password not in seen, seen[password]
+        left = list(Path(tempfile.gettempdir()).glob("oltplab-client-*.cnf"))
+        assert not left, "the option files are removed"
     finally:
         inst.stop()
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import threading
+from types import SimpleNamespace
 from decimal import Decimal
 
 import pytest
+from pymysql.constants import CLIENT
 
 from oltplab.config import BuildSpec
 from oltplab.engines.base import Counters, Dialect, Failure
-from oltplab.engines.mariadb import client, counters
+from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.engines.mariadb.tpcc import DIALECT
 from oltplab.engines.mariadb.tpcc import loader as mloader
@@ -96,6 +98,30 @@ def test_a_failed_load_data_raises_and_does_not_hang(mariadb):
     dsn = mariadb.dsn("no_tables")
     with pytest.raises(DatabaseError, match="doesn't exist"):
         mloader._load(_item_job(dsn, "2026-01-01 00:00:00"), "infile")
+
+
+def test_connections_outside_the_load_refuse_load_data_local(mariadb, tmp_path):
+    """Only the loader's sessions may send local files: any other session (to a --dsn server
+    too) must not let the server ask for a file of ours."""
+    secret = tmp_path / "secret"
+    secret.write_text("private\n")
+    mariadb.ensure_database("no_local")
+    dsn = mariadb.dsn("no_local")
+    load = f"LOAD DATA LOCAL INFILE '{secret}' INTO TABLE leak"
+    c = client.connect(dsn)
+    user = driver.connect(SimpleNamespace(dsn=dsn, connect_timeout=10))  # a virtual user's
+    try:
+        assert not c.client_flag & CLIENT.LOCAL_FILES
+        with c.cursor() as cur:
+            cur.execute("CREATE TABLE IF NOT EXISTS leak (t TEXT)")
+            with pytest.raises(client.Error, match="local infile"):
+                cur.execute(load)
+        with pytest.raises(RuntimeError, match="local infile"):
+            user.scalar(load)
+        assert _one(c, "SELECT COUNT(*) FROM leak")[0] == 0
+    finally:
+        c.close()
+        user.close()
 
 
 def test_population_rules_hold_in_the_loaded_rows(conn):

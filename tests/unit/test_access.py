@@ -71,3 +71,28 @@ def test_a_password_file_others_may_read_is_refused(tmp_path):
     path.symlink_to(tmp_path / "elsewhere")
     with pytest.raises(UsageError, match="not a file of mode 0600"):
         access.ensure_password(path, st.st_uid, st.st_gid)
+
+
+@pytest.mark.parametrize("engine", ["postgres", "mariadb"])
+def test_write_owned_does_not_follow_a_symlink_at_its_temporary_name(tmp_path, engine):
+    """A link planted where a predictable temporary name would be must not redirect the
+    write: the victim stays as it was and the target gets the text."""
+    from oltplab.engines.mariadb.instance import MariaDBInstance
+    from oltplab.engines.postgres.instance import PostgresInstance
+    from oltplab.engines.common.osuser import current_user
+
+    datadir = tmp_path / "data"
+    datadir.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    target = datadir / "settings.conf"
+    (datadir / f".{target.name}.tmp").symlink_to(victim)
+    spec = DbSpec(datadir=datadir, engine=engine)
+    if engine == "mariadb":
+        MariaDBInstance(spec)._write_owned(target, "x = 1\n", current_user(), 0o600)
+    else:
+        PostgresInstance(spec)._write_owned(target, "x = 1\n", current_user())
+    assert victim.read_text() == "precious\n"
+    assert target.read_text() == "x = 1\n" and not target.is_symlink()
+    assert not [p.name for p in datadir.iterdir() if p.name.endswith(".tmp")
+                and not p.is_symlink()], "no temporary file is left behind"

@@ -15,6 +15,7 @@ Workers never outlive the manager.
 from __future__ import annotations
 
 import random
+import threading
 from dataclasses import dataclass, field
 
 from .. import engines
@@ -35,7 +36,8 @@ class RunOutcome:
 
 
 def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
-             sampler_db=None, engine: str = engines.DEFAULT) -> RunOutcome:
+             sampler_db=None, engine: str = engines.DEFAULT,
+             stop: threading.Event | None = None) -> RunOutcome:
     """Run the steps of ``spec.users`` against the loaded database at ``dsn``: every one, or
     with ``spec.users_auto`` those the search decides after each step (sequence.py).
 
@@ -48,6 +50,9 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     telemetry timeline: ``step_start`` (workers spawned), ``ramp_end`` and ``measure_end``
     (announced in advance, with their future instants) and ``step_end`` (after ``on_step``,
     with ``last`` true when no step follows).
+
+    ``stop``, when set, ends the run as Ctrl-C does (the step under way stops its workers and
+    is kept partial once it measures), for runs in a thread, which Ctrl-C does not reach.
     """
     eng = engines.get(engine)
     info = eng.schema_info(dsn)
@@ -62,7 +67,8 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
         index, users = 0, spec.users[0]
         while users is not None:
             step = Step(index, dsn, spec, users, info.warehouses, constants,
-                        rng.getrandbits(63), monitor, on_tick, on_mark, engine=eng.name)
+                        rng.getrandbits(63), monitor, on_tick, on_mark, engine=eng.name,
+                        stop=stop)
             most_workers = max(most_workers, step.nworkers)
             try:
                 record = step.run()

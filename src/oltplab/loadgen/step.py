@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -116,8 +117,9 @@ class Step:
 
     def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
                  constants: RunConstants, seed: int, monitor, on_tick, on_mark=None,
-                 engine: str = "postgres"):
+                 engine: str = "postgres", stop: threading.Event | None = None):
         self.index = index
+        self.stop = stop  # set: the step ends as on Ctrl-C, at its next turn (within a tick)
         self.steps = len(spec.users)
         self.warehouses = warehouses
         self.spec = spec
@@ -274,6 +276,7 @@ class Step:
         deadline = self.t0 + int((SPAWN_TIMEOUT_S + CONNECT_TIMEOUT_S + 0.05 * self.users) * 1e9)
         next_tick = self.t0
         while len(self.connected) < self.nworkers:
+            self._check_stop()
             now = time.monotonic_ns()
             if now >= deadline:
                 raise StepFailed(f"{self.users} users: the virtual users did not connect in time")
@@ -292,6 +295,7 @@ class Step:
         wait_ns = int(BOUNDARY_WAIT_S * 1e9) if self.flush_stats else 0
         next_tick = now
         while self.s1 is None or len(self.finals) < self.nworkers:
+            self._check_stop()
             now = time.monotonic_ns()
             if self.s0 is None and self._boundary_due(0, self.ramp_end, wait_ns, now):
                 self.s0_sent = now
@@ -314,6 +318,10 @@ class Step:
                 events.append(self.measure_end + wait_ns)
             self._pump((min(events) - now) / 1e9)
         return self._record(self.measure_end, partial=False)
+
+    def _check_stop(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise KeyboardInterrupt
 
     def _snapshot(self):
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,11 +96,12 @@ def check_record(dsn: str, after_run: bool, engine: str = "postgres") -> dict:
 # --------------------------------------------------------------------------- TPC-C
 
 def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None = None,
-                      labels: dict | None = None) -> dict:
+                      labels: dict | None = None, stop: threading.Event | None = None) -> dict:
     """Run the user sequence against the (managed) database and keep the record on disk.
 
-    ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``). Returns the
-    record as saved, whatever the run's status."""
+    ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``); ``stop``,
+    when set, ends the run as Ctrl-C does (run_tpcc). Returns the record as saved, whatever
+    the run's status."""
     from .. import engines
     from ..host.memory import RunMemory
     from ..loadgen.manager import run_tpcc
@@ -155,7 +157,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                 outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
                                    on_mark=injector.mark if injector else memory.mark,
                                    sampler_db=sampler.database if sampler else None,
-                                   engine=engine.name)
+                                   engine=engine.name, stop=stop)
             finally:
                 if injector is not None:  # a restart under way ends before anything else
                     injector.close()

@@ -52,6 +52,7 @@ MIN_RATE = 32 * 1024            # pg_basebackup -r: 32 kB/s ...
 MAX_RATE = 1024 * 1024 * 1024   # ... to 1024 MB/s
 RESTORE_MEMORY = 128 * 1024**2  # the restored copy's cache: it only runs the checks
 POLL_S = 0.5
+PIPE_GRACE_S = 2.0  # how long the tools before a failed last one of a pipeline may take
 TOOL_TIMEOUT_S = 24 * 3600
 
 Progress = Callable[[int, str, int, float], None]  # cycle, phase, bytes done, seconds
@@ -156,6 +157,14 @@ def _last_line(log) -> str | None:
     return lines[-1].strip() if lines else None
 
 
+def _knock_on(p: subprocess.Popen, log) -> bool:
+    """Whether a tool of a pipeline failed only because another one did: it died of a broken
+    pipe or says so, or it was stopped here after the last tool had failed."""
+    if p.returncode in (-signal.SIGPIPE, -signal.SIGTERM, -signal.SIGKILL):
+        return True
+    return "broken pipe" in (_last_line(log) or "").lower()
+
+
 def _stop_all(procs: list[subprocess.Popen]) -> None:
     for p in procs:
         if p.poll() is None:
@@ -196,9 +205,11 @@ def run_watched(args: list, watch: Path, report: Callable[[int, float], None], w
                                                   env=env))
                 except OSError as e:
                     raise UsageError(f"cannot run {cmd[0]}: {e.strerror or e}") from e
+                finally:
+                    if i:  # our copy of the pipe's read end: a writer sees its reader die
+                        feed.close()
                 if not last:
                     feed = procs[-1].stdout
-                    stack.callback(feed.close)
             while True:
                 try:
                     procs[-1].wait(POLL_S)
@@ -210,15 +221,26 @@ def run_watched(args: list, watch: Path, report: Callable[[int, float], None], w
                     if time.monotonic() - t0 > TOOL_TIMEOUT_S:
                         raise DatabaseError(f"{what} did not finish within {TOOL_TIMEOUT_S} s")
             seconds = time.monotonic() - t0
+            # the tools before the last end when it has read everything or, when it failed,
+            # at their next write; one still running after that is stopped
+            deadline = time.monotonic() + (PIPE_GRACE_S if procs[-1].returncode else 60)
             for p in procs[:-1]:
-                p.wait(60)
+                try:
+                    p.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    break
+            _stop_all(procs)
         except BaseException:
             _stop_all(procs)
             raise
-        failed = [(p, log) for p, log in zip(procs, logs) if p.returncode != 0]
-        if failed:  # a tool that died of a broken pipe is not the cause
-            p, log = next((f for f in failed if f[0].returncode != -signal.SIGPIPE), failed[0])
-            raise DatabaseError(f"{what} failed: {_last_line(log) or f'exit {p.returncode}'}")
+        failed = [f for f in zip(procs, pipeline, logs) if f[0].returncode != 0]
+        if failed:
+            p, cmd, log = next((f for f in failed if not _knock_on(f[0], f[2])), failed[0])
+            text = _last_line(log) or f"exit {p.returncode}"
+            name = os.path.basename(cmd[0])
+            if len(pipeline) > 1 and not text.startswith(name):
+                text = f"{name}: {text}"
+            raise DatabaseError(f"{what} failed: {text}")
         report(dir_bytes(watch), seconds)
         return seconds
 

@@ -22,7 +22,6 @@ keeps what was measured.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -224,14 +223,6 @@ def clone(template: Path, datadir: Path) -> None:
 # --------------------------------------------------------------------------- the instances
 
 
-def _raise_in(thread: threading.Thread) -> None:
-    """KeyboardInterrupt in ``thread`` at its next Python instruction: the workload's manager
-    then stops its drivers and keeps the partial step, as on Ctrl-C."""
-    if thread.ident is not None and thread.is_alive():
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
-                                                   ctypes.py_object(KeyboardInterrupt))
-
-
 class _Ticks(TpccProgress):
     def __init__(self):
         self.last = None
@@ -304,7 +295,8 @@ class _Race:
         rspec = RunSpec(users=(s.users,), rampup=s.rampup, duration=s.duration, mode=s.mode,
                         name=r.member.name, results_dir=self.sub_dir, sample_interval=0,
                         power="none", seed=None if s.seed is None else s.seed + index)
-        return run_tpcc_recorded(r.member.db, rspec, r.ticks, {"neighbours": self._label(r)})
+        return run_tpcc_recorded(r.member.db, rspec, r.ticks, {"neighbours": self._label(r)},
+                                 stop=self.cancel)
 
     def _backup(self, r: _Runner) -> dict:
         from .backup import run_backup
@@ -391,14 +383,13 @@ class _Race:
 
     def stop_all(self, why: str | None) -> None:
         """Stop every instance that still runs and wait for its thread (bounded); ``why`` is
-        entered as their error (None: Ctrl-C, and they say "interrupted" themselves)."""
+        entered as their error (None: Ctrl-C, and they say "interrupted" themselves). The
+        workloads stop as on Ctrl-C at their next turn, the backups' tools at once."""
         self.stop_backups.set()
         self.cancel.set()
         for r in self.runners:
             if r.thread is not None and not r.done:
                 r.stopped_by = r.stopped_by or why
-                if r.member.role == "tpcc":
-                    _raise_in(r.thread)
         deadline = time.monotonic() + JOIN_TIMEOUT_S
         for r in self.runners:
             if r.thread is not None:

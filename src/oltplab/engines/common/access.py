@@ -10,6 +10,7 @@ import hashlib
 import os
 import socket
 import stat
+import tempfile
 from pathlib import Path
 
 from ...errors import UsageError
@@ -83,3 +84,20 @@ def tcp_in_use(port: int, listen: str) -> str | None:
                     if e.errno in (errno.EADDRINUSE, errno.EACCES):
                         return host
     return None
+
+
+def write_owned(target: Path, text: str, mode: int, uid: int, gid: int) -> None:
+    """Replace ``target`` with a file holding ``text``, of ``mode`` and owned by ``uid`` (when
+    we are root). The text goes first into a new file of a random name beside ``target``,
+    created exclusively, so that a link planted there is never followed, then renamed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), mode)
+            if os.geteuid() == 0 and uid != 0:
+                os.fchown(f.fileno(), uid, gid)
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise

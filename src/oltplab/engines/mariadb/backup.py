@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...config import DbSpec
@@ -88,24 +88,45 @@ def server(target: Target) -> dict:
 
 
 
-def connection_options(dsn: str) -> list[str]:
-    """A client tool's options for ``dsn``: the option-file option first, as the tools want."""
+@contextmanager
+def connection_options(dsn: str) -> Iterator[list[str]]:
+    """A client tool's options for ``dsn``, the option-file option first, as the tools want.
+    A password of ``dsn`` goes into a new option file of mode 0600, read instead of (or after
+    including) the DSN's own, and removed on the way out: a command line is public."""
     args = client.connect_args(dsn)
-    first = (f"--defaults-file={args['read_default_file']}" if "read_default_file" in args
-             else "--no-defaults")
-    out = [first, f"--user={args['user']}"]
+    out = [f"--user={args['user']}"]
     if "unix_socket" in args:
         out.append(f"--socket={args['unix_socket']}")
     else:
         out += [f"--host={args['host']}", f"--port={args['port']}", "--protocol=tcp"]
-    if "password" in args:
-        out.append(f"--password={args['password']}")
-    return out
+    if "password" not in args:
+        yield [f"--defaults-file={args['read_default_file']}" if "read_default_file" in args
+               else "--no-defaults", *out]
+        return
+    fd, path = tempfile.mkstemp(prefix="oltplab-client-", suffix=".cnf")
+    try:
+        with os.fdopen(fd, "w") as f:
+            if "read_default_file" in args:
+                f.write(f"!include {args['read_default_file']}\n")
+            f.write(f"[client]\npassword={_option_value(args['password'])}\n")
+        yield [f"--defaults-file={path}", *out]
+    finally:
+        os.unlink(path)
+
+
+def _option_value(text: str) -> str:
+    """``text`` as a quoted value of an option file (which reads the backslash escapes)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
 
 
 def backup(job: Job, dest: Path) -> dict:
+    with connection_options(job.target.dsn) as conn:
+        return _backup(job, dest, conn)
+
+
+def _backup(job: Job, dest: Path, conn: list[str]) -> dict:
     s = job.spec
-    conn = connection_options(job.target.dsn)
     if s.method == "dump":
         dest.mkdir(mode=0o700)
         job.run([_tool("mariadb-dump"), *conn, "--single-transaction", "--routines",
@@ -144,9 +165,9 @@ def restored(job: Job, source: Path, scratch: Path, parts: Parts) -> Iterator[st
             inst.start()
             with parts.part("load"):
                 inst.ensure_database(job.db.dbname)
-                job.run([_tool("mariadb"), *connection_options(inst.dsn()), "--batch",
-                         job.db.dbname],
-                        scratch, "restore", "mariadb", stdin=source / DUMP_FILE)
+                with connection_options(inst.dsn()) as conn:
+                    job.run([_tool("mariadb"), *conn, "--batch", job.db.dbname],
+                            scratch, "restore", "mariadb", stdin=source / DUMP_FILE)
         elif job.spec.compress == "none":
             with parts.part("replay"):
                 job.run([backup_tool, "--no-defaults", "--prepare", f"--target-dir={source}"],

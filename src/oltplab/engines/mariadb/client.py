@@ -9,6 +9,8 @@ A MariaDB DSN is a URI, parsed here and nowhere else:
 Every session turns ``innodb_snapshot_isolation`` off when the server has it (10.6.18,
 10.11.8, 11.4.2 and later), as HammerDB does: with it on, a transaction that read a row a
 concurrent one then changed fails with "Record has changed since last read" (error 1020).
+Sessions refuse LOAD DATA LOCAL, with which a server may ask for any file of ours; only the
+loader's sessions (``local_infile=True``) send the rows it generates that way.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def connect_args(dsn: str) -> dict:
     args = {"user": unquote(parts.username or "root"),
             "database": unquote(parts.path.lstrip("/")) or None,
             "connect_timeout": CONNECT_TIMEOUT_S, "autocommit": True,
-            "charset": "utf8mb4", "local_infile": True,
+            "charset": "utf8mb4",
             "client_flag": pymysql.constants.CLIENT.MULTI_STATEMENTS}
     if parts.password:
         args["password"] = unquote(parts.password)

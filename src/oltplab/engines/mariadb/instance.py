@@ -25,7 +25,7 @@ import psutil
 
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
-from ..common.access import make_private_dir, tcp_in_use
+from ..common.access import make_private_dir, tcp_in_use, write_owned
 from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
                              pid_alive, user_of_uid)
 from . import access, client
@@ -174,13 +174,7 @@ class MariaDBInstance:
             os.chown(path, user.uid, user.gid)
 
     def _write_owned(self, target: Path, text: str, user: User, mode: int) -> None:
-        tmp = target.with_name(f".{target.name}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        self._own(tmp, user)
-        os.replace(tmp, target)
+        write_owned(target, text, mode, user.uid, user.gid)
 
     # ----- init
 

@@ -25,7 +25,9 @@ import tempfile
 from pathlib import Path
 
 from ...errors import UsageError
-from ..common.access import client_host, listen_hosts, make_private_dir, socket_dir, tcp_in_use
+# the rules every managed engine shares, used here as this module's own
+from ..common.access import (client_host, listen_hosts, make_private_dir,  # noqa: F401
+                             socket_dir, tcp_in_use, write_owned)
 
 SCRAM_ITERATIONS = 4096
 

@@ -294,10 +294,7 @@ class PostgresInstance:
         self._write_owned(self.datadir / SETTINGS_FILE, "\n".join(lines), user)
 
     def _write_owned(self, target: Path, text: str, user: User) -> None:
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(text)
-        self._own(tmp, user)
-        os.replace(tmp, target)
+        access.write_owned(target, text, 0o644, user.uid, user.gid)
 
     def _prepare_access(self, settings: dict[str, str], user: User) -> str:
         """The private socket directory, pg_hba.conf and the password file; the password."""

@@ -3,9 +3,9 @@
  * MariaDB session is opened: the module imports, and PostgreSQL runs, where it is absent.
  * MariaDBConnection is one virtual user's session, opened here so that the driver needs no
  * Python client: non-blocking calls enabled (MYSQL_OPT_NONBLOCK, for myloop.c), several
- * statements per query (CLIENT_MULTI_STATEMENTS), autocommit on, and snapshot isolation off
- * where the server has it (as HammerDB does: with it on, TPC-C transactions fail with "Record
- * has changed since last read").
+ * statements per query (CLIENT_MULTI_STATEMENTS), no LOAD DATA LOCAL, autocommit on, and
+ * snapshot isolation off where the server has it (as HammerDB does: with it on, TPC-C
+ * transactions fail with "Record has changed since last read").
  */
 #include "mariadb.h"
 
@@ -107,8 +107,10 @@ static int MyConn_init(MyConn *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
+    unsigned int no_local_infile = 0; /* LOAD DATA LOCAL lets a server ask for our files */
     if (my.options(m, MYSQL_OPT_NONBLOCK, 0) ||
         my.options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout) ||
+        my.options(m, MYSQL_OPT_LOCAL_INFILE, &no_local_infile) ||
         my.options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4") ||
         (option_file && my.options(m, MYSQL_READ_DEFAULT_FILE, option_file))) {
         my.close(m);

@@ -165,7 +165,8 @@ def _load_insert(conn, chunks: _Chunks, rows: Counter) -> None:
 def _load(job: LoadJob, method: str) -> dict:
     """One worker: the chunks of its warehouses (and ITEM), loaded with ``method``."""
     rows: Counter = Counter()
-    conn = client.connect(job.dsn)
+    # LOAD DATA LOCAL lets the server ask for any file of ours: on for these sessions only
+    conn = client.connect(job.dsn, local_infile=method == "infile")
     chunks = _Chunks(job)
     try:
         (_load_infile if method == "infile" else _load_insert)(conn, chunks, rows)
