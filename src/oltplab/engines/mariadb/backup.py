@@ -31,11 +31,11 @@ from pathlib import Path
 
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
-from ...scenarios.backup import RESTORE_MEMORY, BackupSpec, Job, Parts, chown_tree
+from ..base import Target
+from ..common.backup import RESTORE_MEMORY, BackupSpec, Job, Parts, chown_tree
 from . import access, client
 from .instance import MariaDBInstance, find_binary
 from .session import database  # noqa: F401  (the backup interface's target)
-from ..base import Target
 
 #: --compress: the compressor, how it decompresses, the stream's file name
 COMPRESSORS = {"zstd": (["zstd", "-q", "-c"], ["zstd", "-q", "-d", "-c"], "backup.mbstream.zst"),

@@ -23,8 +23,7 @@ from pathlib import Path
 
 from ...config import DbSpec
 from ...errors import UsageError
-from ...scenarios.backup import (RESTORE_MEMORY, BackupSpec, Job, Parts, chown_tree, free_port,
-                                 tool_env)
+from ..common.backup import RESTORE_MEMORY, BackupSpec, Job, Parts, chown_tree, free_port, tool_env
 from . import access
 from .session import database  # noqa: F401  (the backup interface's target)
 
@@ -109,8 +108,8 @@ def backup(job: Job, dest: Path) -> dict:
 @contextmanager
 def restored(job: Job, source: Path, scratch: Path, parts: Parts) -> Iterator[str]:
     """Restore ``source`` into ``scratch`` and start it; its DSN. Stopped on the way out."""
-    from .instance import PostgresInstance
     from ..common.osuser import current_user, ensure_system_user
+    from .instance import PostgresInstance
     user = ensure_system_user() if os.geteuid() == 0 else current_user()
     where = bin_dir(job.db)
     inst = PostgresInstance(DbSpec(datadir=scratch, port=free_port(), db_memory=RESTORE_MEMORY,
@@ -150,10 +149,10 @@ def _copy_back(job: Job, source: Path, scratch: Path) -> None:
 
 def check_restored(dsn: str) -> dict:
     """The consistency checks on the restored copy: ``{check_ok, check_failed}``."""
-    from .tpcc.checks import run_checks
-    from ..common.aio import run_sync
-
     import asyncpg
+
+    from ..common.aio import run_sync
+    from .tpcc.checks import run_checks
 
     async def delivered():  # CC11 holds only until the first Delivery, as tpcc check decides
         conn = await asyncpg.connect(dsn, timeout=10)
