@@ -113,8 +113,8 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
     """Run every repeat of every item that is not done; return the status at the end.
 
     Without ``resume`` a plan that already has runs in ``results_dir`` is refused. An item that
-    fails is recorded (a failed run) and the plan goes on; Ctrl-C keeps the runs so far and
-    raises ``Interrupted``."""
+    fails, whatever the error, is recorded (a failed run) and the plan goes on; Ctrl-C keeps
+    the runs so far and raises ``Interrupted``."""
     progress = progress or PlanProgress()
     if not resume and plan_runs(plan, results_dir):
         raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
@@ -167,9 +167,11 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                 raise _interrupted(plan, item) from None
             except Interrupted:
                 raise
-            except OltplabError as e:  # before a run could start: record the item as failed
-                _failed_record(plan, item, repeat, str(e))
-                progress.item_failed(item, str(e))
+            except Exception as e:  # the item fails (recorded), the plan goes on
+                # an OltplabError comes before a run could start; any other is unexpected
+                error = str(e) if isinstance(e, OltplabError) else f"{type(e).__name__}: {e}"
+                _failed_record(plan, item, repeat, error)
+                progress.item_failed(item, error)
 
 
 def _labels(plan: Plan, item: Item, repeat: int) -> dict:

@@ -185,9 +185,19 @@ class StepKind:
     connections: Callable[[Any], int] = lambda spec: 0  # the server connections its spec needs
 
 
+def checked_run(db, run):
+    """``run``, after the checks ``tpcc run`` makes of its options before anything starts."""
+    if run.inject:
+        from .scenarios.inject import preflight
+        preflight(db, run)
+    return run
+
+
 def _tpcc_make(cell: Cell, opts: dict, label: str, results_dir: Path):
     import dataclasses
-    return dataclasses.replace(cell.run, name=label, **opts)
+    opts = dict(opts)
+    opts.update(opts.pop("users", {}))  # the user sequence and users_auto, as a cell has them
+    return checked_run(cell.db, dataclasses.replace(cell.run, name=label, **opts))
 
 
 def _tpcc_run(item: Item, progress, labels: dict) -> dict:

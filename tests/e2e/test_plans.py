@@ -100,3 +100,39 @@ def test_malformed_plan_is_refused_in_one_line(tmp_path):
     assert p.stderr.strip() == f"oltplab: error: {plan}: matrix.users: the list is empty; " \
                                "give at least one value"
     assert not (tmp_path / "results").exists()
+
+
+def _dsn_plan(tmp_path: Path, dsn: str, extra: str = "", duration: str = "1s") -> Path:
+    """A plan of one cell against an existing W=1 database, at the smallest sizes."""
+    plan = tmp_path / "p.toml"
+    plan.write_text(f'[plan]\nname = "p"\n[defaults]\ndsn = "{dsn}"\nwarehouses = 1\n'
+                    f'users = [1]\nrampup = "0s"\nduration = "{duration}"\nworkers = 1\n'
+                    f'sample_interval = 0\n{extra}')
+    return plan
+
+
+def test_step_users_does_not_crash_plan(scratch_w1, tmp_path):
+    plan = _dsn_plan(tmp_path, scratch_w1, '[[step]]\nkind = "tpcc"\nusers = [2]\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    [run] = _runs(tmp_path / "results")
+    assert run["status"] == "completed" and [s["users"] for s in run["steps"]] == [2]
+
+
+def test_unexpected_error_fails_its_cell_and_the_plan_goes_on(scratch_w1, tmp_path):
+    blocker = tmp_path / "a-file"  # backups cannot go into a folder under a file
+    blocker.write_text("")
+    plan = _dsn_plan(tmp_path, scratch_w1, '[matrix]\nmode = ["procedures", "sql"]\n'
+                     f'[[step]]\nkind = "backup"\ncycles = 1\nto = "{blocker / "backups"}"\n'
+                     '[[step]]\nkind = "tpcc"\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        "oltplab: error: plan p: 2 cells not done: mode=procedures, mode=sql")
+    runs = _runs(tmp_path / "results")
+    failed = [r for r in runs if r["kind"] == "backup"]
+    assert [r["status"] for r in failed] == ["failed", "failed"]
+    assert all(r["error"].startswith("NotADirectoryError: ") for r in failed), failed
+    done = sorted(r["plan"]["cell"] for r in runs if r["kind"] == "tpcc"
+                  and r["status"] == "completed")
+    assert done == ["mode=procedures", "mode=sql"]
