@@ -232,6 +232,9 @@ def fio_path(cell: Cell, opts: dict) -> Path:
 
 def _fio_make(cell: Cell, opts: dict, label: str, results_dir: Path):
     from .storage.spec import spec_from_options
+    from .storage.target import target_kind
+    if "path" in opts:  # refused when missing, as fio run refuses it: nothing makes it
+        target_kind(Path(os.path.abspath(opts["path"])))
     raw = {k: (v if isinstance(v, bool) else str(v)) for k, v in opts.items()
            if k not in ("path", "profile")}
     profiles = opts.get("profile")
@@ -243,8 +246,8 @@ def _fio_make(cell: Cell, opts: dict, label: str, results_dir: Path):
 
 def _fio_run(item: Item, progress, labels: dict) -> dict:
     from .services import run_fio_recorded
-    if not Path(item.spec.target).exists():  # a datastore folder the plan will use
-        Path(item.spec.target).mkdir(parents=True)
+    if "path" not in dict(item.step.options) and not Path(item.spec.target).exists():
+        Path(item.spec.target).mkdir(parents=True)  # the folder the cell's datadir goes in
     return run_fio_recorded(item.spec, item.cell.run.sample_interval, item.cell.run.power,
                             progress, labels)
 

@@ -136,3 +136,17 @@ def test_unexpected_error_fails_its_cell_and_the_plan_goes_on(scratch_w1, tmp_pa
     done = sorted(r["plan"]["cell"] for r in runs if r["kind"] == "tpcc"
                   and r["status"] == "completed")
     assert done == ["mode=procedures", "mode=sql"]
+
+
+def test_fio_step_on_a_missing_path_is_refused_before_anything_runs(tmp_path):
+    missing = tmp_path / "mnt" / "nvme"
+    plan = tmp_path / "f.toml"
+    plan.write_text(f'[plan]\nname = "f"\n[[step]]\nkind = "fio"\npath = "{missing}"\n'
+                    'size = "4MiB"\nramp = "0s"\nduration = "1s"\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    by_fio = oltplab("fio", "run", "--target", str(missing), cwd=tmp_path)
+    assert by_fio.returncode == p.returncode == 2
+    assert p.stderr == (f"oltplab: error: {plan}: step.1 (fio) in cell all: "
+                        f"--target: {missing} does not exist\n")
+    assert by_fio.stderr == f"oltplab: error: --target: {missing} does not exist\n"
+    assert not (tmp_path / "mnt").exists() and not (tmp_path / "results").exists()

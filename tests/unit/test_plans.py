@@ -261,6 +261,19 @@ def test_step_inject_is_checked_as_a_cell_inject_is(tmp_path, cell, event, needl
     assert str(e.value).startswith(f"{tmp_path / 'plan.toml'}: step.1 (tpcc) in cell all: ")
 
 
+def test_fio_step_refuses_a_missing_path_as_fio_run_does(tmp_path):
+    missing = tmp_path / "not-mounted" / "data"
+    text = f'[plan]\nname = "f"\n[[step]]\nkind = "fio"\npath = "{missing}"\n'
+    with pytest.raises(UsageError) as e:
+        plan_of(tmp_path, text)
+    assert str(e.value) == (f"{tmp_path / 'plan.toml'}: step.1 (fio) in cell all: "
+                            f"--target: {missing} does not exist")
+    assert not missing.parent.exists()
+    (tmp_path / "not-mounted").mkdir()
+    assert str(plan_of(tmp_path, text.replace(str(missing), str(missing.parent)))
+               .items[0].spec.target) == str(missing.parent)
+
+
 def test_step_users_auto_with_repeats_is_refused_as_a_cell_users_auto_is(tmp_path):
     text = '[plan]\nname = "a"\nrepeat = 2\n[[step]]\nkind = "tpcc"\nusers = "auto:8"\n'
     with pytest.raises(UsageError, match=r"searches for the best user count in one run; give "
