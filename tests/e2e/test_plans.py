@@ -150,3 +150,39 @@ def test_fio_step_on_a_missing_path_is_refused_before_anything_runs(tmp_path):
                         f"--target: {missing} does not exist\n")
     assert by_fio.stderr == f"oltplab: error: --target: {missing} does not exist\n"
     assert not (tmp_path / "mnt").exists() and not (tmp_path / "results").exists()
+
+
+def test_resume_with_another_duration_runs_again_and_sets_the_old_run_aside(scratch_w1,
+                                                                           tmp_path):
+    plan = _dsn_plan(tmp_path, scratch_w1)
+    results = tmp_path / "results"
+    oltplab("plan", "run", str(plan), cwd=tmp_path, check_rc=0)
+    [first] = _runs(results)
+    changed = ("--resume", "--set", "duration=2s")
+    status = oltplab("plan", "status", str(plan), "--set", "duration=2s", cwd=tmp_path,
+                     check_rc=0)
+    assert "pending  all  (0/1 runs done, 1 of another configuration)" in status.stdout
+    oltplab("plan", "run", str(plan), *changed, cwd=tmp_path, check_rc=0)
+    [run] = _runs(results)
+    assert run["config"]["run"]["duration"] == 2.0 and run["superseded"] == [first["id"]]
+    assert (results / run["id"] / "superseded" / first["id"] / "run.json").is_file()
+    same = oltplab("plan", "run", str(plan), *changed, cwd=tmp_path, check_rc=0)
+    assert "1 done, 0 failed, 0 pending" in same.stdout and len(_runs(results)) == 1
+
+
+def test_second_plan_run_on_a_results_folder_in_use_is_refused(scratch_w1, tmp_path):
+    plan = _dsn_plan(tmp_path, scratch_w1, duration="6s")
+    results = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "oltplab", "plan", "run", str(plan)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _runs(results) and proc.poll() is None:
+        time.sleep(0.1)
+    assert _runs(results), proc.communicate()[1]
+    second = oltplab("plan", "run", str(plan), "--resume", cwd=tmp_path)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert second.returncode != 0 and second.stderr.count("\n") == 1, second.stderr
+    assert f"error: results is in use by another plan run (process {proc.pid})" in second.stderr
+    assert [r["status"] for r in _runs(results)] == ["completed"]
