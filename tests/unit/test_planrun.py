@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from oltplab.planrun import SUPERSEDED, _labels, plan_status, supersede
 from oltplab.plans import load_plan
 from oltplab.results.store import RunRecord, list_runs
@@ -68,3 +70,20 @@ def test_resume_does_not_count_a_run_of_another_step_kind_inserted_before_it(tmp
     backup, tpcc2, _ = plan_status(inserted, results)
     assert (backup.state, backup.done) == ("pending", ())  # the tpcc runs are not its runs
     assert backup.stale == 2
+
+
+def test_ctrl_c_while_the_sampler_starts_reaches_the_plan(tmp_path):
+    """Ctrl-C that lands while a run's sampler starts is raised from the run's ``with``
+    (and the plan stops), the run recorded as interrupted."""
+    from oltplab.services import recording
+    from oltplab.telemetry.sampler import Sampler
+
+    class CutAtStart(Sampler):
+        def start(self):
+            raise KeyboardInterrupt
+
+    rec = RunRecord.create(tmp_path, "tpcc", "r")
+    with pytest.raises(KeyboardInterrupt):
+        with recording(rec, CutAtStart(1.0, paths={}, power="none")):
+            raise AssertionError("the body does not run")
+    assert json.loads((rec.path / "run.json").read_text())["status"] == "interrupted"
