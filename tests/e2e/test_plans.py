@@ -100,3 +100,89 @@ def test_malformed_plan_is_refused_in_one_line(tmp_path):
     assert p.stderr.strip() == f"oltplab: error: {plan}: matrix.users: the list is empty; " \
                                "give at least one value"
     assert not (tmp_path / "results").exists()
+
+
+def _dsn_plan(tmp_path: Path, dsn: str, extra: str = "", duration: str = "1s") -> Path:
+    """A plan of one cell against an existing W=1 database, at the smallest sizes."""
+    plan = tmp_path / "p.toml"
+    plan.write_text(f'[plan]\nname = "p"\n[defaults]\ndsn = "{dsn}"\nwarehouses = 1\n'
+                    f'users = [1]\nrampup = "0s"\nduration = "{duration}"\nworkers = 1\n'
+                    f'sample_interval = 0\n{extra}')
+    return plan
+
+
+def test_step_users_does_not_crash_plan(scratch_w1, tmp_path):
+    plan = _dsn_plan(tmp_path, scratch_w1, '[[step]]\nkind = "tpcc"\nusers = [2]\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    [run] = _runs(tmp_path / "results")
+    assert run["status"] == "completed" and [s["users"] for s in run["steps"]] == [2]
+
+
+def test_unexpected_error_fails_its_cell_and_the_plan_goes_on(scratch_w1, tmp_path):
+    blocker = tmp_path / "a-file"  # backups cannot go into a folder under a file
+    blocker.write_text("")
+    plan = _dsn_plan(tmp_path, scratch_w1, '[matrix]\nmode = ["procedures", "sql"]\n'
+                     f'[[step]]\nkind = "backup"\ncycles = 1\nto = "{blocker / "backups"}"\n'
+                     '[[step]]\nkind = "tpcc"\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        "oltplab: error: plan p: 2 cells not done: mode=procedures, mode=sql")
+    runs = _runs(tmp_path / "results")
+    failed = [r for r in runs if r["kind"] == "backup"]
+    assert [r["status"] for r in failed] == ["failed", "failed"]
+    assert all(r["error"].startswith("NotADirectoryError: ") for r in failed), failed
+    done = sorted(r["plan"]["cell"] for r in runs if r["kind"] == "tpcc"
+                  and r["status"] == "completed")
+    assert done == ["mode=procedures", "mode=sql"]
+
+
+def test_fio_step_on_a_missing_path_is_refused_before_anything_runs(tmp_path):
+    missing = tmp_path / "mnt" / "nvme"
+    plan = tmp_path / "f.toml"
+    plan.write_text(f'[plan]\nname = "f"\n[[step]]\nkind = "fio"\npath = "{missing}"\n'
+                    'size = "4MiB"\nramp = "0s"\nduration = "1s"\n')
+    p = oltplab("plan", "run", str(plan), cwd=tmp_path)
+    by_fio = oltplab("fio", "run", "--target", str(missing), cwd=tmp_path)
+    assert by_fio.returncode == p.returncode == 2
+    assert p.stderr == (f"oltplab: error: {plan}: step.1 (fio) in cell all: "
+                        f"--target: {missing} does not exist\n")
+    assert by_fio.stderr == f"oltplab: error: --target: {missing} does not exist\n"
+    assert not (tmp_path / "mnt").exists() and not (tmp_path / "results").exists()
+
+
+def test_resume_with_another_duration_runs_again_and_sets_the_old_run_aside(scratch_w1,
+                                                                           tmp_path):
+    plan = _dsn_plan(tmp_path, scratch_w1)
+    results = tmp_path / "results"
+    oltplab("plan", "run", str(plan), cwd=tmp_path, check_rc=0)
+    [first] = _runs(results)
+    changed = ("--resume", "--set", "duration=2s")
+    status = oltplab("plan", "status", str(plan), "--set", "duration=2s", cwd=tmp_path,
+                     check_rc=0)
+    assert "pending  all  (0/1 runs done, 1 of another configuration)" in status.stdout
+    oltplab("plan", "run", str(plan), *changed, cwd=tmp_path, check_rc=0)
+    [run] = _runs(results)
+    assert run["config"]["run"]["duration"] == 2.0 and run["superseded"] == [first["id"]]
+    assert (results / run["id"] / "superseded" / first["id"] / "run.json").is_file()
+    same = oltplab("plan", "run", str(plan), *changed, cwd=tmp_path, check_rc=0)
+    assert "1 done, 0 failed, 0 pending" in same.stdout and len(_runs(results)) == 1
+
+
+def test_second_plan_run_on_a_results_folder_in_use_is_refused(scratch_w1, tmp_path):
+    plan = _dsn_plan(tmp_path, scratch_w1, duration="6s")
+    results = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "oltplab", "plan", "run", str(plan)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _runs(results) and proc.poll() is None:
+        time.sleep(0.1)
+    assert _runs(results), proc.communicate()[1]
+    second = oltplab("plan", "run", str(plan), "--resume", cwd=tmp_path)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert second.returncode != 0 and second.stderr.count("\n") == 1, second.stderr
+    assert f"error: results is in use by another plan run (process {proc.pid})" in second.stderr
+    assert [r["status"] for r in _runs(results)] == ["completed"]

@@ -233,3 +233,51 @@ def test_a_plan_takes_an_engine_and_a_dsn_names_its_own(tmp_path):
                           "dsn = \"mariadb://u@h/tpcc\"\n")
     with pytest.raises(UsageError, match="engine: 'oracle' is not one of postgres, mariadb"):
         plan_of(tmp_path, "[plan]\nname = \"o\"\n[defaults]\nengine = \"oracle\"\n")
+
+
+INJECT_STEP = """
+[plan]
+name = "i"
+[defaults]
+{cell}
+users = [1]
+duration = "10s"
+[[step]]
+kind = "tpcc"
+inject = ["{event}"]
+"""
+
+
+@pytest.mark.parametrize("cell, event, needle", [
+    ('engine = "mariadb"', "at=2s,kill-server", "--inject is not available for MariaDB yet"),
+    ('dsn = "postgresql://u@h/tpcc"', "at=2s,kill-server",
+     "kill-server needs a managed server; it does not go with --dsn"),
+    ("", "at=30s,kill-backend", "at= lies beyond the measured window (--duration 10 s)"),
+])
+def test_step_inject_is_checked_as_a_cell_inject_is(tmp_path, cell, event, needle):
+    with pytest.raises(UsageError) as e:
+        plan_of(tmp_path, INJECT_STEP.format(cell=cell, event=event))
+    assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert str(e.value).startswith(f"{tmp_path / 'plan.toml'}: step.1 (tpcc) in cell all: ")
+
+
+def test_fio_step_refuses_a_missing_path_as_fio_run_does(tmp_path):
+    missing = tmp_path / "not-mounted" / "data"
+    text = f'[plan]\nname = "f"\n[[step]]\nkind = "fio"\npath = "{missing}"\n'
+    with pytest.raises(UsageError) as e:
+        plan_of(tmp_path, text)
+    assert str(e.value) == (f"{tmp_path / 'plan.toml'}: step.1 (fio) in cell all: "
+                            f"--target: {missing} does not exist")
+    assert not missing.parent.exists()
+    (tmp_path / "not-mounted").mkdir()
+    assert str(plan_of(tmp_path, text.replace(str(missing), str(missing.parent)))
+               .items[0].spec.target) == str(missing.parent)
+
+
+def test_step_users_auto_with_repeats_is_refused_as_a_cell_users_auto_is(tmp_path):
+    text = '[plan]\nname = "a"\nrepeat = 2\n[[step]]\nkind = "tpcc"\nusers = "auto:8"\n'
+    with pytest.raises(UsageError, match=r"searches for the best user count in one run; give "
+                                         r"plan.repeat = 1$"):
+        plan_of(tmp_path, text)
+    once = plan_of(tmp_path, text.replace("repeat = 2", "repeat = 1"))
+    assert once.items[0].spec.users_auto == 8

@@ -105,6 +105,7 @@ def _print_status(p: Plan, results_dir: Path) -> list:
         step = f"  step {s.item.step.index} {s.item.step.kind}" if steps else ""
         click.echo(f"{s.state:<8} {s.name}{step}  ({len(s.done)}/{p.repeat} runs done"
                    + (f", repeats {','.join(map(str, s.failed))} failed" if s.failed else "")
+                   + (f", {s.stale} of another configuration" if s.stale else "")
                    + ")")
     counts = {k: sum(1 for s in states if s.state == k) for k in ("done", "failed", "pending")}
     click.echo(f"plan {p.name}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))

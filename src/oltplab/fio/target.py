@@ -48,7 +48,8 @@ def _human(n: int) -> str:
     return f"{n}B"
 
 
-def _kind(path: Path) -> str:
+def target_kind(path: Path) -> str:
+    """"directory" or "block"; a UsageError when ``path`` is missing or neither."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -160,7 +161,7 @@ def prepared(path: Path, size: int) -> Iterator[Target]:
     The folder and everything in it are removed on the way out, on success, error or interrupt.
     """
     path = Path(os.path.abspath(path))
-    if _kind(path) == "block":
+    if target_kind(path) == "block":
         yield check_block(path, size)
         return
     try:

@@ -184,9 +184,19 @@ class StepKind:
     connections: Callable[[Any], int] = lambda spec: 0  # the server connections its spec needs
 
 
+def checked_run(db, run):
+    """``run``, after the checks ``tpcc run`` makes of its options before anything starts."""
+    if run.inject:
+        from ..faults.inject import preflight
+        preflight(db, run)
+    return run
+
+
 def _tpcc_make(cell: Cell, opts: dict, label: str, results_dir: Path):
     import dataclasses
-    return dataclasses.replace(cell.run, name=label, **opts)
+    opts = dict(opts)
+    opts.update(opts.pop("users", {}))  # the user sequence and users_auto, as a cell has them
+    return checked_run(cell.db, dataclasses.replace(cell.run, name=label, **opts))
 
 
 def _tpcc_run(item: Item, progress, labels: dict) -> dict:
@@ -221,6 +231,9 @@ def fio_path(cell: Cell, opts: dict) -> Path:
 
 def _fio_make(cell: Cell, opts: dict, label: str, results_dir: Path):
     from ..fio.spec import spec_from_options
+    from ..fio.target import target_kind
+    if "path" in opts:  # refused when missing, as fio run refuses it: nothing makes it
+        target_kind(Path(os.path.abspath(opts["path"])))
     raw = {k: (v if isinstance(v, bool) else str(v)) for k, v in opts.items()
            if k not in ("path", "profile")}
     profiles = opts.get("profile")
@@ -232,8 +245,8 @@ def _fio_make(cell: Cell, opts: dict, label: str, results_dir: Path):
 
 def _fio_run(item: Item, progress, labels: dict) -> dict:
     from ..runs.lifecycle import run_fio_recorded
-    if not Path(item.spec.target).exists():  # a datastore folder the plan will use
-        Path(item.spec.target).mkdir(parents=True)
+    if "path" not in dict(item.step.options) and not Path(item.spec.target).exists():
+        Path(item.spec.target).mkdir(parents=True)  # the folder the cell's datadir goes in
     return run_fio_recorded(item.spec, item.cell.run.sample_interval, item.cell.run.power,
                             progress, labels)
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from ..config import DbSpec, RunSpec
 from ..errors import UsageError
-from .keys import KEYS, STEP_KINDS, TARGET_KEYS, StepKind, fio_path, typed
+from .keys import KEYS, STEP_KINDS, TARGET_KEYS, StepKind, checked_run, fio_path, typed
 
 PLAN_KEYS = {"name": str, "repeat": int}
 TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
@@ -236,12 +236,13 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             cells.append(_cell(i, cname, label, merged, results_dir))
         except UsageError as e:
             raise UsageError(f"cell {cname}: {e}") from None
-    if repeat > 1 and any(c.run.users_auto for c in cells):
-        raise UsageError("users = \"auto\" searches for the best user count in one run; "
-                         "give plan.repeat = 1")
     if len({c.label for c in cells}) != len(cells):  # labels cut to 64 characters may collide
         cells = [_relabel(c, f"{name}.c{c.index + 1}") for c in cells]
     items = _items(name, cells, steps, targets, results_dir)
+    if repeat > 1 and (any(c.run.users_auto for c in cells) or any(
+            i.step.kind == "tpcc" and i.spec.users_auto for i in items)):
+        raise UsageError("users = \"auto\" searches for the best user count in one run; "
+                         "give plan.repeat = 1")
     return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
                 steps=steps, items=items)
 
@@ -378,10 +379,7 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) ->
         raise UsageError("host_memory limits a managed server; it does not go with dsn")
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
     run.update(run.pop("users", {}))
-    rspec = RunSpec(name=label, results_dir=results_dir, **run)
-    if rspec.inject:
-        from ..faults.inject import preflight
-        preflight(db, rspec)
+    rspec = checked_run(db, RunSpec(name=label, results_dir=results_dir, **run))
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
                 warehouses=conv.get("warehouses"),
                 build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,

@@ -11,13 +11,20 @@ An attempt that did not complete (interrupted, failed) stays in the results fold
 repeat completes; then it is moved, as measured, into the completed run's folder under
 ``superseded/<id>/`` (the run's ``superseded`` lists them), where neither ``results list``,
 the report nor ``plan status`` counts it.
+
+Each run also carries the ``fingerprint`` of what it measured (``fingerprint``): a run in an
+item's place whose fingerprint differs (the plan or a ``--set`` changed the step's kind or
+configuration since) does not count for the item; it runs again and the old run is set aside
+as an attempt that did not complete is. One ``plan run`` at a time holds a results folder
+(the lock file ``.plan.lock`` in it); a second is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +32,7 @@ from ..errors import Interrupted, OltplabError, UsageError
 from .model import Cell, Item, Plan
 
 SUPERSEDED = "superseded"
+LOCK = ".plan.lock"
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class ItemState:
     done: tuple[int, ...]  # repeats with a completed run
     failed: tuple[int, ...]  # repeats that failed (an interrupted run is still pending)
     runs: tuple[dict, ...]  # the completed runs, in repeat order
+    stale: int = 0  # runs in its place with another fingerprint: not counted, set aside
 
     @property
     def cell(self) -> Cell:
@@ -68,21 +77,41 @@ def _attempts(runs: list[dict], item: Item, repeat: int) -> list[dict]:
             and r["plan"].get("repeat") == repeat]
 
 
+def fingerprint(item: Item) -> str:
+    """What a run of the item measures, hashed: the step's kind and spec and, for a step on the
+    cell's server, that server and its warehouses (not the runs' label or results folder)."""
+    from ..runs.lifecycle import spec_dict
+    what = {"kind": item.step.kind, "spec": {k: v for k, v in _spec(item).items()
+                                             if k not in ("name", "results_dir")}}
+    if item.kind.needs_db:
+        what.update(db=spec_dict(item.cell.db), warehouses=item.cell.warehouses)
+    text = json.dumps(what, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _same(run: dict, mark: str) -> bool:
+    """The run measured what the item measures now (a run recorded without a fingerprint, by
+    an older version, is taken to)."""
+    return run["plan"].get("fingerprint", mark) == mark
+
+
 def plan_status(plan: Plan, results_dir: Path) -> list[ItemState]:
     """Each item's done, failed and pending repeats, as the results store has them."""
     runs = plan_runs(plan, results_dir)
     out = []
     for item in plan.items:
-        done, failed, kept = [], [], []
+        done, failed, kept, stale, mark = [], [], [], 0, fingerprint(item)
         for rep in range(1, plan.repeat + 1):
-            of_rep = _attempts(runs, item, rep)
+            of_rep = [r for r in _attempts(runs, item, rep) if _same(r, mark)]
+            stale += len(_attempts(runs, item, rep)) - len(of_rep)
             completed = [r for r in of_rep if r.get("status") == "completed"]
             if completed:
                 done.append(rep)
                 kept.append(completed[-1])
             elif any(r.get("status") != "interrupted" for r in of_rep):
                 failed.append(rep)
-        out.append(ItemState(item, plan.repeat, tuple(done), tuple(failed), tuple(kept)))
+        out.append(ItemState(item, plan.repeat, tuple(done), tuple(failed), tuple(kept),
+                             stale))
     return out
 
 
@@ -113,19 +142,40 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
     """Run every repeat of every item that is not done; return the status at the end.
 
     Without ``resume`` a plan that already has runs in ``results_dir`` is refused. An item that
-    fails is recorded (a failed run) and the plan goes on; Ctrl-C keeps the runs so far and
-    raises ``Interrupted``."""
+    fails, whatever the error, is recorded (a failed run) and the plan goes on; Ctrl-C keeps
+    the runs so far and raises ``Interrupted``."""
     progress = progress or PlanProgress()
-    if not resume and plan_runs(plan, results_dir):
-        raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
-                         "add --resume to run only what is not done, or use another "
-                         "--results-dir")
-    states = [s for s in plan_status(plan, results_dir) if s.todo]
-    for cell in plan.cells:
-        mine = [s for s in states if s.item.cell.index == cell.index]
-        if mine:
-            _run_cell(plan, mine, results_dir, progress)
-    return plan_status(plan, results_dir)
+    with _locked(Path(results_dir)):
+        if not resume and plan_runs(plan, results_dir):
+            raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
+                             "add --resume to run only what is not done, or use another "
+                             "--results-dir")
+        states = [s for s in plan_status(plan, results_dir) if s.todo]
+        for cell in plan.cells:
+            mine = [s for s in states if s.item.cell.index == cell.index]
+            if mine:
+                _run_cell(plan, mine, results_dir, progress)
+        return plan_status(plan, results_dir)
+
+
+@contextmanager
+def _locked(results_dir: Path):
+    """Hold the results folder's lock file (with our process id in it) while the body runs;
+    UsageError when another process holds it."""
+    import fcntl
+    results_dir.mkdir(parents=True, exist_ok=True)
+    with open(results_dir / LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "unknown"
+            raise UsageError(f"{results_dir} is in use by another plan run (process {holder}): "
+                             "wait for it to end, or use another --results-dir") from None
+        f.truncate(0)
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        yield
 
 
 def _interrupted(plan: Plan, item: Item) -> Interrupted:
@@ -167,25 +217,31 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                 raise _interrupted(plan, item) from None
             except Interrupted:
                 raise
-            except OltplabError as e:  # before a run could start: record the item as failed
-                _failed_record(plan, item, repeat, str(e))
-                progress.item_failed(item, str(e))
+            except Exception as e:  # the item fails (recorded), the plan goes on
+                # an OltplabError comes before a run could start; any other is unexpected
+                error = str(e) if isinstance(e, OltplabError) else f"{type(e).__name__}: {e}"
+                _failed_record(plan, item, repeat, error)
+                progress.item_failed(item, error)
 
 
 def _labels(plan: Plan, item: Item, repeat: int) -> dict:
     several = len(plan.steps) > 1
     gid = f"{plan.name}:{item.name}" + (f":{item.step.index}" if several else "")
     return {"plan": {"name": plan.name, "cell": item.name, "repeat": repeat,
-                     "step": item.step.index, "file": str(plan.path)},
+                     "step": item.step.index, "file": str(plan.path),
+                     "fingerprint": fingerprint(item)},
             "group": {"id": gid, "index": repeat, "of": plan.repeat}}
 
 
 def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path) -> list[str]:
-    """Move the attempts of (item, repeat) that did not complete into the completed run's
-    folder (``superseded/<id>/``) and list their ids in its ``superseded``."""
+    """Move the attempts of (item, repeat) that did not complete, and the runs in its place
+    with another fingerprint, into the completed run's folder (``superseded/<id>/``) and list
+    their ids in its ``superseded``."""
     from ..results.store import atomic_write
+    mark = fingerprint(item)
     others = [r for r in _attempts(plan_runs(plan, results_dir), item, repeat)
-              if r.get("status") != "completed" and r.get("id") != run.get("id")]
+              if (r.get("status") != "completed" or not _same(r, mark))
+              and r.get("id") != run.get("id")]
     if not others:
         return []
     home = Path(run["_path"])

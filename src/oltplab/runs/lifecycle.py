@@ -229,18 +229,24 @@ class _Ending:
 @contextmanager
 def recording(record, sampler, progress=None, after: Callable[[], None] | None = None):
     """Start the sampler, run the body, and close the record however the body ends: Ctrl-C
-    is "interrupted", an OltplabError "failed" with its message; the body sets ``status``
-    (and ``error``) of the object it is given when it ends otherwise. The progress object's
+    is "interrupted", an OltplabError "failed" with its message (raised again when the sampler's
+    start raised it, before the body); the body sets ``status`` (and ``error``) of the object
+    it is given when it ends otherwise. The progress object's
     ``finished``, the timeline, ``after`` and the final record are written in every case."""
-    end = _Ending()
+    end, started = _Ending(), False
     try:
         if sampler is not None:
             sampler.start()
+        started = True
         yield end
     except KeyboardInterrupt:
         end.status, end.error = "interrupted", "interrupted by the user"
+        if not started:  # before the body: the caller's with statement raises it
+            raise
     except OltplabError as e:
         end.status, end.error = "failed", str(e)
+        if not started:
+            raise
     finally:
         if progress is not None:
             progress.finished()
