@@ -103,3 +103,17 @@ def plan_lines(spec):
                   + (f", restore {r['seconds']:.1f} s, check "
                      f"{'ok' if r['check_ok'] else 'FAILED'}" if r else ""))
     return progress, on_cycle
+
+
+def print_done(run: dict) -> None:
+    """A run a plan has just finished: as ``results show`` prints it, then where it is saved."""
+    from .ui import err
+    show_run(run)
+    err.print(f"saved {run['_path']}")
+
+
+def describe_step(item) -> str:
+    """A plan's backup step in one line (``plan show``)."""
+    s = item.spec
+    cycles = f"{s.cycles} cycle{'' if s.cycles == 1 else 's'}"
+    return f"{cycles} of {s.method}" + ("" if s.restore else ", no restore")

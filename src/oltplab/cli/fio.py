@@ -160,3 +160,18 @@ def show_run(data: dict) -> None:
 def plan_lines(spec) -> _FioLines:
     """The live lines of a plan's fio step."""
     return _FioLines()
+
+
+def print_done(run: dict) -> None:
+    """A run a plan has just finished: as ``results show`` prints it, then where it is saved."""
+    from .ui import err
+    show_run(run)
+    err.print(f"saved {run['_path']}")
+
+
+def describe_step(item) -> str:
+    """A plan's fio step in one line (``plan show``)."""
+    from ..config import format_size
+    s = item.spec
+    return (f"{', '.join(st.name for st in s.steps)} in {s.target} ({item.name}), "
+            f"{format_size(s.size)}, {s.duration:g} s each")

@@ -138,3 +138,23 @@ def show_run(data: dict) -> None:
 def plan_lines(spec) -> NeighboursLines:
     """The live lines of a plan's neighbours step."""
     return NeighboursLines(spec)
+
+
+def print_done(run: dict) -> None:
+    """A run a plan has just finished: its instances, then where it is saved."""
+    from .ui import err
+    print_neighbours(run)
+    err.print(f"saved {run['_path']}")
+
+
+def describe_step(item) -> str:
+    """A plan's neighbours step in one line (``plan show``)."""
+    s = item.spec
+
+    def n(k: int, what: str) -> str:
+        return f"{k} {what}{'' if k == 1 else 's'}"
+    backups = (f", {s.backup} backing up every {s.backup_interval:g} s "
+               f"(at most {n(s.backup_cycles, 'cycle')})" if s.backup else ", no backup")
+    return (f"{n(s.instances, 'instance')} of {n(s.warehouses, 'warehouse')} in "
+            f"{s.root} (ports {s.port + 1}-{s.port + s.instances}){backups}; "
+            f"{n(s.users, 'user')} each, rampup {s.rampup:g} s, duration {s.duration:g} s")

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import click
 
-from .. import engines
+from .. import engines, kinds
 from ..config import format_size
 from ..errors import OltplabError
 from ..plans.model import Cell, Item, Plan, load_plan
 from ..plans.run import PlanProgress, plan_status, run_plan, write_plan_report
+from ..runs.kind import resolve
 
 RESULTS = Path("results")
 
@@ -48,11 +49,11 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
                f"{_n(len(p.items) * p.repeat, 'run')}"
                + (f" ({_n(len(p.steps), 'step')}: "
                   f"{', '.join(s.kind for s in p.steps)})" if len(p.steps) > 1 or
-                  p.steps[0].kind != "tpcc" else ""))
+                  p.steps[0].kind != kinds.DEFAULT_STEP else ""))
     for c in p.cells:
         click.echo(f"{c.index + 1:>4}  {c.name}")
         items = [i for i in p.items if i.cell.index == c.index]
-        if any(i.step.kind != "neighbours" for i in items):  # those run servers of their own
+        if any(not i.kind.own_servers for i in items):  # not all start servers of their own
             click.echo(f"      {_where(c)}")
         for item in items:
             click.echo(f"      step {item.step.index} {item.step.kind}: {_what(item)}; "
@@ -71,23 +72,8 @@ def _where(c: Cell) -> str:
 
 
 def _what(item: Item) -> str:
-    s = item.spec
-    if item.step.kind == "tpcc":
-        users = f"auto:{s.users_auto}" if s.users_auto else ",".join(map(str, s.users))
-        return (f"users {users}, rampup {s.rampup:g} s, duration "
-                f"{s.duration:g} s, mode {s.mode}")
-    if item.step.kind == "fio":
-        return (f"{', '.join(st.name for st in s.steps)} in {s.target} ({item.name}), "
-                f"{format_size(s.size)}, {s.duration:g} s each")
-    if item.step.kind == "backup":
-        return f"{_n(s.cycles, 'cycle')} of {s.method}" + ("" if s.restore else ", no restore")
-    if item.step.kind == "neighbours":
-        backups = (f", {s.backup} backing up every {s.backup_interval:g} s "
-                   f"(at most {_n(s.backup_cycles, 'cycle')})" if s.backup else ", no backup")
-        return (f"{_n(s.instances, 'instance')} of {_n(s.warehouses, 'warehouse')} in "
-                f"{s.root} (ports {s.port + 1}-{s.port + s.instances}){backups}; "
-                f"{_n(s.users, 'user')} each, rampup {s.rampup:g} s, duration {s.duration:g} s")
-    return str(s)
+    describe = resolve(kinds.get(item.step.kind).describe)
+    return describe(item) if describe is not None else str(item.spec)
 
 
 @plan.command("status")
@@ -100,7 +86,7 @@ def plan_status_cmd(plan_file: Path, results_dir: Path, overrides: tuple[str, ..
 
 def _print_status(p: Plan, results_dir: Path) -> list:
     states = plan_status(p, results_dir)
-    steps = len(p.steps) > 1 or p.steps[0].kind != "tpcc"
+    steps = len(p.steps) > 1 or p.steps[0].kind != kinds.DEFAULT_STEP
     for s in states:
         step = f"  step {s.item.step.index} {s.item.step.kind}" if steps else ""
         click.echo(f"{s.state:<8} {s.name}{step}  ({len(s.done)}/{p.repeat} runs done"
@@ -140,56 +126,21 @@ class _PlanLines(PlanProgress):
         return on_build
 
     def run_progress(self, item: Item, repeat: int):
-        if item.step.kind == "tpcc":
-            from .tpcc import TpccLines
-            return TpccLines(len(item.spec.users), bool(item.spec.users_auto))
-        if item.step.kind == "fio":
-            from .fio import _FioLines
-            return _FioLines()
-        if item.step.kind == "backup":
-            return _backup_lines(item.spec.cycles)
-        if item.step.kind == "neighbours":
-            from .neighbours import NeighboursLines
-            return NeighboursLines(item.spec)
-        return None
+        live = resolve(kinds.get(item.step.kind).live)
+        return live(item.spec) if live is not None else None
 
     def run_done(self, item: Item, run: dict) -> None:
-        from .ui import err, out
-        if run.get("kind") == "tpcc":
-            from .tpcc import print_run
-            print_run(run)
-            return
-        if run.get("kind") == "fio":
-            from .fio import steps_table
-            out.print(steps_table(run))
-        elif run.get("kind") == "backup":
-            from .ui import cycles_table
-            out.print(cycles_table(run))
-        elif run.get("kind") == "neighbours":
-            from .neighbours import print_neighbours
-            print_neighbours(run)
-        err.print(f"saved {run['_path']}")
+        from .ui import err
+        kind = kinds.find(run.get("kind"))
+        done = resolve(kind.done) if kind is not None else None
+        if done is not None:
+            done(run)  # its tables, then where it is saved
+        else:
+            err.print(f"saved {run['_path']}")
 
     def item_failed(self, item: Item, error: str) -> None:
         click.echo(f"{item.name} step {item.step.index} ({item.step.kind}) failed: {error}; "
                    "the plan goes on", err=True)
-
-
-def _backup_lines(cycles: int):
-    """``run_backup``'s progress and per-cycle callbacks: a live line, then a line a cycle."""
-    from .ui import LiveLine
-    line = LiveLine(every=5)
-
-    def progress(cycle: int, phase: str, nbytes: int, seconds: float) -> None:
-        line.show(f"cycle {cycle}/{cycles}  {phase:<8} {nbytes / 1e6:10,.1f} MB  "
-                  f"{seconds:6.0f} s")
-
-    def on_cycle(c: dict) -> None:
-        r = c.get("restore")
-        line.done(f"cycle {c['cycle']}: backup {c['backup']['seconds']:.1f} s"
-                  + (f", restore {r['seconds']:.1f} s, check "
-                     f"{'ok' if r['check_ok'] else 'FAILED'}" if r else ""))
-    return progress, on_cycle
 
 
 @plan.command("run")

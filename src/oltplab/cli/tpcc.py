@@ -255,3 +255,10 @@ def show_run(data: dict) -> None:
 def plan_lines(spec: RunSpec) -> TpccLines:
     """The live lines of a plan's tpcc step."""
     return TpccLines(len(spec.users), bool(spec.users_auto))
+
+
+def describe_step(item) -> str:
+    """A plan's tpcc step in one line (``plan show``)."""
+    s = item.spec
+    users = f"auto:{s.users_auto}" if s.users_auto else ",".join(map(str, s.users))
+    return f"users {users}, rampup {s.rampup:g} s, duration {s.duration:g} s, mode {s.mode}"

@@ -13,6 +13,7 @@ from ..errors import UsageError
 from ..runs.kind import RunKind
 from . import backup, fio, neighbours, tpcc
 
+DEFAULT_STEP = "tpcc"  # a plan without [[step]] tables runs the workload's user sequence
 _KINDS: dict[str, RunKind] = {k.name: k for k in (tpcc.KIND, fio.KIND, backup.KIND,
                                                    neighbours.KIND)}
 

@@ -2,10 +2,49 @@
 
 from __future__ import annotations
 
-from ..plans.keys import STEP_KINDS
+from pathlib import Path
+
+from ..errors import UsageError
+from ..plans.keys import NUM, Key, StepKind, a_duration, a_path, a_size, as_given, one_of, positive
 from ..report import backup as report
 from ..report import plancharts
 from ..runs.kind import RunKind
+
+
+def _make(cell, opts: dict, label: str, results_dir: Path):
+    from ..scenarios.backup import BackupSpec
+    if cell.db.dsn and "to" not in opts:
+        raise UsageError("a backup of a server given by dsn needs 'to' (where backups go)")
+    return BackupSpec(name=label, results_dir=results_dir, **opts,
+                      sample_interval=cell.run.sample_interval, power=cell.run.power)
+
+
+def _run(item, progress, labels: dict) -> dict:
+    from ..scenarios.backup import run_backup
+    on_progress, on_cycle = progress or (None, None)
+    return run_backup(item.cell.db, item.spec, progress=on_progress, on_cycle=on_cycle,
+                      labels=labels)
+
+
+def _keys() -> dict[str, Key]:
+    from ..scenarios.backup import COMPRESSIONS, METHODS
+    return {k.name: k for k in (
+        Key("cycles", "backup", (int,), positive, "backup and restore cycles"),
+        Key("method", "backup", (str,), one_of(*METHODS), "pg_basebackup, or pg_dump -Fd"),
+        Key("to", "backup", (str,), a_path, "folder for the backups"),
+        Key("interval", "backup", NUM, a_duration, "time between cycle starts"),
+        Key("compress", "backup", (str,), one_of(*COMPRESSIONS), "pg_basebackup -Z"),
+        Key("max_rate", "backup", (int, str), a_size, "pg_basebackup -r, bytes per second"),
+        Key("restore", "backup", (bool,), as_given, "restore and check each backup"),
+        Key("jobs", "backup", (int,), positive, "pg_dump / pg_restore parallel jobs"),
+    )}
+
+
+
+
+STEP = StepKind("backup", _keys(), "cell", True, _make, _run,
+                "backup and restore cycles of the cell's database", lambda spec: 100)
+
 
 KIND = RunKind(
     name="backup",
@@ -16,8 +55,9 @@ KIND = RunKind(
     plan_charts=lambda groups: (plancharts.backup_charts(groups), []),
     bands=report.phase_bands,
     database=True,
-    step=STEP_KINDS["backup"],
+    step=STEP,
+    describe="oltplab.cli.backup:describe_step",
     show="oltplab.cli.backup:show_run",
-    done="oltplab.cli.backup:show_run",
+    done="oltplab.cli.backup:print_done",
     live="oltplab.cli.backup:plan_lines",
 )

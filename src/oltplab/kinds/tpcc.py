@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 from .. import workloads
-from ..plans.keys import STEP_KINDS
+from ..plans.keys import KEYS, StepKind, checked_run
 from ..report import plancharts
 from ..report import tpcc as report
 from ..runs.kind import Metric, RunKind
+
+
+def _make(cell, opts: dict, label: str, results_dir: Path):
+    opts = dict(opts)
+    opts.update(opts.pop("users", {}))  # the user sequence and users_auto, as a cell has them
+    return checked_run(cell.db, dataclasses.replace(cell.run, name=label, **opts))
+
+
+def _run(item, progress, labels: dict) -> dict:
+    from ..runs.lifecycle import run_tpcc_recorded
+    return run_tpcc_recorded(item.cell.db, item.spec, progress, labels)
+
+
+STEP = StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,
+                _make, _run, "the user sequence; its options override the cell's",
+                lambda spec: max(spec.users) + 21, config_key="run", cell_label=True,
+                searches=lambda spec: bool(spec.users_auto))
 
 
 KIND = RunKind(
@@ -24,7 +44,8 @@ KIND = RunKind(
     timeline=True,
     database=True,
     caveat=workloads.get("tpcc").caveat,
-    step=STEP_KINDS["tpcc"],
+    step=STEP,
+    describe="oltplab.cli.tpcc:describe_step",
     show="oltplab.cli.tpcc:show_run",
     done="oltplab.cli.tpcc:print_run",
     live="oltplab.cli.tpcc:plan_lines",

@@ -26,10 +26,11 @@ optionally, ``[[step]]``s of several kinds run in order (without them, one ``tpc
     kind = "backup"
     cycles = 3
 
-The options and the step kinds are tables in ``plansteps``. The pair (step, cell) - or
-(step, datastore) - is an ``Item``; each item runs ``repeat`` times. The whole file is
-validated before anything runs; every error is one ``UsageError`` line naming the file and the
-key. Running, status and resume are in ``planrun``.
+The options are a table in plans/keys.py, the step kinds those of the run kinds (kinds/)
+that declare a step. The pair (step, cell) - or (step, datastore) - is an ``Item``; each item
+runs ``repeat`` times. The whole file is validated before anything runs; every error is one
+``UsageError`` line naming the file and the key. Running, status and resume are in
+plans/run.py.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from typing import Any
 
 from ..config import DbSpec, RunSpec
 from ..errors import UsageError
-from .keys import KEYS, STEP_KINDS, TARGET_KEYS, StepKind, checked_run, fio_path, typed
+from .. import kinds
+from .keys import KEYS, TARGET_KEYS, StepKind, checked_run, typed
 
 PLAN_KEYS = {"name": str, "repeat": int}
 TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
@@ -89,8 +91,8 @@ class Item:
     spec: Any
 
     @property
-    def kind(self) -> "StepKind":
-        return STEP_KINDS[self.step.kind]
+    def kind(self) -> StepKind:
+        return kinds.steps()[self.step.kind]
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class Plan:
     repeat: int
     varied: tuple[str, ...]  # the matrix keys, in the file's order
     cells: tuple[Cell, ...]
-    steps: tuple[Step, ...] = (Step(1, "tpcc"),)
+    steps: tuple[Step, ...] = (Step(1, kinds.DEFAULT_STEP),)
     items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
 
 
@@ -240,7 +242,7 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
         cells = [_relabel(c, f"{name}.c{c.index + 1}") for c in cells]
     items = _items(name, cells, steps, targets, results_dir)
     if repeat > 1 and (any(c.run.users_auto for c in cells) or any(
-            i.step.kind == "tpcc" and i.spec.users_auto for i in items)):
+            i.kind.searches(i.spec) for i in items)):
         raise UsageError("users = \"auto\" searches for the best user count in one run; "
                          "give plan.repeat = 1")
     return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
@@ -249,13 +251,13 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
 
 def _neighbours_keys_need_a_step(steps: tuple[Step, ...], defaults: dict, matrix: dict) -> None:
     """Options only a neighbours step reads are refused in a plan without one."""
-    if any(s.kind == "neighbours" for s in steps):
-        return
+    given = {s.kind for s in steps}
     for where, table in (("defaults", defaults), ("matrix", matrix)):
         for key in table:
-            if KEYS[key].part == "neighbours":
-                raise UsageError(f"{where}.{key}: only a neighbours step takes it, and the plan "
-                                 "has none ([[step]] kind = \"neighbours\")")
+            part = KEYS[key].part
+            if part in kinds.steps() and part not in given:
+                raise UsageError(f"{where}.{key}: only a {part} step takes it, and the plan "
+                                 f"has none ([[step]] kind = \"{part}\")")
 
 
 def _known_target(where: str, t: str, targets: dict) -> None:
@@ -268,17 +270,18 @@ def _steps(raw: Any, targets: dict) -> tuple[Step, ...]:
     """The ``[[step]]`` tables checked against their kind's option table; one tpcc step when
     the plan gives none."""
     if raw is None:
-        return (Step(1, "tpcc"),)
+        return (Step(1, kinds.DEFAULT_STEP),)
     if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
         raise UsageError("step: give one or more [[step]] tables")
     steps = []
     for n, table in enumerate(raw, 1):
         where = f"step.{n}"
         kind = table.get("kind")
-        if kind not in STEP_KINDS:
+        steps_of = kinds.steps()
+        if kind not in steps_of:
             raise UsageError(f"{where}.kind: {'unknown kind ' + repr(kind) if kind else 'missing'}"
-                             f" (kinds: {', '.join(STEP_KINDS)})")
-        keys = {**STEP_KINDS[kind].keys, "target": KEYS["target"]}
+                             f" (kinds: {', '.join(steps_of)})")
+        keys = {**steps_of[kind].keys, "target": KEYS["target"]}
         options = []
         for key, value in table.items():
             if key == "kind":
@@ -298,7 +301,7 @@ def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: 
     seen: set = set()
     for cell in cells:
         for step in steps:
-            kind = STEP_KINDS[step.kind]
+            kind = kinds.steps()[step.kind]
             where = f"step.{step.index} ({step.kind}) in cell {cell.name}"
             given = dict(step.options)
             home = _retarget(cell, given.pop("target"), targets, results_dir) \
@@ -307,7 +310,7 @@ def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: 
                 opts = {k: typed(f"step.{step.index}", k, v, kind.keys)
                         for k, v in given.items()}
                 if kind.scope == "target":
-                    path = fio_path(home, opts)
+                    path = kind.target_path(home, opts)
                     if (step.index, path) in seen:
                         continue
                     seen.add((step.index, path))
@@ -316,8 +319,8 @@ def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: 
                     label = _step_label(plan_name, name, step, steps)
                 else:
                     name = cell.name
-                    label = cell.label if step.kind == "tpcc" and sum(
-                        s.kind == "tpcc" for s in steps) == 1 else _step_label(
+                    label = cell.label if kind.cell_label and sum(
+                        s.kind == step.kind for s in steps) == 1 else _step_label(
                         cell.label, "", step, steps)
                 spec = kind.make(home, opts, label, results_dir)
             except UsageError as e:

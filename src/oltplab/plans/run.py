@@ -289,8 +289,7 @@ def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:
     record = RunRecord.create(cell.run.results_dir, item.step.kind, item.label,
                               oltplab_version=__version__,
                               config={"db": spec_dict(cell.db),
-                                      "run" if item.step.kind == "tpcc" else item.step.kind:
-                                      _spec(item)},
+                                      item.kind.config_key or item.step.kind: _spec(item)},
                               **_labels(plan, item, repeat))
     record.finish("failed", error)
 

@@ -53,7 +53,8 @@ class RunKind:
       all PostgreSQL's); ``caveat``: a sentence every report with such a run carries;
     - ``step``: what a plan's ``[[step]]`` of this kind takes and does (plans.keys.StepKind);
     - ``show(record)``, ``done(record)``: the command line's printing of a saved run and of a
-      run a plan has just finished; ``live(spec)``: its live progress in a plan.
+      run a plan has just finished; ``live(spec)``: its live progress in a plan;
+      ``describe(item)``: one line of what a plan's step of this kind will do.
     """
 
     name: str
@@ -75,6 +76,7 @@ class RunKind:
     show: Callable[[dict], None] | str | None = None
     done: Callable[[dict], None] | str | None = None
     live: Callable[[Any], Any] | str | None = None
+    describe: Callable[[Any], str] | str | None = None
 
 
 def resolve(ref: Callable | str | None) -> Callable | None:
