@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 from interrupts import INTERRUPTIBLE
 
 from .conftest import oltplab
+from .test_report_browser import browse, drawn_figures
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "plans" / "modes.toml"
 
@@ -90,6 +92,33 @@ def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
     assert report.is_file() and f"report {report.relative_to(tmp_path)}" in done.stdout
     html = report.read_text()
     assert "modes.mode-procedures" in html and "modes.mode-sql" in html
+    _plan_report_answers_first(report, runs)
+
+
+def _plan_report_answers_first(report: Path, runs: list[dict]) -> None:
+    """The plan's report as a reader opens it in a browser: its title names the plan and what
+    it varies, the headline table and the best cell come first, then the charts, every one
+    drawn; no chart without data stands among them, and each run has its own page."""
+    dump = browse(report, "--dump-dom")
+    assert dump.returncode == 0, dump.stderr[-2000:]
+    dom = dump.stdout
+    assert re.search(r"<h1>Plan modes: mode, 2 repeats</h1>", dom)
+    sections = re.findall(r'<section id="([^"]+)"', dom)
+    assert sections[0] == "headline" and sections.index("plan-modes") < sections.index(
+        "comparison"), sections
+    headline = dom[dom.index('<section id="headline"'):dom.index('<section id="plan-modes"')]
+    assert "modes.mode-procedures" in headline and "modes.mode-sql" in headline
+    assert re.search(r"Best: modes\.mode-(procedures|sql), NOPM [\d,]+ at 1 user", headline)
+    figures = drawn_figures(dom)
+    assert figures and all('class="main-svg"' in f for f in figures.values())
+    empty_at = dom.find('<section id="charts-without-data"')
+    body = dom if empty_at < 0 else dom[:empty_at]
+    assert 'class="nodata"' not in body
+    links = sorted(set(re.findall(r'href="(runs/[^"]+\.html)"', dom)))
+    assert links == sorted(f"runs/{r['id']}.html" for r in runs)
+    for link in links:
+        page = report.parent / link
+        assert page.is_file() and "Run details" in page.read_text()
 
 
 def test_malformed_plan_is_refused_in_one_line(tmp_path):

@@ -148,15 +148,18 @@ class _PlanLines(PlanProgress):
 @click.option("--resume", is_flag=True, help="Run only the cells and repeats not done yet.")
 @click.option("--report-dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Folder of the plan's report  [default: reports/plan-<name>].")
+@click.option("--pdf", is_flag=True, help="Also print the plan's report as report.pdf.")
 def plan_run(plan_file: Path, results_dir: Path, overrides: tuple[str, ...], resume: bool,
-             report_dir: Path | None) -> None:
+             report_dir: Path | None, pdf: bool) -> None:
     """Run every cell of the plan, then write its report (every cell side by side)."""
     p = load_plan(plan_file, results_dir, overrides)
     run_plan(p, results_dir, resume=resume, progress=_PlanLines(p))
     states = _print_status(p, results_dir)
-    result = write_plan_report(p, results_dir, report_dir)
+    result = write_plan_report(p, results_dir, report_dir, pdf=pdf)
     if result is not None:
         click.echo(f"report {result.html}")
+        if result.pdf is not None:
+            click.echo(f"pdf {result.pdf}")
     failed = list(dict.fromkeys(s.name for s in states if s.state != "done"))
     if failed:
         raise OltplabError(f"plan {p.name}: {_n(len(failed), 'cell')} not done: "

@@ -48,7 +48,7 @@ from ..errors import UsageError
 from .. import kinds
 from .keys import KEYS, TARGET_KEYS, StepKind, checked_run, typed
 
-PLAN_KEYS = {"name": str, "repeat": int}
+PLAN_KEYS = {"name": str, "repeat": int, "baseline": str}
 TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
 LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
@@ -104,6 +104,7 @@ class Plan:
     cells: tuple[Cell, ...]
     steps: tuple[Step, ...] = (Step(1, kinds.DEFAULT_STEP),)
     items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
+    baseline: str | None = None  # the label of the cell the report sets the others against
 
 
 # --------------------------------------------------------------------------- loading
@@ -245,7 +246,15 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             i.kind.searches(i.spec) for i in items)):
         raise UsageError("users = \"auto\" searches for the best user count in one run; "
                          "give plan.repeat = 1")
+    baseline = head.get("baseline")
+    if baseline is not None:
+        found = [c for c in cells if baseline in (c.name, c.label)]
+        if not found:
+            raise UsageError(f"plan.baseline: no cell is named {baseline!r} (cells: "
+                             f"{', '.join(c.name for c in cells)})")
+        baseline = found[0].label
     return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
+                baseline=baseline,
                 steps=steps, items=items)
 
 

@@ -300,13 +300,18 @@ def _spec(item: Item) -> dict:
     return spec.as_dict() if hasattr(spec, "as_dict") else spec_dict(spec)
 
 
-def write_plan_report(plan: Plan, results_dir: Path, out_dir: Path | None = None):
+def write_plan_report(plan: Plan, results_dir: Path, out_dir: Path | None = None,
+                      pdf: bool = False):
     """The report of every cell side by side (the comparison report over the completed
-    runs, in plan order) with the plan's own charts; None when no run completed."""
+    runs, in plan order, its title the plan's name and what it varies, its ratios against
+    ``plan.baseline`` or the first cell) with the plan's own charts; None when no run
+    completed. ``pdf`` prints it as report.pdf too."""
     from ..report.build import write_report
+    from ..report.answer import plan_title
     from ..report.plan import plan_section
     runs = [r for s in plan_status(plan, results_dir) for r in s.runs]
     if not runs:
         return None
     return write_report(runs, out_dir or Path("reports") / f"plan-{plan.name}",
-                        sections=[plan_section(plan, runs)])
+                        sections=[plan_section(plan, runs)], title=plan_title(plan),
+                        baseline=plan.baseline, pdf=pdf)

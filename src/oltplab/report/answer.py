@@ -50,9 +50,11 @@ def plan_title(plan) -> str:
 
 def _baseline(groups: list[Group], baseline: str | None) -> Group:
     if baseline:
-        for g in groups:
-            if g.label == baseline or g.label.endswith(f".{baseline}") or baseline in g.label:
-                return g
+        for test in (lambda g: g.label == baseline, lambda g: g.label.startswith(baseline + "."),
+                     lambda g: g.label.startswith(baseline)):
+            found = [g for g in groups if test(g)]
+            if found:
+                return found[0]
     return groups[0]
 
 
