@@ -27,6 +27,7 @@ import os
 import signal
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -39,6 +40,7 @@ ORPHANS_WAIT_S = 60.0  # the old server's processes must be gone before it start
 ACCEPT_WAIT_S = 120.0  # the longest wait for the first accepted connection
 CRASH_NOTICE_S = 30.0  # kill-backend: the longest wait for the postmaster to reset the others
 POLL_S = 0.02
+CLOSE_WAIT_S = ORPHANS_WAIT_S + 180.0  # a restart under way: its orphans, then pg_ctl start
 _V1_FILES = {"read": "blkio.throttle.read_bps_device", "write": "blkio.throttle.write_bps_device",
              "read-iops": "blkio.throttle.read_iops_device",
              "write-iops": "blkio.throttle.write_iops_device"}
@@ -289,6 +291,8 @@ class Throttle:
         self.version = 1
         self.homes: dict[int, Path] = {}  # where each process was before it came in
         self.home: Path | None = None  # where the server's postmaster was
+        self._lock = threading.Lock()  # end() runs on the event's thread and in close()
+        self._ended = False
         self.device = device_of(self.instance.datadir)
 
     def _file(self) -> Path:
@@ -300,6 +304,12 @@ class Throttle:
         return f"{self.device} {_V2_KEYS[self.event.limit]}={value or 'max'}"
 
     def fire(self, rec: dict, stop: threading.Event) -> None:
+        with self._lock:
+            if self._ended:
+                raise DatabaseError("not fired: the run ended first")
+            self._fire(rec)
+
+    def _fire(self, rec: dict) -> None:
         parent, self.version = io_root()
         pid = self.instance.status()["pid"]
         if pid is None:
@@ -320,7 +330,13 @@ class Throttle:
 
     def end(self, rec: dict) -> None:
         """Remove the limit (read back: empty, or 'max'), move the processes back to the
-        groups they came from (a --host-memory group on cgroup v2), then remove the group."""
+        groups they came from (a --host-memory group on cgroup v2), then remove the group.
+        Safe to call again, and from another thread; no fire() follows."""
+        with self._lock:
+            self._ended = True
+            self._end(rec)
+
+    def _end(self, rec: dict) -> None:
         if self.path is None or not self.path.is_dir():
             return
         try:
@@ -398,17 +414,27 @@ class Injector:
             rec["error"] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         finally:
             if isinstance(fault, Throttle):
-                try:
-                    fault.end(rec)
-                except OSError as exc:
-                    rec.setdefault("error", f"removing the limit: {exc}")
+                _end_throttle(fault, rec)
                 rec["ended_at_s"] = round((time.monotonic_ns() - ramp_end_ns) / 1e9, 3)
 
     def close(self) -> None:
-        """End every event: throttles end now, a restart under way finishes."""
+        """End every event: throttles end now, a restart under way gets CLOSE_WAIT_S to finish.
+        The throttles end here too, whatever their threads did, and a Ctrl-C that comes
+        meanwhile cannot stop that (it is raised once they have ended)."""
         self.stop.set()
-        for t in self.threads:
-            t.join()
+        try:
+            deadline = time.monotonic() + CLOSE_WAIT_S
+            for t in self.threads:
+                t.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            with _ctrl_c_deferred():
+                for (_, fault), rec in zip(self.faults, self.records):
+                    if isinstance(fault, Throttle):
+                        _end_throttle(fault, rec)
+                for t, rec in zip(self.threads, self.records):
+                    if t.is_alive():
+                        rec.setdefault("error", f"still under way {CLOSE_WAIT_S:g} s after "
+                                       "the run ended")
 
     def events(self, per_s: list[int] | None) -> list[dict]:
         """The records for run.json's ``events``, with the throughput figures around each."""
@@ -419,6 +445,30 @@ class Injector:
                 rec.update(dip(per_s, rec["at_s"], rec.get("for_s") or 0.0).as_dict())
             out.append(rec)
         return out
+
+
+def _end_throttle(fault: Throttle, rec: dict) -> None:
+    try:
+        fault.end(rec)
+    except OSError as exc:
+        rec.setdefault("error", f"removing the limit: {exc}")
+
+
+@contextmanager
+def _ctrl_c_deferred():
+    """Inside, Ctrl-C (SIGINT) interrupts nothing; one that came is raised as
+    KeyboardInterrupt at the end. Only the main thread receives it, so only there it acts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came = []
+    old = signal.signal(signal.SIGINT, lambda *_: came.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old if old is not None else signal.default_int_handler)
+    if came:
+        raise KeyboardInterrupt
 
 
 def crash_note(events: list[dict]) -> str | None:
