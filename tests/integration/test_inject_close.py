@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from oltplab.errors import UsageError
 from oltplab.scenarios import inject
 from oltplab.scenarios.inject import Injector
 
-from conftest import free_port
+from conftest import ctrl_c_when, free_port
 
 MiB = 1024**2
 
@@ -105,21 +104,12 @@ def test_second_ctrl_c_does_not_leave_the_server_throttled(server):
 def _second_ctrl_c(server: PostgresInstance) -> None:
     injector, rec = _injector(server, "at=0s,for=60s,throttle=write-iops:50")
     _wait_for(rec, "cgroup")
-    main = threading.main_thread().ident
-
-    def second_ctrl_c():
-        injector.stop.wait()
-        signal.pthread_kill(main, signal.SIGINT)
-
-    helper = threading.Thread(target=second_ctrl_c)
-    helper.start()
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_when(injector.stop.is_set), pytest.raises(KeyboardInterrupt):
             injector.close()
             time.sleep(5)  # the signal comes while close() runs, or here at the latest
         left = Path(rec["cgroup"]).exists()
     finally:
-        helper.join()
         for t in injector.threads:
             t.join(30)
     assert not left, "the server was left in the throttle's group"
