@@ -6,8 +6,11 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import signal
 import socket
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +25,30 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def ctrl_c_when(ready, timeout: float = 60.0) -> Iterator[list]:
+    """Ctrl-C as a user presses it: SIGINT to the main thread, sent from another thread as
+    soon as ``ready()`` is true (polled each millisecond). Yields a list that holds True once
+    it was sent; the block must expect the KeyboardInterrupt."""
+    main, sent, done = threading.main_thread().ident, [], threading.Event()
+
+    def watch():
+        deadline = time.monotonic() + timeout
+        while not done.is_set() and not sent and time.monotonic() < deadline:
+            if ready():
+                sent.append(True)
+                signal.pthread_kill(main, signal.SIGINT)
+            time.sleep(0.001)
+
+    helper = threading.Thread(target=watch)
+    helper.start()
+    try:
+        yield sent
+    finally:
+        done.set()
+        helper.join()
 
 
 @dataclass

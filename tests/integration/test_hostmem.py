@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from pathlib import Path
 
 import asyncpg
@@ -14,6 +15,8 @@ from oltplab.host import memory as hostmem
 from oltplab.config import DbSpec
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import DatabaseError, UsageError
+
+from conftest import ctrl_c_when
 
 MiB = 1024**2
 
@@ -115,3 +118,32 @@ def test_host_memory_leaves_room_beside_db_memory(host, db, ok):
     else:
         with pytest.raises(UsageError, match="--host-memory"):
             DbSpec(host_memory=host, db_memory=db)
+
+
+def test_interrupted_start_leaves_no_memory_group_and_no_server(server_tmp, memory_controller):
+    """Ctrl-C while the server in a memory group starts: the start is undone, the server
+    stopped and the group removed (not only when pg_ctl reports a failure)."""
+    inst = PostgresInstance(DbSpec(datadir=server_tmp / "data", port=_free_port(),
+                                   db_memory=32 * MiB, host_memory=160 * MiB))
+    inst.init()
+    found = []
+
+    def runs_in_its_group() -> bool:
+        group = hostmem.group_of(inst._pid() or 0)
+        found.extend([group] if group is not None else [])
+        return bool(found)
+
+    try:
+        with ctrl_c_when(runs_in_its_group), pytest.raises(KeyboardInterrupt):
+            inst.start()
+            time.sleep(5)  # the signal comes while start() runs, or here at the latest
+    finally:
+        left_running = inst.is_running()
+        left_group = bool(found) and found[0].path.exists()
+        inst.stop("immediate")
+        for group in found:
+            if group.path.is_dir():
+                group.remove()
+    assert found, "the server never ran in its group"
+    assert not left_running, "the interrupted start left the server running"
+    assert not left_group, "the interrupted start left the memory group"

@@ -17,9 +17,9 @@ from oltplab.config import DbSpec
 from oltplab.errors import DatabaseError, UsageError
 from oltplab.engines.base import ManagedInstance
 from oltplab.engines.mariadb import client
-from oltplab.engines.mariadb.instance import MariaDBInstance, find_binary
+from oltplab.engines.mariadb.instance import PID_FILE, MariaDBInstance, find_binary
 
-from conftest import free_port
+from conftest import ctrl_c_when, free_port
 
 pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,
                                 reason="mariadbd is not installed (Debian: mariadb-server-core)")
@@ -159,3 +159,29 @@ def test_settings_derive_from_db_memory_and_overrides_win():
     small = derive_settings(100 * _MiB, overrides=(("Innodb-Flush-Log-At-Trx-Commit", "2"),))
     assert small["innodb_log_file_size"] == "256M" and small["innodb_log_buffer_size"] == "16M"
     assert small["innodb_flush_log_at_trx_commit"] == "2"
+
+
+def test_start_interrupted_before_the_pid_file_stops_the_spawned_server(server_tmp):
+    """Ctrl-C after mariadbd was spawned but before it wrote its pid file: the server that
+    nothing else knows of yet is stopped, not left running."""
+    inst = MariaDBInstance(DbSpec(datadir=server_tmp / "data", port=free_port(),
+                                  db_memory=64 * _MiB))
+    inst.init()
+    spawned = []
+
+    def spawned_without_pid_file() -> bool:
+        spawned.extend(p for p in psutil.Process().children() if p.name() == "mariadbd")
+        return bool(spawned) and not (inst.datadir / PID_FILE).exists()
+
+    try:
+        with ctrl_c_when(spawned_without_pid_file) as sent, pytest.raises(KeyboardInterrupt):
+            inst.start()
+        assert sent, "mariadbd was never seen before its pid file"
+        alive = spawned[0].is_running() and spawned[0].status() != psutil.STATUS_ZOMBIE
+    finally:
+        for p in spawned:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+    assert not alive, "the interrupted start left mariadbd running"

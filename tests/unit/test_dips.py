@@ -51,3 +51,14 @@ def test_a_catch_up_burst_after_a_stall_does_not_count_as_back():
     d = dip(series, at_s=10)
     assert d.back_within_10pct_s == 2  # not 0, although 10..14 average 141
     assert d.dip_s == 2 and d.dip_avg_pct == 97
+
+
+def test_throttle_that_bites_late_counts_its_recovery():
+    """A throttle that slows the server only in its last second: the return is looked for
+    after the throttle's end, not in its first (still fast) seconds."""
+    series = [100] * 10 + [100] * 9 + [20] + [50, 80] + [100] * 8
+    d = dip(series, at_s=10, for_s=10)
+    assert d.back_within_10pct_s == 12  # second 22, the first back after the end at 20
+    assert d.dip_s == 12  # seconds 10..21: the slow 20 and 21 are in the dip
+    assert d.dip_avg_pct == pytest.approx(100 * (1 - (900 + 20 + 50 + 80) / 12 / 100))
+    assert d.dip_max_pct == pytest.approx(80.0)

@@ -9,14 +9,16 @@ Each event fires ``at_s`` seconds after the start of the step's measured window 
   recovers by itself (``restart_after_crash``).
 - ``throttle``: the server's process tree goes into a block-IO control group with a limit on
   the device that holds the data directory (cgroup v1 ``blkio.throttle.*_device``, v2
-  ``io.max``) for ``[at, at + for)``; then the limit is removed and the processes go back.
+  ``io.max``) for ``[at, at + for)``; then the limit is removed and each process goes back
+  to the group it came from (on cgroup v2, the --host-memory group; those forked meanwhile
+  go where the postmaster was).
   cgroup v1 does not throttle the kernel's buffered writeback, only the IO the server's tasks
   issue themselves (reads, direct IO, WAL writes and fsyncs).
 
 For the kills, ``recovery_s`` runs from the signal to the first connection the server accepts
 again. The users reconnect by themselves (engines/postgres/driver.py); the transactions lost
-in flight count as errors. Each injector is an object with the same hooks: ``check`` before the run,
-``fire`` at its time, ``end`` after ``for_s`` (throttles) and ``close``.
+in flight count as errors. Each injector is an object with the same hooks: ``check`` before the
+run, ``fire`` at its time, ``end`` after ``for_s`` (throttles) and ``close``.
 """
 
 from __future__ import annotations
@@ -25,18 +27,20 @@ import os
 import signal
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..config import DbSpec, InjectEvent, RunSpec
 from ..errors import DatabaseError, UsageError
+from ..hostmem import IO_PREFIX
 from ..metrics.dips import dip
 
 ORPHANS_WAIT_S = 60.0  # the old server's processes must be gone before it starts again
 ACCEPT_WAIT_S = 120.0  # the longest wait for the first accepted connection
 CRASH_NOTICE_S = 30.0  # kill-backend: the longest wait for the postmaster to reset the others
 POLL_S = 0.02
-PREFIX = "oltplab-io-"
+CLOSE_WAIT_S = ORPHANS_WAIT_S + 180.0  # a restart under way: its orphans, then pg_ctl start
 _V1_FILES = {"read": "blkio.throttle.read_bps_device", "write": "blkio.throttle.write_bps_device",
              "read-iops": "blkio.throttle.read_iops_device",
              "write-iops": "blkio.throttle.write_iops_device"}
@@ -76,15 +80,11 @@ def io_root() -> tuple[Path, int]:
     if os.geteuid() != 0:
         raise UsageError(f"--inject: {why}; run as root")
     try:
-        own = dict(line.split(":", 2)[1:] for line in Path("/proc/self/cgroup").read_text()
-                   .splitlines())
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        own = _own_groups("self")
+        mounts = _mounts()
     except (OSError, ValueError) as e:
         raise UsageError(f"--inject: {why}: {e}") from None
-    for line in mounts:
-        fields = line.split()
-        sep = fields.index("-")
-        root, point, fstype, opts = fields[3], fields[4], fields[sep + 1], fields[-1]
+    for root, point, fstype, opts in mounts:
         if fstype == "cgroup" and "blkio" in opts.split(","):
             key = next((k for k in own if "blkio" in k.split(",")), None)
             version = 1
@@ -94,14 +94,84 @@ def io_root() -> tuple[Path, int]:
             continue
         if key is None or key not in own:
             continue
-        rel = os.path.relpath(own[key], root) if own[key].startswith(root) else own[key]
-        path = Path(point) / ("" if rel in (".", "/") else rel.lstrip("/"))
+        path = _dir_in(point, root, own[key])
         if version == 1 and os.access(path, os.W_OK):
             return path, 1
         if version == 2 and "io" in _words(path / "cgroup.controllers") \
                 and os.access(path, os.W_OK):
             return path, 2
     raise UsageError(f"--inject: {why}; this host has none")
+
+
+def _mounts() -> list[tuple[str, str, str, str]]:
+    """(root, mount point, file system type, super options) of each mount we see."""
+    out = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        sep = fields.index("-")
+        out.append((fields[3], fields[4], fields[sep + 1], fields[-1]))
+    return out
+
+
+def _own_groups(pid: str) -> dict[str, str]:
+    """{controllers ('' for cgroup v2): group path} from ``/proc/PID/cgroup``."""
+    return dict(line.split(":", 2)[1:] for line in Path(f"/proc/{pid}/cgroup").read_text()
+                .splitlines())
+
+
+def _dir_in(point: str, root: str, group: str) -> Path:
+    """The directory of ``group`` (a path from /proc/PID/cgroup) in the hierarchy mounted at
+    ``point`` whose mount root is ``root``."""
+    rel = os.path.relpath(group, root) if group.startswith(root) else group
+    return Path(point) / ("" if rel in (".", "/") else rel.lstrip("/"))
+
+
+def group_dir(pid: int, group: Path) -> Path | None:
+    """The directory of the group process ``pid`` is in, in the hierarchy that holds the
+    directory ``group``; None when the process is gone or that hierarchy is not found."""
+    try:
+        own = _own_groups(str(pid))
+        mounts = _mounts()
+    except (OSError, ValueError):
+        return None
+    for root, point, fstype, opts in mounts:
+        if Path(point) not in (group, *group.parents):
+            continue
+        if fstype == "cgroup2" and "" in own:
+            return _dir_in(point, root, own[""])
+        key = next((k for k in own if fstype == "cgroup"
+                    and set(k.split(",")) & set(opts.split(","))), None)
+        if key is not None:
+            return _dir_in(point, root, own[key])
+    return None
+
+
+def move_in(group: Path, pids: list[int]) -> dict[int, Path]:
+    """Move the processes ``pids`` into ``group`` (a control group directory) in this order;
+    {pid: the group it was in} for each moved (one that exited meanwhile is left out)."""
+    homes = {}
+    for pid in pids:
+        home = group_dir(pid, group)
+        try:
+            (group / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            continue  # it exited meanwhile
+        if home is not None and home != group:
+            homes[pid] = home
+    return homes
+
+
+def move_back(group: Path, homes: dict[int, Path], default: Path) -> None:
+    """Move every process in ``group`` back to the group it came from (``homes``); one that
+    came in later (forked inside) goes to ``default``. A process whose group is gone goes to
+    the parent of ``group``."""
+    for pid in _words(group / "cgroup.procs"):
+        for dest in (homes.get(int(pid), default), group.parent):
+            try:
+                (dest / "cgroup.procs").write_text(pid)
+                break
+            except OSError:
+                continue  # that group is gone, or the process exited meanwhile
 
 
 def device_of(path: Path) -> str:
@@ -224,6 +294,10 @@ class Throttle:
         self.instance, self.event = target.instance, event
         self.path: Path | None = None
         self.version = 1
+        self.homes: dict[int, Path] = {}  # where each process was before it came in
+        self.home: Path | None = None  # where the server's postmaster was
+        self._lock = threading.Lock()  # end() runs on the event's thread and in close()
+        self._ended = False
         self.device = device_of(self.instance.datadir)
 
     def _file(self) -> Path:
@@ -235,20 +309,24 @@ class Throttle:
         return f"{self.device} {_V2_KEYS[self.event.limit]}={value or 'max'}"
 
     def fire(self, rec: dict, stop: threading.Event) -> None:
+        with self._lock:
+            if self._ended:
+                raise DatabaseError("not fired: the run ended first")
+            self._fire(rec)
+
+    def _fire(self, rec: dict) -> None:
         parent, self.version = io_root()
         pid = self.instance.status()["pid"]
         if pid is None:
             raise DatabaseError("the managed server is not running")
-        self.path = parent / f"{PREFIX}{self.instance.spec.port}-{os.getpid()}-{id(self):x}"
+        self.path = parent / f"{IO_PREFIX}{self.instance.spec.port}-{os.getpid()}-{id(self):x}"
         if self.version == 2 and "io" not in _words(parent / "cgroup.subtree_control"):
             (parent / "cgroup.subtree_control").write_text("+io")
         self.path.mkdir(exist_ok=True)
         self._file().write_text(self._line(self.event.value))
-        for p in _tree(pid):  # the postmaster first: what it forks from now on is inside
-            try:
-                (self.path / "cgroup.procs").write_text(str(p.pid))
-            except OSError:
-                pass  # it exited meanwhile
+        # the postmaster first: what it forks from now on is inside
+        self.homes = move_in(self.path, [p.pid for p in _tree(pid)])
+        self.home = self.homes.get(pid)
         rec.update(cgroup=str(self.path), device=self.device, file=self._file().name,
                    limit_set=self._file().read_text().strip(), processes=len(self._procs()))
 
@@ -256,7 +334,14 @@ class Throttle:
         return _words(self.path / "cgroup.procs") if self.path else []
 
     def end(self, rec: dict) -> None:
-        """Remove the limit (read back: empty, or 'max'), then the group."""
+        """Remove the limit (read back: empty, or 'max'), move the processes back to the
+        groups they came from (a --host-memory group on cgroup v2), then remove the group.
+        Safe to call again, and from another thread; no fire() follows."""
+        with self._lock:
+            self._ended = True
+            self._end(rec)
+
+    def _end(self, rec: dict) -> None:
         if self.path is None or not self.path.is_dir():
             return
         try:
@@ -265,11 +350,7 @@ class Throttle:
         finally:
             deadline = time.monotonic() + 10
             while True:
-                for pid in self._procs():
-                    try:
-                        (self.path.parent / "cgroup.procs").write_text(pid)
-                    except OSError:
-                        pass
+                move_back(self.path, self.homes, self.home or self.path.parent)
                 try:
                     os.rmdir(self.path)
                     break
@@ -338,17 +419,27 @@ class Injector:
             rec["error"] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         finally:
             if isinstance(fault, Throttle):
-                try:
-                    fault.end(rec)
-                except OSError as exc:
-                    rec.setdefault("error", f"removing the limit: {exc}")
+                _end_throttle(fault, rec)
                 rec["ended_at_s"] = round((time.monotonic_ns() - ramp_end_ns) / 1e9, 3)
 
     def close(self) -> None:
-        """End every event: throttles end now, a restart under way finishes."""
+        """End every event: throttles end now, a restart under way gets CLOSE_WAIT_S to finish.
+        The throttles end here too, whatever their threads did, and a Ctrl-C that comes
+        meanwhile cannot stop that (it is raised once they have ended)."""
         self.stop.set()
-        for t in self.threads:
-            t.join()
+        try:
+            deadline = time.monotonic() + CLOSE_WAIT_S
+            for t in self.threads:
+                t.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            with _ctrl_c_deferred():
+                for (_, fault), rec in zip(self.faults, self.records):
+                    if isinstance(fault, Throttle):
+                        _end_throttle(fault, rec)
+                for t, rec in zip(self.threads, self.records):
+                    if t.is_alive():
+                        rec.setdefault("error", f"still under way {CLOSE_WAIT_S:g} s after "
+                                       "the run ended")
 
     def events(self, per_s: list[int] | None) -> list[dict]:
         """The records for run.json's ``events``, with the throughput figures around each."""
@@ -359,6 +450,30 @@ class Injector:
                 rec.update(dip(per_s, rec["at_s"], rec.get("for_s") or 0.0).as_dict())
             out.append(rec)
         return out
+
+
+def _end_throttle(fault: Throttle, rec: dict) -> None:
+    try:
+        fault.end(rec)
+    except OSError as exc:
+        rec.setdefault("error", f"removing the limit: {exc}")
+
+
+@contextmanager
+def _ctrl_c_deferred():
+    """Inside, Ctrl-C (SIGINT) interrupts nothing; one that came is raised as
+    KeyboardInterrupt at the end. Only the main thread receives it, so only there it acts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came = []
+    old = signal.signal(signal.SIGINT, lambda *_: came.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old if old is not None else signal.default_int_handler)
+    if came:
+        raise KeyboardInterrupt
 
 
 def crash_note(events: list[dict]) -> str | None:

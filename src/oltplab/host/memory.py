@@ -10,7 +10,8 @@ The group is created under the group our own process is in: cgroup v1 (``memory.
 ``memory.max_usage_in_bytes``, ``memory.memsw.limit_in_bytes`` when swap is accounted) or
 cgroup v2 (``memory.max``, ``memory.peak``). Its name starts with ``oltplab-``, which is how a
 later command (``db stop``) recognises the group of a running server from its
-``/proc/PID/cgroup`` and removes it once the server is gone.
+``/proc/PID/cgroup`` and removes it once the server is gone. Names that start with
+``oltplab-io-`` are the block-IO groups of ``--inject`` throttles, not memory groups.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from ..errors import DatabaseError, UsageError
 
 PREFIX = "oltplab-"
+IO_PREFIX = "oltplab-io-"  # a throttle's block-IO group (scenarios/inject.py)
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 _V1_FILES = {"limit": "memory.limit_in_bytes", "peak": "memory.max_usage_in_bytes",
              "usage": "memory.usage_in_bytes"}
@@ -199,7 +201,7 @@ def group_of(pid: int) -> MemoryGroup | None:
         own, version = _own_group(Path(f"/proc/{pid}/cgroup"), Path("/proc/self/mountinfo"))
     except UsageError:
         return None
-    if not own.name.startswith(PREFIX) or not own.is_dir():
+    if not own.name.startswith(PREFIX) or own.name.startswith(IO_PREFIX) or not own.is_dir():
         return None
     return MemoryGroup(own, version)
 

@@ -4,12 +4,13 @@
 window. For a fault at ``at_s`` (seconds into the window) that lasts ``for_s`` (0 for a kill):
 
 - before: the mean of the BEFORE_S seconds before the fault (or of what exists), as TPM;
-- back within 10%: seconds from the fault to the first whole second ``i`` that itself and the
-  mean of the SMOOTH_S seconds from it (or what exists) are at least 90% of before (the mean
-  keeps one lucky second from counting; the second itself keeps a catch-up burst after a
-  stall from counting for the stall);
-- the dip: the seconds from the fault to the later of the fault's end and that return (at
-  least one second); its mean and its lowest second, as % below before (negative: above).
+- back within 10%: seconds from the fault to the first whole second ``i`` from the fault's end
+  on (``at_s + for_s``: a throttle may bite late in its window) that itself and the mean of
+  the SMOOTH_S seconds from it (or what exists) are at least 90% of before (the mean keeps one
+  lucky second from counting; the second itself keeps a catch-up burst after a stall from
+  counting for the stall);
+- the dip: the seconds from the fault to that return (at least one second); its mean and its
+  lowest second, as % below before (negative: above).
 
 Figures that cannot be computed (no second before the fault, no second after it) are None.
 """
@@ -55,13 +56,13 @@ def dip(series: list[int], at_s: float, for_s: float = 0.0) -> Dip:
     if per_s <= 0:
         return Dip(0.0, None, None, None, None)
     back = None
-    for i in range(first, len(series)):
+    for i in range(math.ceil(at_s + for_s), len(series)):
         ahead = series[i:i + SMOOTH_S]
         floor = (1 - BACK_WITHIN) * per_s
         if series[i] >= floor and sum(ahead) / len(ahead) >= floor:
             back = i
             break
-    end = len(series) if back is None else max(back, math.ceil(at_s + for_s))
+    end = len(series) if back is None else back
     end = min(len(series), max(end, first + 1))
     during = series[first:end]
     return Dip(per_s * 60, 100 * (1 - sum(during) / len(during) / per_s),

@@ -306,10 +306,14 @@ class MariaDBInstance:
         except OSError as e:
             raise UsageError(f"cannot run {args[0]}: {e.strerror or e}") from e
         deadline = time.monotonic() + START_TIMEOUT_S
-        while proc.poll() is None and time.monotonic() < deadline:
-            if self._answers():
-                return
-            time.sleep(0.05)
+        try:
+            while proc.poll() is None and time.monotonic() < deadline:
+                if self._answers():
+                    return
+                time.sleep(0.05)
+        except BaseException:  # an error or Ctrl-C, maybe before its pid file exists
+            _terminate(proc.pid, first_wait=0.0)
+            raise
         if proc.poll() is None:  # no answer in time: do not leave a half-started server
             _terminate(proc.pid, first_wait=0.0)
         raise DatabaseError(f"MariaDB in {self.datadir} failed to start: "

@@ -390,29 +390,29 @@ class PostgresInstance:
         args = [self._bin("pg_ctl"), "start", "-D", str(self.datadir), "-l", str(self.log_path),
                 "-w", "-t", str(START_TIMEOUT_S), "-s"]
         group = fd = None
-        if self.spec.host_memory is not None:  # pg_ctl joins it before exec; the server inherits
-            group = hostmem.create_group(self.spec.host_memory,
-                                         f"pg{self.spec.port}-{os.getpid()}")
-            fd = group.open_procs()
-            hostmem.evict_files(self.datadir, self.wal_location())
         try:
-            code, out = self._run(user, args, timeout=START_TIMEOUT_S + 30,
-                                  preexec_fn=hostmem.join_from(fd) if group else None)
-        finally:
-            if fd is not None:
-                os.close(fd)
-        if code != 0 or not self.is_running():
-            why = self._log_since(offset) or (out.strip().splitlines() or ["no output"])[-1]
-            if self.is_running():  # pg_ctl gave up waiting; do not leave a half-started server
+            # pg_ctl joins the memory group before exec; the server inherits it
+            if self.spec.host_memory is not None:
+                group = hostmem.create_group(self.spec.host_memory,
+                                             f"pg{self.spec.port}-{os.getpid()}")
+                fd = group.open_procs()
+                hostmem.evict_files(self.datadir, self.wal_location())
+            try:
+                code, out = self._run(user, args, timeout=START_TIMEOUT_S + 30,
+                                      preexec_fn=hostmem.join_from(fd) if group else None)
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            if code != 0 or not self.is_running():
+                why = self._log_since(offset) or (out.strip().splitlines() or ["no output"])[-1]
+                raise DatabaseError(f"PostgreSQL in {self.datadir} failed to start: {why} "
+                                    f"(log: {self.log_path})")
+            self._set_password(password)
+        except BaseException:  # an error or Ctrl-C: no half-started server, no memory group
+            if self.is_running():
                 self.stop("immediate")
             if group is not None and group.path.is_dir():
                 group.remove()
-            raise DatabaseError(f"PostgreSQL in {self.datadir} failed to start: {why} "
-                                f"(log: {self.log_path})")
-        try:
-            self._set_password(password)
-        except DatabaseError:
-            self.stop("immediate")
             raise
 
     def memory_group(self) -> hostmem.MemoryGroup | None:
