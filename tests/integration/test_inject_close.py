@@ -17,8 +17,8 @@ from oltplab.config import DbSpec, parse_inject
 from oltplab.engines.base import Target
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import UsageError
-from oltplab.scenarios import inject
-from oltplab.scenarios.inject import Injector
+from oltplab.faults import inject
+from oltplab.faults.inject import Injector
 
 from conftest import ctrl_c_when, free_port
 

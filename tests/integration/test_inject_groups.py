@@ -13,12 +13,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from oltplab import hostmem
+from oltplab.host import memory as hostmem
 from oltplab.config import DbSpec, parse_inject
 from oltplab.engines.base import Target
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import UsageError
-from oltplab.scenarios.inject import Throttle, group_dir, io_root, move_back, move_in
+from oltplab.faults.inject import Throttle, group_dir, io_root, move_back, move_in
 
 from conftest import free_port
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..config import DbSpec, InjectEvent, RunSpec
 from ..errors import DatabaseError, UsageError
-from ..hostmem import IO_PREFIX
+from ..host.memory import IO_PREFIX
 from ..metrics.dips import dip
 
 ORPHANS_WAIT_S = 60.0  # the old server's processes must be gone before it starts again
