@@ -256,8 +256,12 @@ class RunSpec:
     power: str = "auto"  # power meter: auto | none | rapl[:DIR] | ipmi | redfish:URL | cmd:COMMAND
     cold: bool = False  # drop the page cache before each step
     inject: tuple[InjectEvent, ...] = ()  # faults during the run (--inject)
+    workload: str = "tpcc"  # whose transactions the users run (workloads/)
 
     def __post_init__(self):
+        from .workloads import WORKLOADS
+        if self.workload not in WORKLOADS:
+            raise UsageError(f"workload {self.workload!r} is not one of {', '.join(WORKLOADS)}")
         if self.mode not in MODES:
             raise UsageError(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
         if not self.users:

@@ -97,10 +97,10 @@ def test_e4_backup_step_after_the_build(tmp_path):
 def test_e5_baseline_and_noisy_cells_side_by_side(server_tmp):
     """Three W=1 instances: a baseline cell, then one instance backing up; the instances' own
     runs stay inside their neighbours run, out of the plan's runs and out of results list."""
-    runs, report = _run(server_tmp, "e5-neighbours", "--set", "instances=3", "--set",
-                        "users=1", "--set", "rampup=1s", "--set", "duration=4s", "--set",
-                        "backup_interval=1s", "--set", "backup_cycles=1", "--set",
-                        "db_memory=96MiB", "--set", "power=none")
+    sets = ("--set", "instances=3", "--set", "users=1", "--set", "rampup=1s", "--set",
+            "duration=4s", "--set", "backup_interval=1s", "--set", "backup_cycles=1", "--set",
+            "db_memory=96MiB", "--set", "power=none")
+    runs, report = _run(server_tmp, "e5-neighbours", *sets)
     assert [(r["kind"], r["plan"]["cell"], r["plan"]["repeat"]) for r in runs] == \
         [("neighbours", "backup=0", 1), ("neighbours", "backup=1", 1)]
     assert [r["group"]["id"] for r in runs] == ["e5-neighbours:backup=0", "e5-neighbours:backup=1"]
@@ -111,9 +111,12 @@ def test_e5_baseline_and_noisy_cells_side_by_side(server_tmp):
     assert all(r["average"]["nopm"] > 0 for r in runs)
     listed = oltplab("results", "list", cwd=server_tmp, check_rc=0).stdout
     assert listed.count("e5-neighbours.backup-") == 2 and "-pg1" not in listed, listed
-    status = oltplab("plan", "status", str(EXAMPLES / "e5-neighbours.toml"), "--set",
-                     "instances=3", cwd=server_tmp, check_rc=0).stdout
+    status = oltplab("plan", "status", str(EXAMPLES / "e5-neighbours.toml"), *sets,
+                     cwd=server_tmp, check_rc=0).stdout
     assert "plan e5-neighbours: 2 done, 0 failed, 0 pending" in status, status
+    other = oltplab("plan", "status", str(EXAMPLES / "e5-neighbours.toml"), "--set",
+                    "instances=3", cwd=server_tmp, check_rc=0).stdout  # another configuration
+    assert "0 done, 0 failed, 2 pending" in other and "of another configuration" in other
     assert (report / "plan_neighbours_nopm.png").is_file()
     html = (report / "report.html").read_text()
     assert "Average workload instance per cell" in html and "NOPM % of backup=0" in html

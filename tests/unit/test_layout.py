@@ -145,3 +145,21 @@ def test_scenarios_and_faults_reach_an_engine_only_through_the_registry():
 
 def test_mariadb_shares_code_with_postgres_only_through_common():
     assert _importers_of("oltplab.engines.postgres", "oltplab.engines.mariadb") == []
+
+
+def test_the_layers_above_the_workloads_name_none_of_their_modules():
+    """loadgen/, results/, metrics/ and report/ ask the workload registry; none imports one
+    workload's own modules."""
+    for layer in ("oltplab.loadgen", "oltplab.results", "oltplab.metrics", "oltplab.report"):
+        own = [(m, t) for m, t in _importers_of("oltplab.workloads", layer)
+               if t != "oltplab.workloads"]
+        assert own == []
+
+
+def test_only_the_workloads_name_a_transaction_type():
+    names = ("new_order", "order_status", "stock_level")
+    for layer in ("loadgen", "results", "metrics", "report"):
+        for path in (PACKAGE / layer).rglob("*.py"):
+            code = "\n".join(line for line in path.read_text().splitlines()
+                             if not line.lstrip().startswith("#"))
+            assert not [n for n in names if f'"{n}"' in code], path

@@ -88,7 +88,7 @@ def test_client_rates_count_rollbacks_in_tpm_but_not_in_nopm():
         "stock_level": TypeCounts(committed=8),
     }
     # 210 completed (errors excluded) in 30 s -> 420 TPM; 99 committed New-Orders -> 198 NOPM
-    assert client_rates(counts, 30.0) == (420, 198)
+    assert client_rates(counts, 30.0, "new_order") == (420, 198)
 
 
 def test_type_counts_add_and_entry():

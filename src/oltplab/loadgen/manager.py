@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .. import engines
 from ..config import RunSpec
-from ..workloads.tpcc.inputs import draw_constants
+from .. import workloads
 from . import sequence
 from .step import Step, StepFailed, Tick, default_workers, is_local  # noqa: F401 (re-exported)
 
@@ -57,7 +57,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     eng = engines.get(engine)
     info = eng.schema_info(dsn)
     rng = random.Random(spec.seed)
-    constants = draw_constants(rng, info.c_last_load)
+    constants = workloads.get(spec.workload).draw_constants(rng, info)
     eng.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
     monitor = eng.monitor(dsn, sampler_db, patient=bool(spec.inject))
     steps: list[dict] = []

@@ -37,8 +37,7 @@ from ..engines.base import SnapshotFailed, counters_delta
 from ..engines.common.loop import UserPlan, WorkerPlan
 from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
-from ..workloads.tpcc import mix, rigor
-from ..workloads.tpcc.inputs import RunConstants, assign_terminals
+from .. import workloads
 from . import worker
 from .messages import Connected, Failed, Final, Flushed, Progress, Start, Stop
 
@@ -116,7 +115,7 @@ class Step:
     """One user count: spawn, connect, ramp up, measure, collect, stop."""
 
     def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
-                 constants: RunConstants, seed: int, monitor, on_tick, on_mark=None,
+                 constants, seed: int, monitor, on_tick, on_mark=None,
                  engine: str = "postgres", stop: threading.Event | None = None):
         self.index = index
         self.stop = stop  # set: the step ends as on Ctrl-C, at its next turn (within a tick)
@@ -129,7 +128,8 @@ class Step:
         self.on_mark = on_mark
         self.nworkers = default_workers(users, spec.workers, is_local(dsn))
         rng = random.Random(seed)
-        terminals = assign_terminals(rng, users, warehouses, spec.all_warehouses)
+        self.workload = workloads.get(spec.workload)
+        terminals = self.workload.assign_users(rng, users, warehouses, spec.all_warehouses)
         shares: list[list[UserPlan]] = [[] for _ in range(self.nworkers)]
         for t in terminals:
             shares[t.index % self.nworkers].append(
@@ -138,7 +138,7 @@ class Step:
         self.plans = [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
                                  spec.keying_thinking, CONNECT_TIMEOUT_S,
                                  flush_stats=self.flush_stats, resilient=bool(spec.inject),
-                                 engine=engine)
+                                 engine=engine, workload=spec.workload)
                       for k, share in enumerate(shares)]
         self.procs: list[subprocess.Popen] = []
         self.pipes: list[Connection] = []
@@ -385,13 +385,14 @@ class Step:
     # -- the record --------------------------------------------------------------------------
     def _record(self, end_ns: int, partial: bool) -> dict:
         measured_s = max(0.0, (end_ns - self.ramp_end) / 1e9)
-        counts = {name: TypeCounts() for name in mix.NAMES}
-        hists = {name: new_histogram() for name in mix.NAMES}
-        inputs = rigor.zero_inputs()
+        names = self.workload.transactions
+        counts = {name: TypeCounts() for name in names}
+        hists = {name: new_histogram() for name in names}
+        inputs = self.workload.zero_inputs()
         for f in self.finals.values():
             if f.inputs is not None:
-                rigor.add_inputs(inputs, f.inputs)
-            for name, c, h in zip(mix.NAMES, f.counts, f.histograms):
+                self.workload.add_inputs(inputs, f.inputs)
+            for name, c, h in zip(names, f.counts, f.histograms):
                 counts[name] = counts[name] + c
                 hists[name] = merge([hists[name], h])
         tpm = nopm = workload_tpm = None
@@ -417,15 +418,20 @@ class Step:
             tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"],
                                      measured_s)
             workload_tpm = rate(server["workload_xacts_delta"], measured_s)
-        client_tpm, client_nopm = client_rates(counts, measured_s)
-        transactions = {name: transaction_entry(counts[name], hists[name]) for name in mix.NAMES}
-        transactions["delivery"]["skipped_districts"] = \
-            inputs["skipped_deliveries"] if inputs["deliveries"] else None
+        client_tpm, client_nopm = client_rates(counts, measured_s,
+                                               self.workload.unit_transaction)
+        series = [self.points[k] for k in sorted(self.points)]
+        rigor = self.workload.step_rigor(
+            counts, inputs, client_tpm=client_tpm,
+            server_tpm=workload_tpm if workload_tpm is not None else tpm, series=series,
+            start_ns=self.ramp_end, end_ns=end_ns, warehouses=self.warehouses,
+            autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0),
+            per_second=bool(self.spec.inject))
+        transactions = {name: transaction_entry(counts[name], hists[name]) for name in names}
+        for name, fields in rigor.pop("transaction_fields", {}).items():
+            transactions[name].update(fields)
         cpu_s = sum(f.cpu_s for f in self.finals.values())
         completed = sum(f.completed for f in self.finals.values())
-        rigor_fields = self._rigor(counts, inputs, client_tpm,
-                                   workload_tpm if workload_tpm is not None else tpm, end_ns,
-                                   server)
         return {
             "users": self.users,
             "rampup_s": self.spec.rampup,
@@ -441,38 +447,12 @@ class Step:
             "client_nopm": client_nopm,
             "server": server,
             "transactions": transactions,
-            "histograms": {name: encode(hists[name]) for name in mix.NAMES},
+            "histograms": {name: encode(hists[name]) for name in names},
             "driver": {"workers": self.nworkers, "cpu_s": round(cpu_s, 3),
                        "cpu_us_per_transaction":
                            round(cpu_s * 1e6 / completed, 1) if completed else None,
                        **({"lost_connections": sum(f.lost for f in self.finals.values())}
                           if self.spec.inject else {})},
-            **rigor_fields,
+            **rigor,
             "partial": partial,
         }
-
-    def _rigor(self, counts: dict, inputs: dict, client_tpm: int, server_tpm: int | None,
-               end_ns: int, server: dict | None) -> dict:
-        """The step's input shares, completions per 10 s and warnings (metrics/rigor.py)."""
-        new_order = counts["new_order"]
-        series = [self.points[k] for k in sorted(self.points)]
-        per_10s = rigor.per_interval(series, self.ramp_end, end_ns) if series else []
-        cv = rigor.variation(per_10s)
-        shares = rigor.input_shares(inputs, new_order.committed, new_order.rolled_back)
-        warnings = rigor.step_warnings(
-            client_tpm=client_tpm, server_tpm=server_tpm,
-            completed=sum(c.count for c in counts.values()),
-            errors=sum(c.errors for c in counts.values()),
-            retries=sum(c.retries for c in counts.values()), inputs=inputs,
-            committed_new_orders=new_order.committed,
-            rolled_back_new_orders=new_order.rolled_back, warehouses=self.warehouses,
-            cv=cv, intervals=len(per_10s),
-            autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0))
-        throughput = {"interval_s": rigor.INTERVAL_S, "completed": per_10s,
-                      "cv": None if cv is None else round(cv, 4)}
-        if self.spec.inject and series:  # completions per second, for the faults' dips
-            throughput["per_s"] = rigor.per_interval(series, self.ramp_end, end_ns, 10**9)
-        return {"inputs": {k: None if v is None else round(v, 6) for k, v in shares.items()},
-                "input_counts": inputs,
-                "throughput": throughput,
-                "warnings": warnings}

@@ -21,7 +21,7 @@ import time
 import warnings
 from multiprocessing.connection import Connection
 
-from .. import engines
+from .. import engines, workloads
 from ..engines.common.loop import WorkerPlan
 from ..engines.common.recorder import Recorder, UserFailed
 from .messages import Connected, Failed, Final, Flushed, Progress, Start
@@ -171,7 +171,8 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
     cpu0 = time.process_time()
     # nothing has completed yet: the first point, at ramp_end at the latest
     _send(pipe, Progress(plan.worker, min(time.monotonic_ns(), start.ramp_end_ns), 0, 0))
-    rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(plan.users), crossed)
+    rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(plan.users), crossed,
+                   workloads.get(plan.workload))
     tasks = {asyncio.ensure_future(u.run(rec)) for u in users}
     sources = [rec, *users]
     progress = asyncio.ensure_future(_progress(pipe, plan.worker, sources, start.ramp_end_ns))

@@ -64,11 +64,12 @@ class TypeCounts:
 
 
 def client_rates(counts: dict[str, TypeCounts], seconds: float,
-                 new_order: str = "new_order") -> tuple[int, int]:
-    """(client_tpm, client_nopm): completed transactions and committed New-Orders per minute."""
+                 unit: str) -> tuple[int, int]:
+    """(client_tpm, client_nopm): completed transactions, and committed transactions of type
+    ``unit`` (New-Orders for TPC-C), per minute."""
     completed = sum(c.count for c in counts.values())
-    committed_new_orders = counts[new_order].committed if new_order in counts else 0
-    return rate(completed, seconds), rate(committed_new_orders, seconds)
+    committed = counts[unit].committed if unit in counts else 0
+    return rate(completed, seconds), rate(committed, seconds)
 
 
 def transaction_entry(counts: TypeCounts, hist) -> dict:

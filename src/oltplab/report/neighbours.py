@@ -8,6 +8,7 @@ from __future__ import annotations
 from .charts import bar_chart, count, entries
 from .model import Chart, Table
 from .runs import Group, RunData
+from .tpcc import unit_of
 
 AVERAGE = "average"
 
@@ -43,7 +44,7 @@ def _latency(group: Group, pct: str = "p95") -> dict:
     out: dict = {}
     for r in group.runs:
         for e in workloads(r.record):
-            v = ((e.get("transactions") or {}).get("new_order") or {}).get(pct)
+            v = ((e.get("transactions") or {}).get(unit_of(r.record)) or {}).get(pct)
             if v is not None:
                 out.setdefault(e["name"], []).append(v)
     return out
@@ -108,7 +109,7 @@ def charts(groups: list[Group]) -> list[Chart]:
 def tables(run: RunData) -> list[Table]:
     rows = []
     for e in run.record.get("instances") or []:
-        no = (e.get("transactions") or {}).get("new_order") or {}
+        no = (e.get("transactions") or {}).get(unit_of(run.record)) or {}
         cycles = e.get("cycles") or []
         secs = [c["backup"]["seconds"] for c in cycles if (c.get("backup") or {}).get("seconds")]
         rows.append((e.get("name"), e.get("role"), e.get("status"), e.get("tpm"), e.get("nopm"),

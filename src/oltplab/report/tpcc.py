@@ -80,8 +80,8 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
     def step_value(key):
         return lambda g: per_step(g, lambda r, i, s: s.get(key))
 
-    def new_order(key):
-        return lambda g: per_step(g, lambda r, i, s: _tx(s, "new_order", key))
+    def new_order(key):  # the headline's transaction: New-Order
+        return lambda g: per_step(g, lambda r, i, s: _tx(s, unit_of(r.record), key))
 
     out.append(_tpm_nopm(groups, step_value, section))
     out.append(bar_chart(
@@ -430,3 +430,9 @@ def engine_notes(groups: list[Group]) -> list[str]:
     """Runs on different engines are compared by NOPM (``compare.ENGINES_TEXT`` says why)."""
     from .compare import ENGINES_TEXT
     return [ENGINES_TEXT] if len({r.engine for g in groups for r in g.runs}) > 1 else []
+
+
+def unit_of(record: dict) -> str:
+    """The transaction type whose commits are the record's headline (TPC-C's New-Order)."""
+    from .. import workloads
+    return workloads.of_record(record).unit_transaction

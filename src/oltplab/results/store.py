@@ -199,5 +199,8 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
             data["engine"] = named or ("mariadb" if served.lower() == "mariadb" else "postgres")
         if data.get("kind") == "tpcc" and not data.get("workload"):
             data["workload"] = "tpcc"
+            run = (data.get("config") or {}).get("run")
+            if isinstance(run, dict):
+                run.setdefault("workload", "tpcc")
         data["schema_version"] = 3
     return data

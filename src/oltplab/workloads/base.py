@@ -39,6 +39,9 @@ class Workload:
     - ``input_keys``, ``share_keys``: the raw counts of the users' drawn inputs and the shares
       derived from them, as records hold them (``zero_inputs``, ``add_inputs``);
     - ``step_rigor(counts, inputs, ...)``: the shares and warnings of one step;
+    - ``draw_constants(rng, schema)``: the constants of a run, drawn once (TPC-C's run-time C
+      of NURand), from the schema's record of the build (engines.base.SchemaInfo);
+    - ``assign_users(rng, users, warehouses, spread)``: each user's home and inputs' seed;
     - ``caveat``: the sentence every report of it carries.
     """
 
@@ -51,6 +54,8 @@ class Workload:
     share_keys: tuple[str, ...]
     step_rigor: Callable[..., dict]
     caveat: str
+    draw_constants: Callable[[Any, Any], Any] = lambda rng, schema: None
+    assign_users: Callable[..., list] = lambda rng, users, warehouses, spread: []
     phases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     actors: tuple[str, ...] = ()
 

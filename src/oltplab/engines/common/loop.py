@@ -58,6 +58,7 @@ class WorkerPlan:
     flush_stats: bool = True  # pg_stat_force_next_flush() at each boundary (PostgreSQL 15+)
     resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
     engine: str = "postgres"  # whose driver runs the users (engines.get(engine).driver)
+    workload: str = "tpcc"  # whose transactions they run (workloads.get(workload))
 
 
 def reconnect_until(open_one: Callable[[], object], timeout: float = RECONNECT_TIMEOUT_S,

@@ -35,9 +35,8 @@ from array import array
 from collections import Counter
 
 from ...metrics.histogram import HIGHEST_US, encode, new_histogram
+from ... import workloads
 from ...metrics.summary import TypeCounts
-from ...workloads.tpcc import mix
-from ...workloads.tpcc.rigor import add_inputs, zero_inputs
 
 MAX_RETRIES = 100  # per transaction
 BULK_SAMPLES = 1 << 20  # response times held per type before they enter the histogram
@@ -52,22 +51,27 @@ class Recorder:
 
     A transaction counts when it started at or after ``ramp_end`` and finished by
     ``measure_end``: its response time lies wholly in the window. ``inputs`` counts what the
-    counted transactions drew (metrics.rigor.INPUT_KEYS: order lines and remote ones, remote
-    and by-name payments, by-name order-status, deliveries and their skipped districts).
+    counted transactions drew (the workload's ``input_keys``; TPC-C's: order lines and remote
+    ones, remote and by-name payments, by-name order-status, deliveries and their skipped
+    districts). ``workload`` is the default one unless given.
     """
 
     __slots__ = ("ramp_end", "measure_end", "committed", "rolled_back", "errors", "retries",
                  "total_us", "hists", "_samples", "completed", "new_orders", "lost", "inputs",
-                 "users", "crossed", "cross_ns", "on_boundary")
+                 "users", "crossed", "cross_ns", "on_boundary", "workload", "_unit")
 
-    def __init__(self, ramp_end_ns: int, measure_end_ns: int, users: int = 0, on_boundary=None):
+    def __init__(self, ramp_end_ns: int, measure_end_ns: int, users: int = 0, on_boundary=None,
+                 workload=None):
         self.ramp_end = ramp_end_ns
         self.measure_end = measure_end_ns
         self.users = users
         self.crossed = [0, 0]
         self.cross_ns: tuple[list[int], list[int]] = ([], [])  # when each user's flush ended
         self.on_boundary = on_boundary  # called with (boundary, users) once all have crossed
-        n = len(mix.TYPES)
+        self.workload = workload or workloads.get()
+        # the type whose commits the headline counts (New-Order): ``new_orders`` counts it
+        self._unit = self.workload.type_index(self.workload.unit_transaction)
+        n = len(self.workload.transactions)
         self.committed = [0] * n
         self.rolled_back = [0] * n
         self.errors = [0] * n
@@ -80,12 +84,12 @@ class Recorder:
         self.completed = 0  # every phase, for live rates
         self.new_orders = 0
         self.lost = 0  # users whose connection was lost and who reconnected (--inject)
-        self.inputs = zero_inputs()
+        self.inputs = self.workload.zero_inputs()
 
     def done(self, kind: int, start: int, end: int, rolled_back: bool, retries: int) -> bool:
         """Count a completed transaction; True when it lies in the window."""
         self.completed += 1
-        if kind == 0 and not rolled_back:
+        if kind == self._unit and not rolled_back:
             self.new_orders += 1
         if start >= self.ramp_end and end <= self.measure_end:
             us = (end - start) // 1000
@@ -111,14 +115,14 @@ class Recorder:
 
     def add_counts(self, c: dict) -> None:
         """Counts kept elsewhere under the same rules: ``_native.ProcLoop.counts()``."""
-        for k in mix.TYPES:
+        for k in range(len(self.workload.transactions)):
             self.committed[k] += c["committed"][k]
             self.rolled_back[k] += c["rolled_back"][k]
             self.errors[k] += c["errors"][k]
             self.retries[k] += c["retries"][k]
             self.total_us[k] += c["total_us"][k]
         if "inputs" in c:
-            add_inputs(self.inputs, c["inputs"])
+            self.workload.add_inputs(self.inputs, c["inputs"])
         self.completed += c["completed"]
         self.new_orders += c["new_orders"]
         self.lost += c.get("lost", 0)
@@ -141,7 +145,8 @@ class Recorder:
 
     def counts(self) -> tuple[TypeCounts, ...]:
         return tuple(TypeCounts(self.committed[k], self.rolled_back[k], self.errors[k],
-                                self.retries[k], self.total_us[k]) for k in mix.TYPES)
+                                self.retries[k], self.total_us[k])
+                     for k in range(len(self.workload.transactions)))
 
     def _drain(self, kind: int) -> None:
         record = self.hists[kind].record_value

@@ -5,7 +5,7 @@ of clause 5.5 as its rigor checks (rigor.py), its schema, loaders and checks in
 from __future__ import annotations
 
 from ..base import Workload
-from . import mix, rigor
+from . import inputs, mix, rigor
 
 CAVEAT = ("TPC-C-derived workload: TPM and NOPM follow HammerDB's server-side method; the "
           "results are not comparable with audited TPC-C results.")
@@ -20,4 +20,6 @@ WORKLOAD = Workload(
     share_keys=rigor.SHARE_KEYS,
     step_rigor=rigor.step_rigor,
     caveat=CAVEAT,
+    draw_constants=lambda rng, schema: inputs.draw_constants(rng, schema.c_last_load),
+    assign_users=inputs.assign_terminals,
 )
