@@ -253,11 +253,20 @@ while True:
 """
 
 
-def test_sql_flush_on_a_full_socket_buffer_lets_stop_return(scratch_w1, tmp_path):
+def test_sql_flush_on_a_full_socket_buffer_lets_stop_return(scratch_w1):
     """--mode sql sent each round trip by calling PQflush until the socket took everything,
     spinning on sched_yield: while a server did not read, the worker's loop (every user, and
     stop()) hung. The client's socket buffer is made tiny and a relay stops taking what it
     sends; the loop must wait for room to write and still answer stop() at once."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="oltplab-relay-") as short:  # AF_UNIX: 107 bytes
+        full_buffer_then_stop(scratch_w1, Path(short))
+
+
+def full_buffer_then_stop(scratch_w1: str, directory) -> None:
+    """The test above, with the relay's socket in ``directory``."""
     import socket
     import subprocess
     import sys
@@ -266,13 +275,13 @@ def test_sql_flush_on_a_full_socket_buffer_lets_stop_return(scratch_w1, tmp_path
 
     query = parse_qs(urlsplit(scratch_w1).query)
     name = f".s.PGSQL.{query['port'][0]}"
-    relay = subprocess.Popen([sys.executable, "-c", PEEK_RELAY, str(tmp_path / name),
+    relay = subprocess.Popen([sys.executable, "-c", PEEK_RELAY, str(directory / name),
                               f"{query['host'][0]}/{name}"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     running = None
     try:
         assert relay.stdout.readline() == "listening\n"
-        dsn = f"{scratch_w1.partition('?')[0]}?host={quote(str(tmp_path), safe='/')}" \
+        dsn = f"{scratch_w1.partition('?')[0]}?host={quote(str(directory), safe='/')}" \
               f"&port={query['port'][0]}"
         conn = pquser.open_connection(dsn, "oltplab-test", flush_stats=False, mode="sql")
         sock = socket.socket(fileno=conn.socket)
