@@ -41,7 +41,8 @@ from ..workloads.tpcc import mix
 
 RETRYABLE_STATES = ("40001", "40P01")  # serialization failures and deadlocks
 MAX_RETRIES = 100  # per transaction
-BULK_SAMPLES = 1 << 20  # response times held per type before they enter the histogram
+# response times held per type before they enter the histogram: 512 KiB, however long the run
+BULK_SAMPLES = 1 << 16
 MAX_CONSECUTIVE_ERRORS = 100  # then the user gives up: something is broken, not contended
 # the server shutting down or restarting, the database gone (and class 08, connection errors)
 FATAL_STATES = ("57P01", "57P02", "57P03", "57P04", "3D000")
