@@ -119,10 +119,13 @@ def settings_to_change(running: dict[str, str] | None, requested: dict[str, str]
     if running is None:
         raise DatabaseError(f"the server in {datadir} is running but was not started by "
                             "oltplab, so its settings may not be those asked for; stop it")
-    given = {name.lower() for name, _ in overrides}
-    have = {k.lower(): v for k, v in running.items()}
-    return {k: [have.get(k.lower()), v] for k, v in requested.items()
-            if have.get(k.lower()) != v and (k not in RESTART_EXEMPT or k.lower() in given)}
+    def key(name: str) -> str:  # as both engines match names: any case, - for _ (MariaDB)
+        return name.lower().replace("-", "_")
+
+    given = {key(name) for name, _ in overrides}
+    have = {key(k): v for k, v in running.items()}
+    return {k: [have.get(key(k)), v] for k, v in requested.items()
+            if have.get(key(k)) != v and (key(k) not in RESTART_EXEMPT or key(k) in given)}
 
 
 def restart_note(datadir: Path, changed: dict[str, list]) -> str:
