@@ -101,9 +101,9 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
     ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``). Returns the
     record as saved, whatever the run's status."""
     from . import engines
+    from .engines.base import restart_note
     from .hostmem import RunMemory
     from .runner.manager import run_tpcc
-    from .engines.base import restart_note
     from .runner.sequence import summary
     from .workloads.tpcc.schema import require_warehouses
 
