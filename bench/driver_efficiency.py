@@ -46,7 +46,7 @@ def children_cpu() -> float:
 
 def oltplab_plan(seed: int, c_last_load: int, users: int, warehouses: int):
     """The C constants and terminals oltplab's manager draws for the first step of a run with
-    this seed (runner/manager.py: constants first; runner/step.py: then the step's own
+    this seed (loadgen/manager.py: constants first; loadgen/step.py: then the step's own
     generator)."""
     rng = random.Random(seed)
     constants = draw_constants(rng, c_last_load)

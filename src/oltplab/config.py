@@ -87,7 +87,7 @@ def auto_users(max_users: int) -> tuple[int, ...]:
 
 def parse_user_option(text: str) -> dict:
     """--users as RunSpec fields: a sequence ('1,2,4') or 'auto[:MAX]' (the best user count:
-    doubling until TPM stops growing, runner/sequence.py)."""
+    doubling until TPM stops growing, loadgen/sequence.py)."""
     s = str(text).strip()
     if s.lower() == "auto" or s.lower().startswith("auto:"):
         bound = s[5:].strip() if ":" in s else str(AUTO_MAX_USERS)

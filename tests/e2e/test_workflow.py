@@ -115,3 +115,30 @@ def test_interrupt_saves_partial_run_and_stops_server(site):
     assert not _postgres_procs(datadir)
     leftovers = [c for c in psutil.Process().children(recursive=True)]
     assert not leftovers
+
+
+def test_a_running_server_with_other_settings_restarts_with_those_asked(tmp_path):
+    """A server already running kept its settings: a run that asked for another --db-memory
+    was measured with the old shared_buffers, silently. oltplab restarts a server it started
+    and records why; it refuses, in one line, one it did not start."""
+    root, datadir = tmp_path, tmp_path / "pg"
+    flags = ["--datadir", str(datadir), "--port", str(_free_port()), "--db-memory", "256MiB"]
+    oltplab("tpcc", "build", *flags, "--warehouses", "1", "--build-users", "2", cwd=root,
+            check_rc=0)
+    oltplab("db", "start", *flags, cwd=root, check_rc=0)
+    try:
+        other = [*flags[:-1], "160MiB"]
+        run_flags = ["--users", "1", "--rampup", "1s", "--duration", "1s"]
+        oltplab("tpcc", "run", *other, *run_flags, "--name", "other", cwd=root, check_rc=0)
+        run = json.loads(oltplab("results", "show", "latest", "--json", cwd=root,
+                                 check_rc=0).stdout)
+        assert run["database"]["settings"]["shared_buffers"] == "160MB"
+        assert run["database"]["restarted"]["shared_buffers"] == ["256MB", "160MB"]
+        assert any("restarted" in w for w in run["steps"][0]["warnings"])
+        assert _postgres_procs(datadir), "a server found running is left running"
+        (datadir / "oltplab.conf").unlink()  # as if started without oltplab
+        p = oltplab("tpcc", "run", *flags, *run_flags, cwd=root)
+        assert p.returncode == 1 and "not started by oltplab" in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    finally:
+        oltplab("db", "stop", *flags, cwd=root)

@@ -1,4 +1,4 @@
-"""The procedures-mode C loop at its limits, against the suite's PostgreSQL: many users in one
+"""The C loop at its limits, against the suite's PostgreSQL: many users in one
 worker, Terminals it holds, and a connection libpq cannot write to. test_native_sanitizers.py
 runs this module again under AddressSanitizer and UndefinedBehaviorSanitizer."""
 
@@ -213,3 +213,106 @@ def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(scratch_w1,
     committed, got_error = rest.split(" ", 1)
     assert (got_events + "]", got_error) == (events, error)
     assert (int(committed) > 0) == (error == "None")
+
+
+
+# A unix-socket relay between one client and the server, in a child process (libpq's connect
+# holds the GIL). After "hold" on its stdin it passes the client's bytes on without taking them
+# from the socket (MSG_PEEK): the server answers every round trip as usual, yet the client's
+# send buffer only fills, as it does when a server stops reading. After "drain" it takes and
+# drops what the client sends; it ends when its stdin closes.
+PEEK_RELAY = r"""
+import os, select, socket, sys, time
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(sys.argv[1])
+listener.listen(1)
+print("listening", flush=True)
+client, _ = listener.accept()
+server = socket.socket(socket.AF_UNIX)
+server.connect(sys.argv[2])
+mode, passed = "relay", 0
+while True:
+    ready, _, _ = select.select([client, server, sys.stdin], [], [], 1)
+    if sys.stdin in ready:
+        mode = sys.stdin.readline().strip()
+        if not mode:
+            break
+    if server in ready:
+        client.sendall(server.recv(1 << 16))
+    if client not in ready:
+        continue
+    if mode == "drain":
+        client.recv(1 << 16)
+    elif mode == "hold":
+        data = client.recv(1 << 20, socket.MSG_PEEK)
+        server.sendall(data[passed:])
+        if len(data) == passed:
+            time.sleep(0.01)  # the socket stays readable: nothing new yet
+        passed = len(data)
+    else:
+        server.sendall(client.recv(1 << 16))
+"""
+
+
+def test_sql_flush_on_a_full_socket_buffer_lets_stop_return(scratch_w1):
+    """--mode sql sent each round trip by calling PQflush until the socket took everything,
+    spinning on sched_yield: while a server did not read, the worker's loop (every user, and
+    stop()) hung. The client's socket buffer is made tiny and a relay stops taking what it
+    sends; the loop must wait for room to write and still answer stop() at once."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="oltplab-relay-") as short:  # AF_UNIX: 107 bytes
+        full_buffer_then_stop(scratch_w1, Path(short))
+
+
+def full_buffer_then_stop(scratch_w1: str, directory) -> None:
+    """The test above, with the relay's socket in ``directory``."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+    from urllib.parse import parse_qs, quote, urlsplit
+
+    query = parse_qs(urlsplit(scratch_w1).query)
+    name = f".s.PGSQL.{query['port'][0]}"
+    relay = subprocess.Popen([sys.executable, "-c", PEEK_RELAY, str(directory / name),
+                              f"{query['host'][0]}/{name}"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    running = None
+    try:
+        assert relay.stdout.readline() == "listening\n"
+        dsn = f"{scratch_w1.partition('?')[0]}?host={quote(str(directory), safe='/')}" \
+              f"&port={query['port'][0]}"
+        conn = pquser.open_connection(dsn, "oltplab-test", flush_stats=False, mode="sql")
+        sock = socket.socket(fileno=conn.socket)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1)  # the kernel's least, ~4.5 kB
+        sock.detach()  # the descriptor stays libpq's
+        loop = _native.ProcLoop(**loop_args([conn], [one_terminal()], sql=True))
+        events = []
+
+        def drive():  # past the ramp-up boundary (now), to the next event
+            events.append(loop.run())
+            if events[-1] == _native.BOUNDARY:
+                events.append(loop.run())
+
+        running = threading.Thread(target=drive, daemon=True)
+        relay.stdin.write("hold\n")
+        relay.stdin.flush()
+        running.start()
+        time.sleep(1.5)  # the first transaction or two fill the buffer
+        t0 = time.monotonic()
+        loop.stop()
+        running.join(5)
+        waited = time.monotonic() - t0
+    finally:
+        if running is not None:  # a loop still spinning gets its room to write, and stops
+            relay.stdin.write("drain\n")
+            relay.stdin.flush()
+            running.join(30)
+        relay.stdin.close()
+        relay.wait(10)
+    conn.finish()
+    assert waited < 1, f"stop() took {waited:.1f} s"
+    assert events == [_native.BOUNDARY, _native.STOPPED]
+    assert loop.error is None

@@ -19,6 +19,8 @@ import sysconfig
 from glob import glob
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
          "-O1", "-g", "-std=gnu11", "-shared", "-fPIC"]
@@ -79,6 +81,7 @@ def sanitizer_report(stderr: str) -> str:
     return stderr[min(starts):][:6000] if starts else stderr[-4000:]
 
 
+@pytest.mark.timeout(780)  # the build and the child have limits of their own: 120 + 600 s
 def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, loaded_w1):
     module = build_sanitized(tmp_path)
     env = {**os.environ, "LD_PRELOAD": f"{runtime('libasan.so')} {runtime('libubsan.so')}",

@@ -1,5 +1,5 @@
 """``oltplab plan``: show, run and follow a plan file. Only wiring and printing: the plan is
-read by ``plans`` and run by ``planrun``; errors are raised and the top-level CLI turns them
+read by plans/model.py and run by plans/run.py; errors are raised and the top-level CLI turns them
 into one line and an exit code."""
 
 from __future__ import annotations

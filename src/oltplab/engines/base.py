@@ -103,6 +103,41 @@ def check_room(free: int, spec: RunSpec) -> None:
                             + (" or give auto:MAX" if spec.users_auto else ""))
 
 
+# What the settings of a running server may differ in from a run's without a restart: where it
+# listens and keeps its files (the running server's endpoint wins) and, unless -c names it,
+# max_connections (a server that allows too few connections is refused on its own).
+RESTART_EXEMPT = frozenset({
+    "listen_addresses", "port", "unix_socket_directories", "max_connections", "bind_address",
+    "socket", "datadir", "pid_file", "log_error", "init_file", "skip_name_resolve",
+    "skip_networking", "innodb_log_group_home_dir"})
+
+
+def settings_to_change(running: dict[str, str] | None, requested: dict[str, str],
+                       overrides, datadir: Path) -> dict[str, list]:
+    """What a running managed server must be restarted for: ``{name: [running, requested]}``
+    for each requested setting (--db-memory's and -c's) that the settings file oltplab wrote
+    when it started the server (``running``) gives otherwise. ``running`` None (no such file:
+    oltplab did not start it) raises DatabaseError, since the server's settings are then
+    unknown and not oltplab's to change."""
+    if running is None:
+        raise DatabaseError(f"the server in {datadir} is running but was not started by "
+                            "oltplab, so its settings may not be those asked for; stop it")
+    def key(name: str) -> str:  # as both engines match names: any case, - for _ (MariaDB)
+        return name.lower().replace("-", "_")
+
+    given = {key(name) for name, _ in overrides}
+    have = {key(k): v for k, v in running.items()}
+    return {k: [have.get(key(k)), v] for k, v in requested.items()
+            if have.get(key(k)) != v and (key(k) not in RESTART_EXEMPT or key(k) in given)}
+
+
+def restart_note(datadir: Path, changed: dict[str, list]) -> str:
+    """The warning a run records when its server was restarted for ``changed``."""
+    what = ", ".join(f"{k} {old} -> {new}" for k, (old, new) in changed.items())
+    return (f"the server in {datadir} was running with other settings; oltplab restarted it "
+            f"with those requested ({what})")
+
+
 def retry_snapshot(take: Callable[[], Any], patient: bool, wait_s: float) -> Any:
     """``take()``; when ``patient``, tried again after each SnapshotFailed until ``wait_s``
     seconds have passed (with --inject the server may be away for a while)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import DatabaseError, UsageError
 
 PREFIX = "oltplab-"
-IO_PREFIX = "oltplab-io-"  # a throttle's block-IO group (scenarios/inject.py)
+IO_PREFIX = "oltplab-io-"  # a throttle's block-IO group (faults/inject.py)
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 _V1_FILES = {"limit": "memory.limit_in_bytes", "peak": "memory.max_usage_in_bytes",
              "usage": "memory.usage_in_bytes"}

@@ -189,6 +189,7 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
     first item that needs it and stopped after the cell."""
     from .. import engines
     sessions: dict = {}
+    restarted = None  # what the cell's server was restarted for (engines/base.py)
     with ExitStack() as stack:
         for state in states:
             item = state.item
@@ -202,10 +203,13 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                     target = stack.enter_context(
                         engines.get(cell.db.engine).database(cell.db, need_connections=need))
                     sessions[cell.db] = target
+                    restarted = getattr(target.instance, "restarted", None)
                     _ensure_schema(target.dsn, cell, progress)
                 for repeat in state.todo:
-                    run = item.kind.run(item, progress.run_progress(item, repeat),
-                                        _labels(plan, item, repeat))
+                    labels = _labels(plan, item, repeat)
+                    if restarted and item.kind.needs_db:  # recorded with each run
+                        labels["restarted"] = restarted
+                    run = item.kind.run(item, progress.run_progress(item, repeat), labels)
                     progress.run_done(item, run)
                     if run.get("status") == "interrupted":
                         raise _interrupted(plan, item)

@@ -103,15 +103,19 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
     when set, ends the run as Ctrl-C does (run_tpcc). Returns the record as saved, whatever
     the run's status."""
     from .. import engines
+    from ..engines.base import restart_note
     from ..host.memory import RunMemory
     from ..loadgen.manager import run_tpcc
     from ..loadgen.sequence import summary
     from ..workloads.tpcc.schema import require_warehouses
 
     progress = progress or TpccProgress()
+    labels = dict(labels or {})
+    restarted = labels.pop("restarted", None)  # by a plan's cell, before its runs
     engine = engines.get(spec.engine)
     engine.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
     with engine.database(spec, need_connections=max(rspec.users) + 21) as target:
+        restarted = getattr(target.instance, "restarted", None) or restarted
         info = engine.schema_info(target.dsn)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
@@ -130,9 +134,10 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
             database={"engine": ENGINE_RECORD_NAMES.get(engine.name, engine.name),
                       "version": server["server_version"],
                       "version_num": server["server_version_num"], "settings": server["settings"],
-                      "managed": target.instance is not None, "warehouses": info.warehouses},
+                      "managed": target.instance is not None, "warehouses": info.warehouses,
+                      **({"restarted": restarted} if restarted else {})},
             schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
-            **(labels or {}),
+            **labels,
         )
         log_offset = _log_size(target)
         memory = RunMemory(target.instance.memory_group()
@@ -141,6 +146,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         progress.started(record.path)
 
         def on_step(step: dict) -> None:
+            if restarted:
+                step.setdefault("warnings", []).append(restart_note(spec.datadir, restarted))
             progress.step(step)
             memory.step(step)
             record.add_step(step)

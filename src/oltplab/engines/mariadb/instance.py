@@ -25,6 +25,7 @@ import psutil
 
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
+from ..base import settings_to_change
 from ..common.access import make_private_dir, tcp_in_use, write_owned
 from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
                              pid_alive, user_of_uid)
@@ -99,6 +100,7 @@ class MariaDBInstance:
         self.datadir = Path(os.path.abspath(spec.datadir))
         self.waldir = Path(os.path.abspath(spec.waldir)) if spec.waldir else None
         self.log_path = self.datadir / LOG_FILE
+        self.restarted: dict[str, list] = {}  # what start() restarted a running server for
 
     # ----- binaries and state on disk
 
@@ -273,7 +275,15 @@ class MariaDBInstance:
 
     def start(self, need_connections: int = 100) -> None:
         """Start the server (installing first when needed) and wait until it answers on its
-        socket. A server already running on this data directory is left as it is."""
+        socket. A server already running on this data directory is restarted when oltplab
+        started it with other settings than the spec's (``restarted`` tells which), refused
+        when oltplab did not start it, and else left as it is."""
+        if self.is_running():
+            self.restarted = settings_to_change(self._running_settings(),
+                                                self.settings(need_connections),
+                                                self.spec.settings, self.datadir)
+            if self.restarted:
+                self.stop()
         if self.is_running():
             self._check_connections_of_running(need_connections)
             return

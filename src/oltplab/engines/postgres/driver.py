@@ -5,8 +5,8 @@ same host. Each connection is opened and prepared here with psycopg's libpq bind
 procedure calls, or for ``--mode sql`` the client-side statements of the transaction modules);
 then ``_native.ProcLoop`` drives all the users of a worker on one thread without the GIL: it
 draws the cards and inputs, sends the call (or the statements, pipelined), reads the answers,
-retries, records and crosses the window's boundaries, per the rules runner/vuser.py describes.
-Python steps in only at events (runner/loopusers.py, shared with MariaDB's driver).
+retries, records and crosses the window's boundaries, per the rules engines/common/recorder.py describes.
+Python steps in only at events (engines/common/loop.py, shared with MariaDB's driver).
 
 With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
 loop counts its transaction in flight as an error and goes on with the others, and Python
@@ -173,7 +173,7 @@ class ProcUsers(LoopUsers):
 
 
 class Users(ProcUsers):
-    """The users of one worker, as runner/worker.py makes them from its WorkerPlan."""
+    """The users of one worker, as loadgen/worker.py makes them from its WorkerPlan."""
 
     def __init__(self, conns: list, user_plans: list, plan: WorkerPlan, reopen=None):
         super().__init__(conns, user_plans, plan.w_max, plan.constants, plan.keying_thinking,

@@ -29,11 +29,12 @@ from urllib.parse import quote
 from ...host import memory as hostmem
 from ...config import DbSpec
 from ...errors import DatabaseError, UsageError
+from ..base import settings_to_change
 from ..common.aio import run_sync
 from . import access
 from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
                              is_postgres, pid_alive, user_of_uid)
-from .settings import conf_line, derive_settings
+from .settings import conf_line, derive_settings, parse_conf
 
 SETTINGS_FILE = "oltplab.conf"
 SUPERUSER = "postgres"
@@ -95,6 +96,7 @@ class PostgresInstance:
         self.bin_dir = Path(os.path.abspath(spec.pg_bin)) if spec.pg_bin else default_bin_dir()
         self.log_path = self.datadir / "log" / "server.log"
         self._bin_version: str | None = None
+        self.restarted: dict[str, list] = {}  # what start() restarted a running server for
 
     # ----- binaries
 
@@ -368,9 +370,14 @@ class PostgresInstance:
     def start(self, need_connections: int = 100) -> None:
         """Start the server (initdb first when needed) and wait until it accepts connections.
 
-        A server already running on this data directory is left as it is (its settings are
-        not changed); it must allow ``need_connections`` connections.
+        A server already running on this data directory is restarted when oltplab started it
+        with other settings than the spec's (``restarted`` tells which), refused when oltplab
+        did not start it, and else left as it is; it must allow ``need_connections``.
         """
+        if self.is_running():
+            self.restarted = self._settings_to_change(need_connections)
+            if self.restarted:
+                self.stop()
         if self.is_running():
             self._check_connections_of_running(need_connections)
             hostmem.check_running(self.memory_group(), self.spec.host_memory, self.datadir)
@@ -414,6 +421,14 @@ class PostgresInstance:
             if group is not None and group.path.is_dir():
                 group.remove()
             raise
+
+    def _settings_to_change(self, need_connections: int) -> dict[str, list]:
+        try:
+            running = parse_conf((self.datadir / SETTINGS_FILE).read_text())
+        except OSError:
+            running = None
+        return settings_to_change(running, self.settings(need_connections), self.spec.settings,
+                                  self.datadir)
 
     def memory_group(self) -> hostmem.MemoryGroup | None:
         """The memory control group the running server was started in (--host-memory)."""

@@ -4,7 +4,7 @@
 for more connections than the server has left; it also learns whether the server can publish
 statistics on demand (PostgreSQL 15+: ``flush_stats``). ``snapshot`` reads the counters of
 counters.py, after publishing the monitor's own pending transactions (so that exactly
-runner/step.py's MONITOR_XACTS of them fall between two snapshots), under the sampler's lock.
+loadgen/step.py's MONITOR_XACTS of them fall between two snapshots), under the sampler's lock.
 """
 
 from __future__ import annotations

@@ -87,6 +87,16 @@ def conf_line(name: str, value: str) -> str:
     return f"{name} = '{value.replace(chr(39), chr(39) * 2)}'"
 
 
+def parse_conf(text: str) -> dict[str, str]:
+    """The settings of a file of ``conf_line`` lines (comments and other lines skipped)."""
+    found = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(" = '")
+        if sep and not name.startswith("#") and value.endswith("'"):
+            found[name.strip()] = value[:-1].replace("''", "'")
+    return found
+
+
 async def read_settings(conn) -> dict:
     """Effective non-default settings and the server version, from an open asyncpg connection."""
     rows = await conn.fetch(

@@ -129,7 +129,8 @@ static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
  * then the transaction is done as in procedures mode (counted, retried, or fatal). */
 static void sql_readable(ProcLoop *L, User *u) {
     switch (sql_read(u->sql, u->conn)) {
-    case SQL_WAIT:
+    case SQL_WAIT: /* also after the next round trip was queued: send what it holds back */
+        flush_out(L, u, NAMES[u->kind]);
         return;
     case SQL_LOST:
         pq_lost(L, u, NAMES[u->kind]);
@@ -139,7 +140,10 @@ static void sql_readable(ProcLoop *L, User *u) {
         return;
     case SQL_ERROR:
         if (!is_fatal(L, pq.resultErrorField(sql_failure(u->sql), PG_DIAG_SQLSTATE))) {
-            if (!sql_rollback(u->sql, u->conn)) pq_lost(L, u, "rollback");
+            if (!sql_rollback(u->sql, u->conn))
+                pq_lost(L, u, "rollback");
+            else
+                flush_out(L, u, "rollback");
             return;
         }
         break; /* fatal: fails the run with the server's message */

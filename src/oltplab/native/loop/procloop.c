@@ -10,7 +10,7 @@
  * This file is the users' logic, whatever the transport: the cycle of clause 5.2.5, retries
  * of the retryable errors, the consecutive-error limit, the boundaries of the measured window
  * (with the transport's statistics flush, when it has one), and what counts in the window,
- * the rules runner/vuser.py describes. ProcLoop.run() returns to Python at every event Python
+ * the rules engines/common/recorder.py describes. ProcLoop.run() returns to Python at every event Python
  * must act on: all users crossed the ramp-up boundary, all finished, response-time buffers
  * to drain, a failure, or a stop; in resilient mode (--inject) also users whose connection
  * was lost (LOST) and a wake-up asked by Python (WOKEN), which then hands the lost users

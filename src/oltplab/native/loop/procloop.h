@@ -86,7 +86,7 @@ typedef struct {
     int nlost;
     int64_t lost_total; /* users lost, every phase */
     char error[512];
-    /* the recorder: the same rules as runner/vuser.py's Recorder */
+    /* the recorder: the same rules as engines/common/recorder.py's Recorder */
     int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],
         total_us[NKINDS];
     int64_t completed, new_orders; /* every phase */

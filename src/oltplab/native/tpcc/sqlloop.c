@@ -175,15 +175,11 @@ static int put(SqlTxn *s, PGconn *c, int stmt, int tag, const Params *p) {
     return 1;
 }
 
-/* The round trip's Sync, and everything on its way to the server. */
-static int sync_flush(SqlTxn *s, PGconn *c) {
-    if (!pq.pipelineSync(c)) return 0;
-    for (;;) {
-        int f = pq.flush(c);
-        if (f == 0) return 1;
-        if (f < 0) return 0;
-        sched_yield(); /* a full socket buffer: rare */
-    }
+/* The round trip's Sync, and as much of the round trip as the socket takes now; 0 when lost.
+ * What a full socket buffer holds back the caller sends when epoll reports room to write
+ * (pqloop.c's flush_out), so that the other users and stop() are not kept waiting. */
+static int sync_flush(PGconn *c) {
+    return pq.pipelineSync(c) && pq.flush(c) >= 0;
 }
 
 static void begin_trip(SqlTxn *s) { s->nq = s->qi = 0; }
@@ -383,7 +379,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
         else
             return 2;
     }
-    return ok && sync_flush(s, c);
+    return ok && sync_flush(c);
 }
 
 /* Start the transaction with the inputs of sql_inputs (again, for a retry); 0 when lost. */
@@ -403,7 +399,7 @@ int sql_start(SqlTxn *s, PGconn *c) {
 int sql_rollback(SqlTxn *s, PGconn *c) {
     s->rolling_back = 1;
     begin_trip(s);
-    return put(s, c, ROLLBACK, 0, NULL) && sync_flush(s, c);
+    return put(s, c, ROLLBACK, 0, NULL) && sync_flush(c);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,0 +1,117 @@
+"""Driver memory over a long step: the RSS of the manager and of its worker processes.
+
+    .venv/bin/python bench/soak.py --warehouses 1 --users 8 --duration 300 --interval 10
+
+One recorded `tpcc run` step (services.run_tpcc_recorded, as the CLI runs it: the manager is
+this process, with its telemetry sampler) on the managed server of bench/common.py. Every
+--interval seconds it prints the RSS of the manager and of each worker; at the end, for each
+process, the least-squares slope of its RSS after the first minute of the run, in MiB per
+minute and as the change over the rest of the run relative to the RSS at the first minute.
+A driver whose memory does not grow with the number of transactions stays within 5%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+from common import db_spec, ensure_schema, run_args
+
+from oltplab import engines
+from oltplab.config import RunSpec
+from oltplab.runs.lifecycle import run_tpcc_recorded
+
+MiB = 1024 * 1024
+SETTLE_S = 60.0  # RSS before this (connections, ramp-up, first buffers) is not in the slope
+
+
+def workers() -> list[psutil.Process]:
+    """This process's worker processes (loadgen/worker.py)."""
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "oltplab.loadgen.worker" in " ".join(p.cmdline()):
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found
+
+
+def rss_mib(p: psutil.Process) -> float | None:
+    try:
+        return p.memory_info().rss / MiB
+    except psutil.Error:
+        return None
+
+
+def watch(interval: float, done: threading.Event, series: dict[str, list]) -> None:
+    """Every ``interval`` seconds: (seconds since start, RSS MiB) per process, printed too."""
+    t0 = time.monotonic()
+    me = psutil.Process()
+    while not done.wait(interval):
+        t = time.monotonic() - t0
+        procs = {"manager": me, **{f"worker {p.pid}": p for p in workers()}}
+        line = []
+        for name, p in procs.items():
+            v = rss_mib(p)
+            if v is not None:
+                series.setdefault(name, []).append((t, v))
+                line.append(f"{name} {v:7.1f}")
+        print(f"{t:7.0f} s  " + "  ".join(line) + "  (MiB RSS)", flush=True)
+
+
+def slope(points: list[tuple[float, float]]) -> tuple[float, float, float] | None:
+    """(MiB per minute, RSS fitted at the first point, change over the points in %) of the
+    least-squares line, or None with fewer than 3 points."""
+    if len(points) < 3:
+        return None
+    n = len(points)
+    mt = sum(t for t, _ in points) / n
+    mv = sum(v for _, v in points) / n
+    var = sum((t - mt) ** 2 for t, _ in points)
+    b = sum((t - mt) * (v - mv) for t, v in points) / var
+    start = mv + b * (points[0][0] - mt)
+    change = b * (points[-1][0] - points[0][0])
+    return b * 60, start, 100 * change / start
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    run_args(p, duration=240)
+    p.add_argument("--interval", type=float, default=10.0, help="seconds between RSS samples")
+    p.add_argument("--mode", choices=("procedures", "sql"), default="procedures")
+    a = p.parse_args()
+    spec = db_spec(a)
+    with engines.get("postgres").database(spec, need_connections=a.users + 30) as target:
+        ensure_schema(target.dsn, a.warehouses)
+    series: dict[str, list] = {}
+    done = threading.Event()
+    watcher = threading.Thread(target=watch, args=(a.interval, done, series), daemon=True)
+    with tempfile.TemporaryDirectory(prefix="oltplab-soak-") as results:
+        rspec = RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration, seed=a.seed,
+                        mode=a.mode, name="soak", results_dir=Path(results), check=False)
+        watcher.start()
+        try:
+            run = run_tpcc_recorded(spec, rspec)
+        finally:
+            done.set()
+            watcher.join()
+    step = (run.get("steps") or [{}])[0]
+    print(f"\nrun {run.get('status')}: {step.get('tpm')} TPM, {step.get('nopm')} NOPM, "
+          f"{a.users} users, W={a.warehouses}, {a.duration:g} s measured")
+    for name, points in series.items():
+        fit = slope([(t, v) for t, v in points if t >= SETTLE_S])
+        if fit is None:
+            print(f"{name}: too few samples after {SETTLE_S:g} s")
+            continue
+        per_min, start, pct = fit
+        print(f"{name}: {start:.1f} MiB at {SETTLE_S:g} s, slope {per_min:+.3f} MiB/min, "
+              f"{pct:+.1f}% over the rest of the run (target within 5%)")
+
+
+if __name__ == "__main__":
+    main()
