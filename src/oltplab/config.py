@@ -184,6 +184,9 @@ def parse_inject(text: str) -> InjectEvent:
     return InjectEvent(kind, at, for_, limit, value, str(text))
 
 
+DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>
+
+
 @dataclass(frozen=True)
 class DbSpec:
     """Where and how the database runs.
@@ -208,6 +211,13 @@ class DbSpec:
         from . import engines
         if engines.resolve(self.engine, self.dsn) != self.engine:
             raise UsageError(f"--engine {self.engine} does not match --dsn")
+        if self.pg_bin is not None and self.engine != "postgres":
+            raise UsageError(f"--pg-bin names PostgreSQL binaries; it does not go with "
+                             f"--engine {self.engine}")
+        if self.dsn and self.listen:
+            raise UsageError("--listen configures a managed server; it does not go with --dsn")
+        if self.dsn and self.host_memory is not None:
+            raise UsageError("--host-memory limits a managed server; it does not go with --dsn")
         room = self.db_memory + HOST_MEMORY_HEADROOM
         if self.host_memory is not None and self.host_memory < room:
             raise UsageError(f"--host-memory {format_size(self.host_memory)} leaves no room beside "
@@ -217,6 +227,19 @@ class DbSpec:
         if not re.fullmatch(r"[A-Za-z0-9.:*%\-]*(\s*,\s*[A-Za-z0-9.:*%\-]+)*", self.listen):
             raise UsageError(f"--listen: {self.listen!r} is not a list of addresses "
                              "(examples: 127.0.0.1, '*', 10.0.0.5,::1)")
+
+    @classmethod
+    def of(cls, engine: str | None = None, dsn: str | None = None, datadir=None,
+           port: int | None = None, flag: str = "--", **values) -> "DbSpec":
+        """The spec of a command or a plan's cell: the engine the DSN names or ``engine`` (else
+        PostgreSQL), its data directory (``DEFAULT_DATA/<engine>``) and port by default.
+        ``flag`` prefixes option names in messages."""
+        from . import engines
+        engine = engines.resolve(engine, dsn, flag=flag)
+        return cls(engine=engine, dsn=dsn,
+                   datadir=Path(datadir) if datadir is not None else DEFAULT_DATA / engine,
+                   port=port if port is not None else engines.get(engine).default_port,
+                   **values)
 
     @property
     def managed(self) -> bool:

@@ -281,3 +281,14 @@ def test_step_users_auto_with_repeats_is_refused_as_a_cell_users_auto_is(tmp_pat
         plan_of(tmp_path, text)
     once = plan_of(tmp_path, text.replace("repeat = 2", "repeat = 1"))
     assert once.items[0].spec.users_auto == 8
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('engine = "mariadb"\npg_bin = "/usr/lib/postgresql/18/bin"', "--pg-bin names PostgreSQL"),
+    ('dsn = "postgresql://u@h/tpcc"\nlisten = "127.0.0.1"', "--listen configures a managed"),
+    ('dsn = "postgresql://u@h/tpcc"\nhost_memory = "1GiB"', "--host-memory limits a managed"),
+])
+def test_cell_database_options_are_checked_as_a_command_checks_them(tmp_path, extra, message):
+    """One set of rules for the database spec of a command and of a plan's cell."""
+    with pytest.raises(UsageError, match=message):
+        plan_of(tmp_path, f"[plan]\nname = \"p\"\n[defaults]\n{extra}\n")

@@ -10,11 +10,10 @@ from typing import Any, Callable
 
 import click
 
-from ..config import DbSpec, parse_host_memory, parse_setting, parse_size
+from ..config import DEFAULT_DATA, DbSpec, parse_host_memory, parse_setting, parse_size
 from ..engines import ENGINES
 from ..errors import UsageError
 
-DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>
 
 
 # --------------------------------------------------------------------------- option helpers
@@ -60,26 +59,13 @@ def db_options(f: Callable) -> Callable:
 
 
 def make_db_spec(kw: dict[str, Any]) -> DbSpec:
-    from .. import engines
-    engine = engines.resolve(kw.pop("engine"), kw.get("dsn"))
-    if kw.get("pg_bin") is not None and engine != "postgres":
-        raise UsageError(f"--pg-bin names PostgreSQL binaries; it does not go with "
-                         f"--engine {engine}")
-    if kw.get("dsn") and kw.get("listen"):
-        raise UsageError("--listen configures a managed server; it does not go with --dsn")
-    host_memory = parse_host_memory(kw.pop("host_memory"))
-    if kw.get("dsn") and host_memory is not None:
-        raise UsageError("--host-memory limits a managed server; it does not go with --dsn")
-    datadir, port = kw.pop("datadir"), kw.pop("port")
-    return DbSpec(
-        engine=engine, datadir=datadir if datadir is not None else DEFAULT_DATA / engine,
-        port=port if port is not None else engines.get(engine).default_port,
-        waldir=kw.pop("waldir"),
-        db_memory=kw.pop("db_memory"), pg_bin=kw.pop("pg_bin"),
-        settings=tuple(parse_setting(s) for s in kw.pop("settings")),
-        dsn=kw.pop("dsn"), dbname=kw.pop("dbname"), listen=kw.pop("listen"),
-        host_memory=host_memory,
-    )
+    """The command's DbSpec from its database options (popped from ``kw``)."""
+    return DbSpec.of(
+        engine=kw.pop("engine"), dsn=kw.pop("dsn"), datadir=kw.pop("datadir"),
+        port=kw.pop("port"), waldir=kw.pop("waldir"), db_memory=kw.pop("db_memory"),
+        pg_bin=kw.pop("pg_bin"), settings=tuple(parse_setting(s) for s in kw.pop("settings")),
+        dbname=kw.pop("dbname"), listen=kw.pop("listen"),
+        host_memory=parse_host_memory(kw.pop("host_memory")))
 
 
 # --------------------------------------------------------------------------- commands

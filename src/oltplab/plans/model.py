@@ -375,11 +375,7 @@ def _relabel(cell: Cell, label: str) -> Cell:
 def _db_spec(values: dict) -> DbSpec:
     """The cell's DbSpec: the engine from ``dsn`` or ``engine``, its data directory and port
     by default."""
-    from .. import engines
-    engine = engines.resolve(values.pop("engine", None), values.get("dsn"), flag="")
-    values.setdefault("datadir", Path("oltplab-data") / engine)
-    values.setdefault("port", engines.get(engine).default_port)
-    return DbSpec(engine=engine, **values)
+    return DbSpec.of(flag="", **values)
 
 
 def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) -> Cell:
