@@ -46,19 +46,36 @@ def tpcc_build(warehouses, build_users, force, seed, **kw):
                f"({60 * warehouses / max(summary.get('seconds', 1e-9), 1e-9):.1f} warehouses/min)")
 
 
-def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
-    from .ui import LiveLine
-    line = LiveLine(every=5)
-    t0 = time.monotonic()
+class BuildLines:
+    """A build's live line: ``start(header)`` prints the header (if any) and gives the
+    progress callback, ``close()`` ends the line."""
 
-    def progress(event: str, done: int, total: int) -> None:
+    def __init__(self):
+        self.line, self.t0 = None, time.monotonic()
+
+    def start(self, header: str | None = None):
+        from .ui import LiveLine
+        if header:
+            click.echo(header, err=True)
+        self.line, self.t0 = LiveLine(every=5), time.monotonic()
+        return self.progress
+
+    def progress(self, event: str, done: int, total: int) -> None:
         pct = 100.0 * done / total if total else 0.0
-        line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  elapsed {time.monotonic() - t0:.0f} s")
+        self.line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  "
+                       f"elapsed {time.monotonic() - self.t0:.0f} s")
 
+    def close(self) -> None:
+        if self.line is not None:
+            self.line.done()
+
+
+def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
+    lines = BuildLines()
     try:
-        return engine.dialect.build(dsn, bspec, progress=progress)
+        return engine.dialect.build(dsn, bspec, progress=lines.start())
     finally:
-        line.done()
+        lines.close()
 
 
 @tpcc.command("run")
@@ -216,22 +233,22 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
     """Build a small schema on the managed server, run a short user sequence, save it."""
     spec = make_db_spec(kw)
     from .. import engines
-    from ..errors import SchemaError
+    from ..runs.schema import ensure_schema
     engine = engines.get(spec.engine)
     engine.driver  # noqa: B018 - an engine without a driver fails here, before the build
     rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration,
                     name="quickstart", check=True, results_dir=results_dir,
                     sample_interval=sample_interval, power=power)
     with engine.database(spec, need_connections=max(rspec.users) + 20) as target:
+        t0 = time.monotonic()
+        built = BuildLines()
         try:
-            info = engine.schema_info(target.dsn)
-            rebuild = info.warehouses != warehouses
-        except SchemaError:
-            rebuild = True
-        if rebuild:
-            click.echo(f"building {warehouses} warehouses in {spec.datadir} ...", err=True)
-            summary = _build(engine, target.dsn, BuildSpec(warehouses=warehouses, force=True))
-            click.echo(f"built in {summary.get('seconds', 0):.1f} s", err=True)
+            done = ensure_schema(spec.engine, target.dsn, warehouses, on_build=lambda: built.start(
+                f"building {warehouses} warehouses in {spec.datadir} ..."))
+        finally:
+            built.close()
+        if done == "built":
+            click.echo(f"built in {time.monotonic() - t0:.1f} s", err=True)
         else:
             click.echo(f"reusing the {warehouses}-warehouse schema in {spec.datadir}", err=True)
         run = run_tpcc_printed(spec, rspec)

@@ -263,26 +263,10 @@ def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path)
 
 def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
     """Reuse the schema when it has the cell's warehouses; build it (again) otherwise."""
-    from .. import engines
-    from ..config import BuildSpec
-    from ..errors import SchemaError
-    engine = engines.get(cell.db.engine)
-    try:
-        info = engine.schema_info(dsn)
-    except SchemaError:
-        if cell.warehouses is None:
-            raise
-        info = None
-    if cell.warehouses is None or (info is not None and info.warehouses == cell.warehouses):
-        return
-    if cell.db.dsn:
-        raise SchemaError(f"the schema at dsn has {info.warehouses if info else 'no'} "
-                          f"warehouses, not {cell.warehouses}; a plan rebuilds only managed "
-                          "servers")
-    on_build = progress.building(cell, cell.warehouses)
-    engine.dialect.build(dsn, BuildSpec(warehouses=cell.warehouses,
-                                        build_users=cell.build_users, force=True),
-                         progress=on_build)
+    from ..runs.schema import ensure_schema
+    ensure_schema(cell.db.engine, dsn, cell.warehouses, managed=cell.db.managed,
+                  build_users=cell.build_users,
+                  on_build=lambda: progress.building(cell, cell.warehouses))
 
 
 def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:
