@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.errors import UsageError
-from oltplab.faults.inject import io_root
+from oltplab.faults.throttle import io_root
 
 from .conftest import oltplab
 

@@ -19,6 +19,7 @@ from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import UsageError
 from oltplab.faults import inject
 from oltplab.faults.inject import Injector
+from oltplab.faults.throttle import io_root
 
 from conftest import ctrl_c_when, free_port
 
@@ -84,7 +85,7 @@ def test_second_ctrl_c_does_not_leave_the_server_throttled(server):
     and the throttle's group are gone already (the process may end the next moment). The
     server has the backends of a run's users, which take a while to move back."""
     try:
-        inject.io_root()
+        io_root()
     except UsageError as e:
         pytest.skip(str(e))
     async def connect():

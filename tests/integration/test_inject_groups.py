@@ -18,7 +18,8 @@ from oltplab.config import DbSpec, parse_inject
 from oltplab.engines.base import Target
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import UsageError
-from oltplab.faults.inject import Throttle, group_dir, io_root, move_back, move_in
+from oltplab.faults.throttle import Throttle, io_root
+from oltplab.host.cgroups import group_dir, move_back, move_in
 
 from conftest import free_port
 

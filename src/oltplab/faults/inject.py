@@ -1,4 +1,5 @@
-"""Faults during a run (``tpcc run --inject EVENT``, experiment E8 without device-mapper).
+"""Faults during a run (``tpcc run --inject EVENT``, experiment E8 without device-mapper): the
+schedule of a run's events, each a fault of the registry (faults/__init__.py).
 
 Each event fires ``at_s`` seconds after the start of the step's measured window (ramp_end):
 
@@ -23,28 +24,19 @@ run, ``fire`` at its time, ``end`` after ``for_s`` (throttles) and ``close``.
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..config import DbSpec, InjectEvent, RunSpec
-from ..errors import DatabaseError, UsageError
-from ..host.memory import IO_PREFIX
+from ..errors import UsageError
 from ..metrics.dips import dip
+from . import FAULTS
+from .kill import ORPHANS_WAIT_S
 
-ORPHANS_WAIT_S = 60.0  # the old server's processes must be gone before it starts again
-ACCEPT_WAIT_S = 120.0  # the longest wait for the first accepted connection
-CRASH_NOTICE_S = 30.0  # kill-backend: the longest wait for the postmaster to reset the others
-POLL_S = 0.02
 CLOSE_WAIT_S = ORPHANS_WAIT_S + 180.0  # a restart under way: its orphans, then pg_ctl start
-_V1_FILES = {"read": "blkio.throttle.read_bps_device", "write": "blkio.throttle.write_bps_device",
-             "read-iops": "blkio.throttle.read_iops_device",
-             "write-iops": "blkio.throttle.write_iops_device"}
-_V2_KEYS = {"read": "rbps", "write": "wbps", "read-iops": "riops", "write-iops": "wiops"}
 
 
 # --------------------------------------------------------------------------- before the run
@@ -62,302 +54,12 @@ def preflight(db: DbSpec, run: RunSpec) -> None:
         if db.dsn is not None:
             raise UsageError(f"--inject {e.text!r}: {e.kind} needs a managed server; it does not "
                              "go with --dsn")
-        if e.kind == "throttle":
-            io_root()
-            device_of(db.datadir)
-    windows = sorted((e.at_s, e.at_s + e.for_s) for e in run.inject if e.kind == "throttle")
+        FAULTS[e.kind].check(db, e)
+    windows = sorted((e.at_s, e.at_s + e.for_s) for e in run.inject if FAULTS[e.kind].lasts)
     for (_, end), (start, _) in zip(windows, windows[1:]):
         if start < end:
             raise UsageError("--inject: throttles must not overlap (the server's processes are "
                              "in one group at a time)")
-
-
-def io_root() -> tuple[Path, int]:
-    """(the block-IO control group our process is in, cgroup version); UsageError when there
-    is none we may write (root and a blkio v1 hierarchy or the v2 io controller)."""
-    why = ("throttle needs root and a writable block-IO controller (cgroup v1 blkio or cgroup "
-           "v2 io)")
-    if os.geteuid() != 0:
-        raise UsageError(f"--inject: {why}; run as root")
-    try:
-        own = _own_groups("self")
-        mounts = _mounts()
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--inject: {why}: {e}") from None
-    for root, point, fstype, opts in mounts:
-        if fstype == "cgroup" and "blkio" in opts.split(","):
-            key = next((k for k in own if "blkio" in k.split(",")), None)
-            version = 1
-        elif fstype == "cgroup2":
-            key, version = "", 2
-        else:
-            continue
-        if key is None or key not in own:
-            continue
-        path = _dir_in(point, root, own[key])
-        if version == 1 and os.access(path, os.W_OK):
-            return path, 1
-        if version == 2 and "io" in _words(path / "cgroup.controllers") \
-                and os.access(path, os.W_OK):
-            return path, 2
-    raise UsageError(f"--inject: {why}; this host has none")
-
-
-def _mounts() -> list[tuple[str, str, str, str]]:
-    """(root, mount point, file system type, super options) of each mount we see."""
-    out = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        fields = line.split()
-        sep = fields.index("-")
-        out.append((fields[3], fields[4], fields[sep + 1], fields[-1]))
-    return out
-
-
-def _own_groups(pid: str) -> dict[str, str]:
-    """{controllers ('' for cgroup v2): group path} from ``/proc/PID/cgroup``."""
-    return dict(line.split(":", 2)[1:] for line in Path(f"/proc/{pid}/cgroup").read_text()
-                .splitlines())
-
-
-def _dir_in(point: str, root: str, group: str) -> Path:
-    """The directory of ``group`` (a path from /proc/PID/cgroup) in the hierarchy mounted at
-    ``point`` whose mount root is ``root``."""
-    rel = os.path.relpath(group, root) if group.startswith(root) else group
-    return Path(point) / ("" if rel in (".", "/") else rel.lstrip("/"))
-
-
-def group_dir(pid: int, group: Path) -> Path | None:
-    """The directory of the group process ``pid`` is in, in the hierarchy that holds the
-    directory ``group``; None when the process is gone or that hierarchy is not found."""
-    try:
-        own = _own_groups(str(pid))
-        mounts = _mounts()
-    except (OSError, ValueError):
-        return None
-    for root, point, fstype, opts in mounts:
-        if Path(point) not in (group, *group.parents):
-            continue
-        if fstype == "cgroup2" and "" in own:
-            return _dir_in(point, root, own[""])
-        key = next((k for k in own if fstype == "cgroup"
-                    and set(k.split(",")) & set(opts.split(","))), None)
-        if key is not None:
-            return _dir_in(point, root, own[key])
-    return None
-
-
-def move_in(group: Path, pids: list[int]) -> dict[int, Path]:
-    """Move the processes ``pids`` into ``group`` (a control group directory) in this order;
-    {pid: the group it was in} for each moved (one that exited meanwhile is left out)."""
-    homes = {}
-    for pid in pids:
-        home = group_dir(pid, group)
-        try:
-            (group / "cgroup.procs").write_text(str(pid))
-        except OSError:
-            continue  # it exited meanwhile
-        if home is not None and home != group:
-            homes[pid] = home
-    return homes
-
-
-def move_back(group: Path, homes: dict[int, Path], default: Path) -> None:
-    """Move every process in ``group`` back to the group it came from (``homes``); one that
-    came in later (forked inside) goes to ``default``. A process whose group is gone goes to
-    the parent of ``group``."""
-    for pid in _words(group / "cgroup.procs"):
-        for dest in (homes.get(int(pid), default), group.parent):
-            try:
-                (dest / "cgroup.procs").write_text(pid)
-                break
-            except OSError:
-                continue  # that group is gone, or the process exited meanwhile
-
-
-def device_of(path: Path) -> str:
-    """'MAJ:MIN' of the whole disk that holds ``path`` (or its nearest existing parent)."""
-    p = Path(os.path.abspath(path))
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    dev = os.stat(p).st_dev
-    sys_dev = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
-    if not sys_dev.exists():
-        raise UsageError(f"--inject: {p} lies on no block device (device "
-                         f"{os.major(dev)}:{os.minor(dev)}); throttle needs one")
-    if (sys_dev / "partition").exists():  # the limit applies to the whole disk
-        return (sys_dev.resolve().parent / "dev").read_text().strip()
-    return f"{os.major(dev)}:{os.minor(dev)}"
-
-
-def _words(path: Path) -> list[str]:
-    try:
-        return path.read_text().split()
-    except OSError:
-        return []
-
-
-# --------------------------------------------------------------------------- the server
-
-def _tree(pid: int) -> list:
-    import psutil
-    try:
-        root = psutil.Process(pid)
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return []
-
-
-def _accepts(dsn: str) -> bool:
-    return _driver(dsn).accepts(dsn, "oltplab-inject")
-
-
-def _driver(dsn: str):
-    """The driver module of the engine behind ``dsn``."""
-    from .. import engines
-    return engines.get(engines.engine_of_dsn(dsn)).driver
-
-
-def _wait_accepts(dsn: str, since: float, stop: threading.Event) -> float:
-    """Seconds from ``since`` (monotonic) to the first accepted connection."""
-    deadline = time.monotonic() + ACCEPT_WAIT_S
-    while not _accepts(dsn):
-        if time.monotonic() > deadline or stop.is_set():
-            raise DatabaseError(f"the server accepted no connection within {ACCEPT_WAIT_S:g} s")
-        time.sleep(POLL_S)
-    return time.monotonic() - since
-
-
-class KillServer:
-    """SIGKILL of the postmaster, then our restart; recovery to first accepted connection."""
-
-    def __init__(self, target, need_connections: int):
-        self.instance, self.dsn, self.need = target.instance, target.dsn, need_connections
-
-    def fire(self, rec: dict, stop: threading.Event) -> None:
-        import psutil
-
-        from ..host import memory as hostmem
-        pid = self.instance.status()["pid"]
-        if pid is None:
-            raise DatabaseError("the managed server is not running")
-        group = hostmem.group_of(pid)
-        procs = _tree(pid)
-        t0 = time.monotonic()
-        os.kill(pid, signal.SIGKILL)
-        rec["pid"] = pid
-        _, alive = psutil.wait_procs(procs, timeout=ORPHANS_WAIT_S)
-        for p in alive:  # still attached to the old shared memory: they must go
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(alive, timeout=10)
-        rec["orphans_s"] = round(time.monotonic() - t0, 3)
-        rec["orphans_killed"] = len(alive)
-        if group is not None and group.path.is_dir():  # start() makes it again
-            group.remove()
-        self.instance.start(self.need)
-        rec["restarted_s"] = round(time.monotonic() - t0, 3)
-        rec["recovery_s"] = round(_wait_accepts(self.dsn, t0, stop), 3)
-
-
-class KillBackend:
-    """SIGKILL of one of the run's backends; the postmaster resets the others and recovers."""
-
-    def __init__(self, target, application_name: str = "oltplab"):
-        self.dsn, self.app = target.dsn, application_name
-
-    def fire(self, rec: dict, stop: threading.Event) -> None:
-        driver = _driver(self.dsn)
-        pid, watch = driver.backend_pid(self.dsn, self.app, "oltplab-inject")
-        try:
-            if pid is None:
-                raise DatabaseError("no backend of the run to kill")
-            t0 = time.monotonic()
-            os.kill(pid, signal.SIGKILL)
-            rec["pid"] = pid
-            deadline = t0 + CRASH_NOTICE_S  # our own session ends when the reset reaches it
-            while driver.alive(watch):
-                if time.monotonic() > deadline:
-                    raise DatabaseError("the server did not reset its backends after the kill")
-                time.sleep(POLL_S)
-        finally:
-            driver.close(watch)
-        rec["reset_s"] = round(time.monotonic() - t0, 3)
-        rec["recovery_s"] = round(_wait_accepts(self.dsn, t0, stop), 3)
-
-
-class Throttle:
-    """A block-IO limit on the data directory's device around the server's process tree."""
-
-    def __init__(self, target, event: InjectEvent):
-        self.instance, self.event = target.instance, event
-        self.path: Path | None = None
-        self.version = 1
-        self.homes: dict[int, Path] = {}  # where each process was before it came in
-        self.home: Path | None = None  # where the server's postmaster was
-        self._lock = threading.Lock()  # end() runs on the event's thread and in close()
-        self._ended = False
-        self.device = device_of(self.instance.datadir)
-
-    def _file(self) -> Path:
-        return self.path / (_V1_FILES[self.event.limit] if self.version == 1 else "io.max")
-
-    def _line(self, value: int | None) -> str:
-        if self.version == 1:
-            return f"{self.device} {value or 0}"
-        return f"{self.device} {_V2_KEYS[self.event.limit]}={value or 'max'}"
-
-    def fire(self, rec: dict, stop: threading.Event) -> None:
-        with self._lock:
-            if self._ended:
-                raise DatabaseError("not fired: the run ended first")
-            self._fire(rec)
-
-    def _fire(self, rec: dict) -> None:
-        parent, self.version = io_root()
-        pid = self.instance.status()["pid"]
-        if pid is None:
-            raise DatabaseError("the managed server is not running")
-        self.path = parent / f"{IO_PREFIX}{self.instance.spec.port}-{os.getpid()}-{id(self):x}"
-        if self.version == 2 and "io" not in _words(parent / "cgroup.subtree_control"):
-            (parent / "cgroup.subtree_control").write_text("+io")
-        self.path.mkdir(exist_ok=True)
-        self._file().write_text(self._line(self.event.value))
-        # the postmaster first: what it forks from now on is inside
-        self.homes = move_in(self.path, [p.pid for p in _tree(pid)])
-        self.home = self.homes.get(pid)
-        rec.update(cgroup=str(self.path), device=self.device, file=self._file().name,
-                   limit_set=self._file().read_text().strip(), processes=len(self._procs()))
-
-    def _procs(self) -> list[str]:
-        return _words(self.path / "cgroup.procs") if self.path else []
-
-    def end(self, rec: dict) -> None:
-        """Remove the limit (read back: empty, or 'max'), move the processes back to the
-        groups they came from (a --host-memory group on cgroup v2), then remove the group.
-        Safe to call again, and from another thread; no fire() follows."""
-        with self._lock:
-            self._ended = True
-            self._end(rec)
-
-    def _end(self, rec: dict) -> None:
-        if self.path is None or not self.path.is_dir():
-            return
-        try:
-            self._file().write_text(self._line(None))
-            rec["limit_after"] = self._file().read_text().strip()
-        finally:
-            deadline = time.monotonic() + 10
-            while True:
-                move_back(self.path, self.homes, self.home or self.path.parent)
-                try:
-                    os.rmdir(self.path)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
 
 
 # --------------------------------------------------------------------------- the schedule
@@ -382,13 +84,7 @@ class Injector:
         self.records: list[dict] = []
         self.faults = []
         for e in events:
-            if e.kind == "kill-server":
-                fault = KillServer(target, need_connections)
-            elif e.kind == "kill-backend":
-                fault = KillBackend(target)
-            else:
-                fault = Throttle(target, e)
-            self.faults.append((e, fault))
+            self.faults.append((e, FAULTS[e.kind].make(target, e, need_connections)))
 
     def mark(self, name: str, t_ns: int | None = None, **attrs) -> None:
         if name == "ramp_end" and not self.threads and t_ns is not None:
@@ -418,8 +114,8 @@ class Injector:
         except Exception as exc:  # noqa: BLE001 - recorded on the event; the run decides
             rec["error"] = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         finally:
-            if isinstance(fault, Throttle):
-                _end_throttle(fault, rec)
+            if fault.lasts:
+                _end(fault, rec)
                 rec["ended_at_s"] = round((time.monotonic_ns() - ramp_end_ns) / 1e9, 3)
 
     def close(self) -> None:
@@ -434,8 +130,8 @@ class Injector:
         finally:
             with _ctrl_c_deferred():
                 for (_, fault), rec in zip(self.faults, self.records):
-                    if isinstance(fault, Throttle):
-                        _end_throttle(fault, rec)
+                    if fault.lasts:
+                        _end(fault, rec)
                 for t, rec in zip(self.threads, self.records):
                     if t.is_alive():
                         rec.setdefault("error", f"still under way {CLOSE_WAIT_S:g} s after "
@@ -452,7 +148,7 @@ class Injector:
         return out
 
 
-def _end_throttle(fault: Throttle, rec: dict) -> None:
+def _end(fault, rec: dict) -> None:
     try:
         fault.end(rec)
     except OSError as exc:

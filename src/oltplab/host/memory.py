@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DatabaseError, UsageError
+from .cgroups import words
 
 PREFIX = "oltplab-"
 IO_PREFIX = "oltplab-io-"  # a throttle's block-IO group (faults/inject.py)
@@ -144,17 +145,10 @@ def _own_group(proc_cgroup: Path, mountinfo: Path) -> tuple[Path, int]:
         group = Path(point) / ("" if rel == "." else rel)
         if fstype == "cgroup":
             return group, 1
-        if "memory" in _words(group / "cgroup.controllers"):
+        if "memory" in words(group / "cgroup.controllers"):
             return group, 2
     raise UsageError("--host-memory: this host has no memory control group for this process "
                      "(no cgroup v1 memory hierarchy, no cgroup v2 memory controller)")
-
-
-def _words(path: Path) -> list[str]:
-    try:
-        return path.read_text().split()
-    except OSError:
-        return []
 
 
 def create_group(limit: int, name: str, parent: Path | None = None) -> MemoryGroup:
@@ -165,14 +159,14 @@ def create_group(limit: int, name: str, parent: Path | None = None) -> MemoryGro
         parent, version = _own_group(Path("/proc/self/cgroup"), Path("/proc/self/mountinfo"))
     elif (parent / _V1_FILES["limit"]).exists():
         version = 1
-    elif "memory" in _words(parent / "cgroup.controllers"):
+    elif "memory" in words(parent / "cgroup.controllers"):
         version = 2
     else:
         raise UsageError(f"--host-memory: {parent} is not a memory control group (neither "
                          "cgroup v1 memory nor cgroup v2 with the memory controller)")
     group = MemoryGroup(parent / f"{PREFIX}{name}", version)
     try:
-        if version == 2 and "memory" not in _words(parent / "cgroup.subtree_control"):
+        if version == 2 and "memory" not in words(parent / "cgroup.subtree_control"):
             (parent / "cgroup.subtree_control").write_text("+memory")
         group.path.mkdir()
         group._file("limit").write_text(str(limit))
