@@ -190,9 +190,11 @@ def test_report_of_a_run_and_of_baseline_against_noisy(site):
             check_rc=0)
     html = (root / "rep2" / "report.html").read_text()
     assert "NOPM per instance" in html and "Backup time per cycle" in html
-    assert "Instances" in html and "Disk IOPS over time" in html
-    assert "pg3 backup 1" in html, "the backups shade the charts over time"
     assert "NOPM at pg1" in html, "the comparison pairs the instances by name"
+    assert f'href="runs/{noisy["id"]}.html"' in html  # each run's details on its own page
+    page = (root / "rep2" / "runs" / f"{noisy['id']}.html").read_text()
+    assert "Instances" in page and "Disk IOPS over time" in page
+    assert "pg3 backup 1" in page, "the backups shade the charts over time"
     assert (root / "rep2" / "neighbours_nopm.png").is_file()
     p = oltplab("results", "show", noisy["id"], cwd=root, check_rc=0)
     assert "pg3" in p.stdout and "backup" in p.stdout
