@@ -68,7 +68,8 @@ def test_workflow(site):
 
     p = oltplab("results", "show", "latest", "--json", cwd=root, check_rc=0)
     run = json.loads(p.stdout)
-    assert run["schema_version"] == 2 and run["status"] == "completed"
+    assert run["schema_version"] == 3 and run["status"] == "completed"
+    assert run["workload"] == "tpcc" and run["config"]["run"]["workload"] == "tpcc"
     assert run["engine"] == "postgres" and run["config"]["db"]["engine"] == "postgres"
     assert [s["users"] for s in run["steps"]] == [1, 2]
     for step in run["steps"]:
