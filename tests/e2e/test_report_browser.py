@@ -33,7 +33,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 
 
 def _fixtures():
-    path = Path(__file__).parents[1] / "unit" / "test_report_fixtures.py"
+    path = Path(__file__).parents[1] / "unit" / "report" / "test_report_fixtures.py"
     spec = importlib.util.spec_from_file_location("oltplab_report_fixtures", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

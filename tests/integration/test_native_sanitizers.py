@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
          "-O1", "-g", "-std=gnu11", "-shared", "-fPIC"]
 # The tests that run in the child: those that drive the C part in their own process.
-TESTS = ["tests/unit/test_native_safety.py", "tests/unit/test_inputs.py",
-         "tests/unit/test_mix.py", "tests/integration/test_native_loop.py",
+TESTS = ["tests/unit/native/test_native_safety.py", "tests/unit/workloads/test_inputs.py",
+         "tests/unit/workloads/test_mix.py", "tests/integration/test_native_loop.py",
          "tests/integration/test_driver.py::test_procedures_loop_hands_over_response_times_in_bulk",
          "tests/integration/test_driver.py::"
          "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection",

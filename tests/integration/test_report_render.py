@@ -26,7 +26,7 @@ def _fixtures():
     """The renderer's fixture builders, shared with the unit tests (loaded by path: the test
     folders are not one package)."""
     import importlib.util
-    path = Path(__file__).parents[1] / "unit" / "test_report_fixtures.py"
+    path = Path(__file__).parents[1] / "unit" / "report" / "test_report_fixtures.py"
     spec = importlib.util.spec_from_file_location("oltplab_report_fixtures", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -137,7 +137,7 @@ def test_describe_names_peak_and_knee_in_one_line():
 
 # ---------------------------------------------------------------- plans
 
-E9 = Path(__file__).parents[2] / "examples" / "plans" / "e9-best-users.toml"
+E9 = Path(__file__).parents[3] / "examples" / "plans" / "e9-best-users.toml"
 
 
 def test_plans_accept_auto_in_defaults_and_matrix(tmp_path):

@@ -15,7 +15,7 @@ from oltplab.fio.spec import OPTIONS, JobFile, spec_from_options
 from oltplab.fio.target import Target
 
 MiB = 1024**2
-EXAMPLE = Path(__file__).parents[2] / "examples" / "fio" / "oltp-8k.fio"
+EXAMPLE = Path(__file__).parents[3] / "examples" / "fio" / "oltp-8k.fio"
 
 
 def spec(**kw):

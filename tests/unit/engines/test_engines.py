@@ -12,7 +12,7 @@ from oltplab.config import DbSpec
 from oltplab.engines.base import Dialect
 from oltplab.errors import UsageError
 
-SRC = Path(__file__).parents[2] / "src" / "oltplab"
+SRC = Path(__file__).parents[3] / "src" / "oltplab"
 CLIENTS = {"asyncpg", "psycopg", "pymysql"}
 
 

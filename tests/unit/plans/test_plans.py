@@ -9,7 +9,7 @@ import pytest
 from oltplab.errors import UsageError
 from oltplab.plans.model import load_plan
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "plans" / "modes.toml"
+EXAMPLE = Path(__file__).parents[3] / "examples" / "plans" / "modes.toml"
 BASE = """
 [plan]
 name = "p"
