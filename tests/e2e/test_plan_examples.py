@@ -35,8 +35,9 @@ def _runs(results: Path) -> list[dict]:
 
 def _run(tmp_path: Path, name: str, *sets: str) -> tuple[list[dict], Path]:
     """Run the example in ``tmp_path`` (its relative data folders land there)."""
-    p = oltplab("plan", "run", str(EXAMPLES / f"{name}.toml"), "--set",
-                f"port={_free_port()}", *sets, cwd=tmp_path, check_rc=0, timeout=240)
+    port = () if any(s.startswith("port=") for s in sets) else ("--set", f"port={_free_port()}")
+    p = oltplab("plan", "run", str(EXAMPLES / f"{name}.toml"), *port, *sets, cwd=tmp_path,
+                check_rc=0, timeout=240)
     runs = _runs(tmp_path / "results")
     assert all(r["status"] == "completed" and r["plan"]["name"] == name for r in runs)
     report = tmp_path / "reports" / f"plan-{name}"
@@ -97,7 +98,8 @@ def test_e4_backup_step_after_the_build(tmp_path):
 def test_e5_baseline_and_noisy_cells_side_by_side(server_tmp):
     """Three W=1 instances: a baseline cell, then one instance backing up; the instances' own
     runs stay inside their neighbours run, out of the plan's runs and out of results list."""
-    sets = ("--set", "instances=3", "--set", "users=1", "--set", "rampup=1s", "--set",
+    sets = ("--set", f"port={_free_port()}", "--set", "instances=3", "--set", "users=1",
+            "--set", "rampup=1s", "--set",
             "duration=4s", "--set", "backup_interval=1s", "--set", "backup_cycles=1", "--set",
             "db_memory=96MiB", "--set", "power=none")
     runs, report = _run(server_tmp, "e5-neighbours", *sets)
