@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..runs.kind import RunKind
+from ..runs.kind import Metric, RunKind
 from .charts import fmt
 from .model import Section, Table
 from .runs import Group
@@ -92,14 +92,14 @@ def headline_section(kind: RunKind, groups: list[Group], baseline: str | None = 
                   caption="The 95% confidence interval of the mean needs two runs or more; the "
                           "ratio sets each group's mean against the baseline's at the same "
                           "point; the test is stated in the comparison below.")
-    return Section("Headline", tables=(table,), notes=(_best(metric.name, peaks, base,
-                                                             metric.values(base)),))
+    return Section("Headline", tables=(table,), notes=(_best(metric, peaks, base),))
 
 
-def _best(name: str, peaks: list, base: Group, base_values: dict) -> str:
+def _best(metric: Metric, peaks: list, base: Group) -> str:
+    """"Best: B, NOPM 20,200 at 8 users, 2.00x the best of A (10,100)"."""
     value, group, point = max(peaks, key=lambda p: p[0])
-    at = point if isinstance(point, str) else f"{point}"
-    sentence = f"Best: {group.label}, {name} {fmt(value)} at {at}"
+    base_values = metric.values(base)
+    sentence = f"Best: {group.label}, {metric.name} {fmt(value)} at {metric.at(point)}"
     if group is not base and base_values:
         base_peak = max((mean(v) or 0) for v in base_values.values())
         r = ratio(value, base_peak)
