@@ -19,7 +19,7 @@ from oltplab.engines.base import Target
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import UsageError
 from oltplab.faults.throttle import Throttle, io_root
-from oltplab.host.cgroups import group_dir, move_back, move_in
+from oltplab.host.cgroups import group_dir, move_back, move_in, words
 
 from conftest import free_port
 
@@ -31,7 +31,7 @@ def _sleeper() -> subprocess.Popen:
 
 
 def _empty_and_remove(group: Path) -> None:
-    for pid in hostmem._words(group / "cgroup.procs"):
+    for pid in words(group / "cgroup.procs"):
         try:
             (group.parent / "cgroup.procs").write_text(pid)
         except OSError:
@@ -102,7 +102,8 @@ def test_processes_go_back_to_their_own_groups_on_cgroup_v2(cgroup2):
     """On cgroup v2 a process is in one group only: the one it left for the throttle's group
     (here a stand-in for the --host-memory group) is where it goes back; a process that came
     into the throttle's group later goes to the default given."""
-    home, other = cgroup2 / "oltplab-test-home", cgroup2 / "oltplab-io-test"
+    home = cgroup2 / f"oltplab-test-home-{os.getpid()}"
+    other = cgroup2 / f"oltplab-io-test-{os.getpid()}"
     moved, born_inside = _sleeper(), _sleeper()
     try:
         home.mkdir()
@@ -114,7 +115,7 @@ def test_processes_go_back_to_their_own_groups_on_cgroup_v2(cgroup2):
         (other / "cgroup.procs").write_text(str(born_inside.pid))
         move_back(other, homes, home)
         assert group_dir(moved.pid, other) == home and group_dir(born_inside.pid, home) == home
-        assert hostmem._words(other / "cgroup.procs") == []
+        assert words(other / "cgroup.procs") == []
     finally:
         for p in (moved, born_inside):
             p.kill()
