@@ -169,8 +169,16 @@ def test_start_interrupted_before_the_pid_file_stops_the_spawned_server(server_t
     inst.init()
     spawned = []
 
+    def ours(p: psutil.Process) -> bool:
+        """This instance's mariadbd: never another test's server, such as the session's."""
+        try:
+            return p.name() == "mariadbd" and str(inst.datadir) in " ".join(p.cmdline())
+        except psutil.Error:
+            return False
+
     def spawned_without_pid_file() -> bool:
-        spawned.extend(p for p in psutil.Process().children() if p.name() == "mariadbd")
+        if not spawned:
+            spawned.extend(p for p in psutil.Process().children() if ours(p))
         return bool(spawned) and not (inst.datadir / PID_FILE).exists()
 
     try:
