@@ -8,6 +8,8 @@ test_native_sanitizers.py runs this module again under the sanitizers.
 
 from __future__ import annotations
 
+import os
+
 import time
 
 import pytest
@@ -163,6 +165,8 @@ def test_c_path_leaves_the_database_as_the_statement_by_statement_reference(scra
     assert after.xacts - before.xacts == sum(drawn)  # Com_commit + Com_rollback
     assert after.new_orders - before.new_orders == drawn[0] - rolled_back
     execute(c_path, "DROP TRIGGER scripted")
+    if os.environ.get("OLTPLAB_TEST_SANITIZED"):
+        return  # the reference and the comparison run no C: the plain run has them
 
     conn = client.connect(ref)
     try:
