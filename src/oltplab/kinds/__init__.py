@@ -44,9 +44,6 @@ def names() -> tuple[str, ...]:
     return tuple(_KINDS)
 
 
-def all_kinds() -> tuple[RunKind, ...]:
-    return tuple(_KINDS.values())
-
 
 def steps() -> dict:
     """{name: StepKind} of the kinds a plan's ``[[step]]`` can name."""

@@ -23,7 +23,3 @@ def get(name: str | None = None):
 def of_record(record: dict):
     """The workload a run record ran (``workload``, else the default)."""
     return get(record.get("workload") if isinstance(record.get("workload"), str) else None)
-
-
-def names() -> tuple[str, ...]:
-    return WORKLOADS

@@ -66,13 +66,5 @@ class Workload:
         for k in self.input_keys:
             total[k] += int(more.get(k, 0))
 
-    def dialect_package(self, engine: str) -> str:
-        """The package of its schema, loader and checks on ``engine``."""
-        return f"oltplab.engines.{engine}.{self.name}"
-
     def type_index(self, name: str) -> int:
         return self.transactions.index(name)
-
-    def describe(self) -> dict[str, Any]:
-        """What a record keeps of the workload it ran."""
-        return {"name": self.name, "unit": self.unit, "transactions": list(self.transactions)}
