@@ -71,8 +71,13 @@ class FioProgress:
 
 
 def spec_dict(spec) -> dict:
-    """A frozen spec as JSON-ready data (paths as strings)."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(spec).items()}
+    """A frozen spec as JSON-ready data (paths as strings, a DSN without its password: a
+    record is read by others)."""
+    from ..engines.session import redact
+    out = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(spec).items()}
+    if isinstance(out.get("dsn"), str):
+        out["dsn"] = redact(out["dsn"])
+    return out
 
 
 def raise_for_status(run: dict) -> None:
