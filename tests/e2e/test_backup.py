@@ -77,6 +77,20 @@ def test_backup_run_two_cycles(site):
     assert "backup 1" in html, "the backup and restore phases shade the charts over time"
 
 
+def test_backup_on_a_server_running_with_other_settings_restarts_it_and_says_so(site):
+    root, datadir, flags = site
+    oltplab("db", "start", *flags, cwd=root, check_rc=0)
+    try:
+        other = [*flags[:-1], "96MiB"]
+        p = oltplab("backup", "run", *other, "--cycles", "1", "--no-restore", "--power", "none",
+                    "--name", "restarted", cwd=root, check_rc=0)
+        run = _runs(root, "restarted")[-1]
+        assert run["database"]["restarted"]["shared_buffers"] == ["128MB", "96MB"]
+        assert "warning:" in p.stderr and "restarted it" in p.stderr, p.stderr
+    finally:
+        oltplab("db", "stop", *flags, cwd=root)
+
+
 def test_backup_run_compressed_without_restore_then_with(site):
     root, datadir, flags = site
     oltplab("backup", "run", *flags, "--cycles", "1", "--compress", "gzip", "--no-restore",

@@ -137,6 +137,13 @@ def test_a_running_server_with_other_settings_restarts_with_those_asked(tmp_path
         assert run["database"]["restarted"]["shared_buffers"] == ["256MB", "160MB"]
         assert any("restarted" in w for w in run["steps"][0]["warnings"])
         assert _postgres_procs(datadir), "a server found running is left running"
+        p = oltplab("quickstart", *flags, "-w", "1", *run_flags, "--power", "none", cwd=root,
+                    check_rc=0)  # back to 256MiB: quickstart restarts it and says so
+        run = json.loads(oltplab("results", "show", "latest", "--json", cwd=root,
+                                 check_rc=0).stdout)
+        assert run["name"] == "quickstart"
+        assert run["database"]["restarted"]["shared_buffers"] == ["160MB", "256MB"]
+        assert "restarted it" in p.stdout, p.stdout  # with the run's other warnings
         (datadir / "oltplab.conf").unlink()  # as if started without oltplab
         p = oltplab("tpcc", "run", *flags, *run_flags, cwd=root)
         assert p.returncode == 1 and "not started by oltplab" in p.stderr, p.stderr

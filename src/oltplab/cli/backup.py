@@ -69,6 +69,10 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
         line.done()
     from .ui import cycles_table, out
     out.print(cycles_table(run))
+    restarted = run.get("database", {}).get("restarted")
+    if restarted:
+        from ..engines.base import restart_note
+        err.print(f"warning: {restart_note(spec.datadir, restarted)}")
     err.print(f"saved {run['_path']}")
     failed = [c["cycle"] for c in run["cycles"] if c.get("restore") and not c["restore"]["check_ok"]]
     raise_for_status(run)

@@ -251,7 +251,8 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
             click.echo(f"built in {time.monotonic() - t0:.1f} s", err=True)
         else:
             click.echo(f"reusing the {warehouses}-warehouse schema in {spec.datadir}", err=True)
-        run = run_tpcc_printed(spec, rspec)
+        restarted = getattr(target.instance, "restarted", None)
+        run = run_tpcc_printed(spec, rspec, {"restarted": restarted} if restarted else None)
     raise_for_status(run)
 
 

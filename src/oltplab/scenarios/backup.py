@@ -140,6 +140,9 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
     engine.check(spec, db)
     with engine.database(db) as target:
         server = engine.server(target)
+        restarted = getattr(target.instance, "restarted", None)
+        if restarted:  # what start() restarted the server for, as a tpcc run records it
+            server = {**server, "restarted": restarted}
         datadir = Path(os.path.abspath(db.datadir)) if target.instance else None
         scratch_root = datadir.parent if datadir else to.parent
         cycles = BackupCycles(engine, spec, db, target, to, scratch_root, progress, mark)
