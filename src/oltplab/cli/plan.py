@@ -4,7 +4,6 @@ into one line and an exit code."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
@@ -112,18 +111,8 @@ class _PlanLines(PlanProgress):
                    f"{','.join(map(str, todo))} of {of}", err=True)
 
     def building(self, cell: Cell, warehouses: int):
-        from .ui import LiveLine
-        line = LiveLine(every=5)
-        t0 = time.monotonic()
-        click.echo(f"building {warehouses} warehouses for cell {cell.name}", err=True)
-
-        def on_build(event: str, done: int, total: int) -> None:
-            pct = 100.0 * done / total if total else 0.0
-            line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  "
-                      f"elapsed {time.monotonic() - t0:.0f} s")
-            if total and done >= total:
-                line.done()
-        return on_build
+        from .ui import BuildLines
+        return BuildLines().start(f"building {warehouses} warehouses for cell {cell.name}")
 
     def run_progress(self, item: Item, repeat: int):
         live = resolve(kinds.get(item.step.kind).live)

@@ -46,31 +46,8 @@ def tpcc_build(warehouses, build_users, force, seed, **kw):
                f"({60 * warehouses / max(summary.get('seconds', 1e-9), 1e-9):.1f} warehouses/min)")
 
 
-class BuildLines:
-    """A build's live line: ``start(header)`` prints the header (if any) and gives the
-    progress callback, ``close()`` ends the line."""
-
-    def __init__(self):
-        self.line, self.t0 = None, time.monotonic()
-
-    def start(self, header: str | None = None):
-        from .ui import LiveLine
-        if header:
-            click.echo(header, err=True)
-        self.line, self.t0 = LiveLine(every=5), time.monotonic()
-        return self.progress
-
-    def progress(self, event: str, done: int, total: int) -> None:
-        pct = 100.0 * done / total if total else 0.0
-        self.line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  "
-                       f"elapsed {time.monotonic() - self.t0:.0f} s")
-
-    def close(self) -> None:
-        if self.line is not None:
-            self.line.done()
-
-
 def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
+    from .ui import BuildLines
     lines = BuildLines()
     try:
         return engine.dialect.build(dsn, bspec, progress=lines.start())
@@ -241,6 +218,7 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
                     sample_interval=sample_interval, power=power)
     with engine.database(spec, need_connections=max(rspec.users) + 20) as target:
         t0 = time.monotonic()
+        from .ui import BuildLines
         built = BuildLines()
         try:
             done = ensure_schema(spec.engine, target.dsn, warehouses, on_build=lambda: built.start(

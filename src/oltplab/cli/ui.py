@@ -51,6 +51,32 @@ class LiveLine:
         sys.stderr.flush()
 
 
+class BuildLines:
+    """A build's live line: ``start(header)`` prints the header (if any) and gives the
+    progress callback, which clears the line when a part of the build is done; ``close()``
+    ends the line whatever happened."""
+
+    def __init__(self):
+        self.line, self.t0 = None, time.monotonic()
+
+    def start(self, header: str | None = None):
+        if header:
+            sys.stderr.write(header + "\n")
+        self.line, self.t0 = LiveLine(every=5), time.monotonic()
+        return self.progress
+
+    def progress(self, event: str, done: int, total: int) -> None:
+        pct = 100.0 * done / total if total else 0.0
+        self.line.show(f"build: {event} {done:,}/{total:,} ({pct:.0f}%)  "
+                       f"elapsed {time.monotonic() - self.t0:.0f} s")
+        if total and done >= total:
+            self.line.done()
+
+    def close(self) -> None:
+        if self.line is not None:
+            self.line.done()
+
+
 def fmt_int(x: Any) -> str:
     return "-" if x is None else f"{int(round(x)):,}"
 
