@@ -32,8 +32,8 @@ class Option:
     """One option: on the command line (``flags``), in a plan (``toml``), or both.
 
     ``name`` is the click parameter, the spec field and the plan key. ``part`` is the spec it
-    goes into: "db", "build", "run", "backup", "neighbours", "quickstart", or "plan" (the
-    plan's own). ``parse(value, flag)`` makes the spec value of what click read (each item of
+    goes into: "db", "build", "run", "backup", "neighbours", "quickstart", "fio", or "plan"
+    (the plan's own). ``parse(value, flag)`` makes the spec value of what click read (each item of
     a repeatable option); ``convert(value, where)`` that of a plan's TOML value (by default the
     value as given, checked against ``choices``). Errors are ``UsageError``s naming the flag or
     the plan's key."""
@@ -55,6 +55,8 @@ class Option:
     parse: Callable[[Any, str], Any] | None = None
     toml: tuple[type, ...] = ()  # the TOML types a plan may give; () : the command line only
     convert: Callable[[Any, str], Any] | None = None
+    flag_value: str | None = None  # what the flag alone gives (fio's --steady-state)
+    explicit: bool = False  # None when not given, whatever the default (fio's table)
 
     @property
     def flag(self) -> str:

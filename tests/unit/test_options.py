@@ -59,6 +59,9 @@ def test_a_command_has_the_rows_of_its_tables_and_its_own_options_only(path):
 def test_fio_run_has_its_table_and_the_telemetry_rows():
     params = _params(_command(("fio", "run")))
     assert sorted(params) == sorted([o.name for o in FIO + TELEMETRY] + ["repeat"])
+    keys = kinds.steps()["fio"].keys
+    for o in FIO:
+        assert (keys.get(o.name) is o) == bool(o.toml), o.name
 
 
 def test_every_row_a_plan_takes_is_a_plan_key_and_the_others_are_not():

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..errors import UsageError
-from ..options import NUM, Option, a_path
+from ..options import Option, a_path, rows
 from ..plans.keys import StepKind
 from ..report import fio as report
 from ..runs.kind import Metric, RunKind
@@ -57,9 +57,7 @@ def _keys() -> dict[str, Option]:
             Option("path", "fio", "directory or block device under test "
                    "[default: the folder holding the cell's data directory]", toml=(str,),
                    convert=a_path)]
-    keys += [Option(o.name, "fio", o.help, toml=(bool,) if o.is_flag else NUM)
-             for o in OPTIONS if o.name not in ("target", "profiles", "name", "results_dir")]
-    return {k.name: k for k in keys}
+    return {**{k.name: k for k in keys}, **rows(OPTIONS, plans=True)}
 
 
 
