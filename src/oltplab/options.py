@@ -1,13 +1,14 @@
 """The options of the commands that set up a database, a build, a run, a backup or a
 neighbours run, each described once, in one table per command (fio's habit).
 
-A row (``Option``) says everything about one option: its flags, its help, its default, how
-the command line reads it (``type``, ``choices``, ``is_flag``, ``multiple`` ...) and how its
-text becomes the spec value (``parse``), and - when plans take it - the TOML types a plan may
-give (``toml``) and how such a value becomes the spec value (``convert``). cli/ makes the
-click options of a command from its tables, plans/keys.py the keys a plan may set. A row
-without flags is a plan key only (``target``, a backup step's ``restore``); a row without
-``toml`` is for the command line only (``--name``, ``--results-dir``, ``--force``).
+A row (``Option``, the one row type; fio's table in fio/spec.py has rows of it too) says
+everything about one option: its flags, its help, its default, how the command line reads it
+(``type``, ``choices``, ``is_flag``, ``multiple`` ...) and how its text becomes the spec value
+(``parse``), and - when plans take it - the TOML types a plan may give (``toml``) and how such
+a value becomes the spec value (``convert``). cli/ makes the click options of a command from
+its tables, plans/keys.py the keys a plan may set. A row without flags is a plan key only
+(``target``, a backup step's ``restore``); a row without ``toml`` is for the command line only
+(``--name``, ``--results-dir``, ``--force``).
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ class Option:
 
     ``name`` is the click parameter, the spec field and the plan key. ``part`` is the spec it
     goes into: "db", "build", "run", "backup", "neighbours", "quickstart", "fio", or "plan"
-    (the plan's own). ``parse(value, flag)`` makes the spec value of what click read (each item of
-    a repeatable option); ``convert(value, where)`` that of a plan's TOML value (by default the
-    value as given, checked against ``choices``). Errors are ``UsageError``s naming the flag or
-    the plan's key."""
+    (the plan's own). ``parse(value, flag)`` makes the spec value of what click read (each
+    item of a repeatable option); ``convert(value, where)`` that of a plan's TOML value (by
+    default the value as given, checked against ``choices``). Errors are ``UsageError``s naming
+    the flag or the plan's key."""
 
     name: str
     part: str
