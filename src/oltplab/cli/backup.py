@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..errors import OltplabError
+from ..options import BACKUP
 from ..runs.lifecycle import raise_for_status
-from .db import _size, db_options, make_db_spec
-from .options import DEFAULT_RESULTS, duration_option, telemetry_options
+from .db import db_options, make_db_spec
+from .options import table_options, telemetry_options
 
 
 @click.group()
@@ -19,23 +18,7 @@ def backup():
 
 @backup.command("run")
 @db_options
-@click.option("--cycles", type=int, default=3, show_default=True, help="Backup/restore cycles.")
-@click.option("--method", type=click.Choice(["basebackup", "dump"]), default="basebackup",
-              show_default=True, help="pg_basebackup, or pg_dump -Fd with pg_restore.")
-@click.option("--to", type=click.Path(path_type=Path), default=None,
-              help="Folder for the backups [default: <datadir>-backup]; the newest is kept.")
-@click.option("--interval", default="0s", show_default=True, callback=duration_option,
-              help="Time between cycle starts (0: back to back).")
-@click.option("--compress", type=click.Choice(["none", "gzip", "zstd"]), default="none",
-              show_default=True, help="pg_basebackup -F t -Z METHOD (the build must have it).")
-@click.option("--max-rate", default=None, callback=_size, metavar="RATE",
-              help="pg_basebackup -r: bytes per second, e.g. 50MiB.")
-@click.option("--no-restore", is_flag=True, help="Only back up.")
-@click.option("--jobs", "-j", type=int, default=2, show_default=True,
-              help="pg_dump / pg_restore parallel jobs.")
-@click.option("--name", default="backup", show_default=True, help="Label of the run.")
-@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
-              show_default=True)
+@table_options(BACKUP)
 @telemetry_options
 def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, jobs, name,
                results_dir, sample_interval, power, **kw):
@@ -79,9 +62,6 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
     if failed:
         raise OltplabError(f"the restored copy failed the consistency checks in cycle(s) "
                            f"{', '.join(map(str, failed))}")
-
-
-# ---- quickstart
 
 
 def show_run(data: dict) -> None:

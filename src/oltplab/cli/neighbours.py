@@ -9,14 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..config import parse_setting, parse_size
+from ..options import NEIGHBOURS
 from ..runs.lifecycle import raise_for_status
 from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
-from .options import duration_option, telemetry_options
-
-
-def _size(ctx, param, value):
-    return parse_size(value, f"--{param.name.replace('_', '-')}")
+from .options import table_options, telemetry_options
 
 
 @click.group("neighbours", context_settings={"help_option_names": ["-h", "--help"],
@@ -26,45 +22,13 @@ def neighbours():
 
 
 @neighbours.command("run")
-@click.option("--instances", "-n", type=int, required=True,
-              help="Managed PostgreSQL instances, each with its own data directory.")
-@click.option("--backup", "-k", type=int, default=0, show_default=True,
-              help="Of them, how many back up instead of running the workload (0: baseline).")
-@click.option("--warehouses", "-w", type=int, default=1, show_default=True,
-              help="Warehouses of each instance's schema.")
-@click.option("--users", "-u", type=int, default=1, show_default=True,
-              help="Virtual users of each workload instance.")
-@click.option("--rampup", default="30s", show_default=True, callback=duration_option,
-              help="Ramp-up of the workloads (not measured).")
-@click.option("--duration", default="2m", show_default=True, callback=duration_option,
-              help="Measured time of the workloads.")
-@click.option("--backup-interval", default="100s", show_default=True, callback=duration_option,
-              help="Time between the starts of a backup instance's cycles.")
-@click.option("--backup-cycles", type=int, default=10, show_default=True,
-              help="Most backups per backup instance; backups end with the workloads.")
-@click.option("--root", type=click.Path(path_type=Path), default=Path("oltplab-data/neighbours"),
-              show_default=True, help="Folder of the template and the instances' data "
-                                      "directories: the datastore under test.")
-@click.option("--db-memory", "db_memory", default="1GiB", show_default=True, callback=_size,
-              help="shared_buffers of all instances together, split evenly.")
-@click.option("--port", type=click.IntRange(1, 65535), default=5440, show_default=True,
-              help="Port of the template; instance i gets PORT + i (names its unix socket).")
-@click.option("--pg-bin", type=click.Path(path_type=Path), default=None,
-              help="PostgreSQL binaries to use instead of the embedded ones.")
-@click.option("-c", "settings", multiple=True, metavar="NAME=VALUE",
-              help="A server setting override for every instance (repeatable).")
-@click.option("--mode", type=click.Choice(["procedures", "sql"]), default="procedures",
-              show_default=True, help="Server-side functions, or client-side SQL.")
-@click.option("--seed", type=int, default=None, help="Seed of the build and the drivers.")
-@click.option("--name", default="neighbours", show_default=True, help="Label of the run.")
-@click.option("--results-dir", type=click.Path(path_type=Path), default=Path("results"),
-              show_default=True)
+@table_options(NEIGHBOURS)
 @telemetry_options
-def neighbours_run(settings, **kw):
+def neighbours_run(**kw):
     """Run the workload on N - K instances while K back up every interval, all at once;
     record each instance, the average TPM/NOPM per workload instance and the host's devices
     over time in one run."""
-    spec = NeighboursSpec(settings=tuple(parse_setting(s) for s in settings), **kw)
+    spec = NeighboursSpec(**kw)
     lines = NeighboursLines(spec)
     try:
         run = run_neighbours(spec, lines)

@@ -1,28 +1,53 @@
-"""Click option groups shared by the commands (kept apart from cli.py to avoid import cycles)."""
+"""Click options made from the option tables (oltplab/options.py), and the ones shared by the
+commands that save runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import click
 
-from ..config import parse_duration
-
-DEFAULT_RESULTS = Path("results")  # where runs are saved unless --results-dir says
-
-def duration_option(ctx, param, value):
-    return None if value is None else parse_duration(value, f"--{param.name.replace('_', '-')}")
+from ..options import TELEMETRY, Option
 
 
-def telemetry_options(f: Callable) -> Callable:
-    """The sampler that records CPU, disks, memory, network, database and power."""
-    f = click.option("--power", default="auto", show_default=True,
-                     help="Power meter: auto, none, rapl[:DIR], ipmi, redfish:URL or cmd:COMMAND.")(f)
-    f = click.option("--sample-interval", default="1s", show_default=True,
-                     callback=duration_option,
-                     help="Telemetry sampling interval (0 turns the sampler off).")(f)
-    return f
+def click_option(o: Option) -> Callable:
+    """The click option of one row: click reads the text, the row's ``parse`` makes the spec
+    value of it (as a callback, so that bad values fail before anything runs)."""
+    kw: dict[str, Any] = {"help": o.help}
+    if o.is_flag:
+        kw["is_flag"] = True
+    elif o.default is not None:  # an explicit None would count as given, even when required
+        kw["default"] = o.default
+    if o.choices:
+        kw["type"] = click.Choice(o.choices)
+    elif o.range is not None:
+        kw["type"] = click.IntRange(*o.range)
+    elif o.type is Path:
+        kw["type"] = click.Path(path_type=Path)
+    elif o.type is not str:
+        kw["type"] = o.type
+    for field in ("metavar", "envvar"):
+        if getattr(o, field) is not None:
+            kw[field] = getattr(o, field)
+    for field in ("show_default", "required", "multiple"):
+        if getattr(o, field):
+            kw[field] = True
+    if o.parse is not None:
+        kw["callback"] = lambda ctx, param, value: o.from_text(value)
+    return click.option(*o.flags, o.name, **kw)
+
+
+def table_options(*tables: tuple[Option, ...]) -> Callable:
+    """One click option per row of ``tables`` that has flags, in the tables' order."""
+    def decorate(f: Callable) -> Callable:
+        for o in reversed([o for table in tables for o in table if o.flags]):
+            f = click_option(o)(f)
+        return f
+    return decorate
+
+
+telemetry_options = table_options(TELEMETRY)
 
 
 def repeat_option(f: Callable) -> Callable:

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from .. import kinds
+from ..options import DEFAULT_RESULTS
 from ..runs.kind import resolve
-from .options import DEFAULT_RESULTS
 
 
 @click.group()

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from ..config import BuildSpec, DbSpec, RunSpec, parse_inject, parse_user_option, parse_users
+from ..config import BuildSpec, DbSpec, RunSpec
 from ..errors import OltplabError, UsageError
+from ..options import BUILD, QUICKSTART, RUN
 from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
                               run_tpcc_recorded)
 from .db import db_options, make_db_spec
-from .options import (DEFAULT_RESULTS, duration_option, print_repeats, repeat_option,
-                      telemetry_options)
+from .options import print_repeats, repeat_option, table_options, telemetry_options
 
 
 @click.group()
@@ -24,17 +24,10 @@ def tpcc():
 
 @tpcc.command("build")
 @db_options
-@click.option("--warehouses", "-w", type=int, required=True, help="Number of warehouses (scale).")
-@click.option("--build-users", type=int, default=None, help="Parallel loaders [default: CPU count].")
-@click.option("--force", is_flag=True, help="Drop and rebuild an existing schema.")
-@click.option("--seed", type=int, default=None, help="Seed for reproducible data.")
+@table_options(BUILD)
 def tpcc_build(warehouses, build_users, force, seed, **kw):
     """Create and load the schema, keys, indexes and transaction functions."""
     spec = make_db_spec(kw)
-    if warehouses < 1:
-        raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
-    if build_users is not None and build_users < 1:
-        raise UsageError(f"--build-users must be at least 1 (got {build_users})")
     bspec = BuildSpec(warehouses=warehouses, build_users=build_users or max(1, os.cpu_count() or 1),
                       force=force, seed=seed)
     from .. import engines
@@ -57,30 +50,7 @@ def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
 
 @tpcc.command("run")
 @db_options
-@click.option("--users", "-u", default="1", show_default=True,
-              help="User sequence, e.g. 1,2,4,8: one step per user count; or auto[:MAX]: "
-                   "1, 2, 4 ... until TPM grows less than 5% (MAX default 64).")
-@click.option("--rampup", default="30s", show_default=True, callback=duration_option,
-              help="Ramp-up per step (not measured).")
-@click.option("--duration", default="2m", show_default=True, callback=duration_option,
-              help="Measured time per step.")
-@click.option("--mode", type=click.Choice(["procedures", "sql"]), default="procedures",
-              show_default=True, help="Server-side functions, or client-side SQL.")
-@click.option("--keying-thinking", is_flag=True, help="Spec keying and think times.")
-@click.option("--all-warehouses", is_flag=True, help="Spread each user over all warehouses.")
-@click.option("--warehouses", "-w", type=int, default=None,
-              help="Drive warehouses 1..N [default: all in the schema].")
-@click.option("--workers", type=int, default=None, help="Driver processes [default: CPU count].")
-@click.option("--seed", type=int, default=None, help="Seed for the drivers' random inputs.")
-@click.option("--name", default="tpcc", show_default=True, help="Label of the run.")
-@click.option("--check", is_flag=True, help="Run the consistency checks after the last step.")
-@click.option("--cold", is_flag=True, help="Drop the page cache before each step (root only).")
-@click.option("--inject", "inject", multiple=True, metavar="EVENT",
-              help="A fault during the run (repeatable): at=60s,kill-server; at=60s,kill-backend; "
-                   "at=30s,for=60s,throttle=write:10MiB/s (also read, read-iops, write-iops); "
-                   "at= counts from the start of the measured window.")
-@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
-              show_default=True)
+@table_options(RUN)
 @repeat_option
 @telemetry_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
@@ -88,19 +58,14 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
              power, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
-    if warehouses is not None and warehouses < 1:
-        raise UsageError(f"--warehouses must be at least 1 (got {warehouses})")
-    if workers is not None and workers < 1:
-        raise UsageError(f"--workers must be at least 1 (got {workers})")
-    user_fields = parse_user_option(users)
-    if user_fields["users_auto"] is not None and repeat > 1:
+    if users["users_auto"] is not None and repeat > 1:
         raise UsageError("--users auto searches for the best user count in one run; --repeat "
                          "does not go with it (repeat the user count it finds)")
-    rspec = RunSpec(**user_fields, rampup=rampup, duration=duration, mode=mode,
+    rspec = RunSpec(**users, rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
-                    cold=cold, inject=tuple(parse_inject(e) for e in inject))
+                    cold=cold, inject=inject)
     if rspec.inject:
         from ..faults.inject import preflight
         preflight(spec, rspec)
@@ -195,16 +160,9 @@ def tpcc_check(after_run, **kw):
         raise OltplabError(f"consistency checks failed: {failed}")
 
 
-# ---- backup
-
 @click.command()
 @db_options
-@click.option("--warehouses", "-w", type=int, default=4, show_default=True)
-@click.option("--users", "-u", default="1,2,4", show_default=True)
-@click.option("--rampup", default="10s", show_default=True, callback=duration_option)
-@click.option("--duration", default="30s", show_default=True, callback=duration_option)
-@click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
-              show_default=True)
+@table_options(QUICKSTART)
 @telemetry_options
 def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval, power, **kw):
     """Build a small schema on the managed server, run a short user sequence, save it."""
@@ -213,7 +171,7 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
     from ..runs.schema import ensure_schema
     engine = engines.get(spec.engine)
     engine.driver  # noqa: B018 - an engine without a driver fails here, before the build
-    rspec = RunSpec(users=parse_users(users), rampup=rampup, duration=duration,
+    rspec = RunSpec(users=users, rampup=rampup, duration=duration,
                     name="quickstart", check=True, results_dir=results_dir,
                     sample_interval=sample_interval, power=power)
     with engine.database(spec, need_connections=max(rspec.users) + 20) as target:

@@ -1,5 +1,10 @@
 """The options of ``oltplab fio run``, described once in one table that drives parsing, help and
 validation (fio's own habit), and the frozen ``FioSpec`` built from them at the edge.
+
+The rows are options.py's; unlike the other commands' they are parsed here, after click
+(``spec_from_options``), with ``default`` the effective default that help shows, so that rows
+with ``explicit`` keep None when not given and a job file's own setting can win. A plan's fio
+step takes the rows with ``toml`` and gives their values to the same parser.
 """
 
 from __future__ import annotations
@@ -11,31 +16,12 @@ from typing import Any, Callable
 
 from ..config import format_size, parse_duration, parse_size
 from ..errors import UsageError
+from ..options import NUM, Option
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, resolve
 
 STEADY_CRITERION = "iops:10%"
 MAX_STEADY_WINDOW = 60.0
 MIN_STEADY_WINDOW = 2.0  # fio samples once a second: one sample is always "steady"
-
-
-@dataclass(frozen=True)
-class Option:
-    """One command-line option: its flag, how its text is parsed, its default and its help.
-
-    ``default`` is the effective default (shown in help). Options with ``explicit=True`` keep None
-    when not given, so that a job file's own setting can win over oltplab's default.
-    """
-
-    name: str
-    flag: str
-    metavar: str
-    help: str
-    parse: Callable[[Any, str], Any] | None = None
-    default: Any = None
-    multiple: bool = False
-    is_flag: bool = False
-    flag_value: str | None = None
-    explicit: bool = False
 
 
 def _count(lo: int, hi: int) -> Callable[[Any, str], int]:
@@ -87,32 +73,40 @@ def _criterion(text: Any, flag: str) -> str:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("target", "--target", "DIR|BLOCKDEVICE", "Directory (test files are made in a private "
-           "folder and removed) or block device (its data is overwritten) under test.", _path),
-    Option("profiles", "--profile", "NAME|JOBFILE", "A named profile or group (see 'oltplab fio "
-           "profiles'), or the path of an fio job file; repeat for several, run in order.",
-           None, default=(DEFAULT_PROFILE,), multiple=True),
-    Option("size", "--size", "SIZE", "Working set, split evenly over the jobs.", _size, "4GiB"),
-    Option("duration", "--duration", "TIME", "Measured time per profile.", _positive_duration,
-           "60s"),
-    Option("ramp", "--ramp", "TIME", "Time per profile before measuring starts (fio ramp_time).",
-           _duration, "10s"),
-    Option("jobs", "--jobs", "N", "fio jobs (numjobs) per profile; for job files a "
-           "default, only when given.", _count(1, 1024), 4, explicit=True),
-    Option("iodepth", "--iodepth", "N", "Outstanding IOs per job; for job files a "
-           "default, only when given.", _count(1, 65536), 8, explicit=True),
-    Option("ioengine", "--ioengine", "ENGINE", "fio ioengine; for job files a default, only "
-           "when given.", _engine, "libaio", explicit=True),
-    Option("precondition", "--precondition", "", "Fill the working set with one sequential "
-           "write pass before the first profile.", None, False, is_flag=True),
-    Option("steady_state", "--steady-state", "[CRITERION]", "Let fio stop a profile once steady "
-           f"(fio steadystate; bare flag: {STEADY_CRITERION}) and record whether it was.",
-           _criterion, None, flag_value=STEADY_CRITERION),
-    Option("steady_window", "--steady-window", "TIME", "Window of the steady-state test "
-           f"[default: half of --duration, at most {MAX_STEADY_WINDOW:.0f}s].",
-           _positive_duration, None),
-    Option("name", "--name", "LABEL", "Label of the run.", _label, "fio"),
-    Option("results_dir", "--results-dir", "DIR", "Where runs are saved.", _path, "results"),
+    Option("target", "fio", "Directory (test files are made in a private folder and removed) "
+           "or block device (its data is overwritten) under test.", ("--target",),
+           metavar="DIR|BLOCKDEVICE", parse=_path),
+    Option("profiles", "fio", "A named profile or group (see 'oltplab fio profiles'), or the "
+           "path of an fio job file; repeat for several, run in order.", ("--profile",),
+           metavar="NAME|JOBFILE", default=(DEFAULT_PROFILE,), multiple=True),
+    Option("size", "fio", "Working set, split evenly over the jobs.", ("--size",),
+           metavar="SIZE", parse=_size, default="4GiB", toml=NUM),
+    Option("duration", "fio", "Measured time per profile.", ("--duration",), metavar="TIME",
+           parse=_positive_duration, default="60s", toml=NUM),
+    Option("ramp", "fio", "Time per profile before measuring starts (fio ramp_time).",
+           ("--ramp",), metavar="TIME", parse=_duration, default="10s", toml=NUM),
+    Option("jobs", "fio", "fio jobs (numjobs) per profile; for job files a default, only when "
+           "given.", ("--jobs",), metavar="N", parse=_count(1, 1024), default=4, explicit=True,
+           toml=NUM),
+    Option("iodepth", "fio", "Outstanding IOs per job; for job files a default, only when "
+           "given.", ("--iodepth",), metavar="N", parse=_count(1, 65536), default=8,
+           explicit=True, toml=NUM),
+    Option("ioengine", "fio", "fio ioengine; for job files a default, only when given.",
+           ("--ioengine",), metavar="ENGINE", parse=_engine, default="libaio", explicit=True,
+           toml=NUM),
+    Option("precondition", "fio", "Fill the working set with one sequential write pass before "
+           "the first profile.", ("--precondition",), default=False, is_flag=True,
+           toml=(bool,)),
+    Option("steady_state", "fio", "Let fio stop a profile once steady (fio steadystate; bare "
+           f"flag: {STEADY_CRITERION}) and record whether it was.", ("--steady-state",),
+           metavar="[CRITERION]", parse=_criterion, flag_value=STEADY_CRITERION, toml=NUM),
+    Option("steady_window", "fio", "Window of the steady-state test [default: half of "
+           f"--duration, at most {MAX_STEADY_WINDOW:.0f}s].", ("--steady-window",),
+           metavar="TIME", parse=_positive_duration, toml=NUM),
+    Option("name", "fio", "Label of the run.", ("--name",), metavar="LABEL", parse=_label,
+           default="fio"),
+    Option("results_dir", "fio", "Where runs are saved.", ("--results-dir",), metavar="DIR",
+           parse=_path, default="results"),
 )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from ..plans.keys import NUM, Key, StepKind, a_duration, a_path, a_size, as_given, one_of, positive
+from ..options import BACKUP, rows
+from ..plans.keys import StepKind
 from ..report import backup as report
 from ..report import plancharts
 from ..runs.kind import RunKind
@@ -26,23 +27,7 @@ def _run(item, progress, labels: dict) -> dict:
                       labels=labels)
 
 
-def _keys() -> dict[str, Key]:
-    from ..scenarios.backup import COMPRESSIONS, METHODS
-    return {k.name: k for k in (
-        Key("cycles", "backup", (int,), positive, "backup and restore cycles"),
-        Key("method", "backup", (str,), one_of(*METHODS), "pg_basebackup, or pg_dump -Fd"),
-        Key("to", "backup", (str,), a_path, "folder for the backups"),
-        Key("interval", "backup", NUM, a_duration, "time between cycle starts"),
-        Key("compress", "backup", (str,), one_of(*COMPRESSIONS), "pg_basebackup -Z"),
-        Key("max_rate", "backup", (int, str), a_size, "pg_basebackup -r, bytes per second"),
-        Key("restore", "backup", (bool,), as_given, "restore and check each backup"),
-        Key("jobs", "backup", (int,), positive, "pg_dump / pg_restore parallel jobs"),
-    )}
-
-
-
-
-STEP = StepKind("backup", _keys(), "cell", True, _make, _run,
+STEP = StepKind("backup", rows(BACKUP, plans=True), "cell", True, _make, _run,
                 "backup and restore cycles of the cell's database", lambda spec: 100)
 
 

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from ..errors import UsageError
-from ..plans.keys import NUM, Key, StepKind, a_path, as_given
+from ..options import Option, a_path, rows
+from ..plans.keys import StepKind
 from ..report import fio as report
 from ..runs.kind import Metric, RunKind
 
@@ -49,15 +50,14 @@ def _profiles(value, what):
     return value
 
 
-def _keys() -> dict[str, Key]:
+def _keys() -> dict[str, Option]:
     from ..fio.spec import OPTIONS
-    keys = [Key("profile", "fio", (str, list), _profiles,
-                "named profiles, groups or job files, run in order"),
-            Key("path", "fio", (str,), a_path, "directory or block device under test "
-                "[default: the folder holding the cell's data directory]")]
-    keys += [Key(o.name, "fio", (bool,) if o.is_flag else NUM, as_given, o.help)
-             for o in OPTIONS if o.name not in ("target", "profiles", "name", "results_dir")]
-    return {k.name: k for k in keys}
+    keys = [Option("profile", "fio", "named profiles, groups or job files, run in order",
+                   toml=(str, list), convert=_profiles),
+            Option("path", "fio", "directory or block device under test "
+                   "[default: the folder holding the cell's data directory]", toml=(str,),
+                   convert=a_path)]
+    return {**{k.name: k for k in keys}, **rows(OPTIONS, plans=True)}
 
 
 

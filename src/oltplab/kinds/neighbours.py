@@ -5,33 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UsageError
-from ..plans.keys import KEYS, Key, StepKind, typed, user_counts
+from ..options import NEIGHBOURS, TELEMETRY, rows
+from ..plans.keys import KEYS, StepKind, typed
 from ..report import neighbours as report
 from ..report.backup import phase_bands
 from ..report import plancharts
 from ..runs.kind import Metric, RunKind
 
 
-def _one_user(value, what):
-    """A neighbours step's users: one count (``[n]`` and ``"n"`` as well)."""
-    users = user_counts(value, what)
-    if users.get("users_auto") or len(users["users"]) != 1:
-        raise UsageError(f"{what}: a neighbours step runs one user count per workload instance; "
-                         "give one whole number")
-    return users["users"][0]
-
-
-# the options of ``neighbours run`` a neighbours step takes, from its cell or its own table
-NEIGHBOURS_SHARED = ("warehouses", "rampup", "duration", "db_memory", "port", "pg_bin",
-                     "settings", "mode", "seed", "sample_interval", "power")
-
-
-def _keys() -> dict[str, Key]:
-    keys = {n: k for n, k in KEYS.items() if k.part == "neighbours" or n in NEIGHBOURS_SHARED}
-    keys["users"] = Key("users", "neighbours", (int, str, list), _one_user,
-                        "virtual users of each workload instance")
-    return keys
+def _keys() -> dict:
+    """The rows of ``neighbours run`` a plan takes, from its cell or the step's own table;
+    listed as ``[defaults]`` lists them, the one user count last."""
+    own = rows(NEIGHBOURS, TELEMETRY, plans=True)
+    order = [n for n in KEYS if n in own and n != "users"] + ["users"]
+    return {n: own[n] for n in order}
 
 
 def _make(cell, opts: dict, label: str, results_dir: Path):

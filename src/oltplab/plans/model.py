@@ -26,8 +26,8 @@ optionally, ``[[step]]``s of several kinds run in order (without them, one ``tpc
     kind = "backup"
     cycles = 3
 
-The options are a table in plans/keys.py, the step kinds those of the run kinds (kinds/)
-that declare a step. The pair (step, cell) - or (step, datastore) - is an ``Item``; each item
+The options are the rows of the commands' option tables (options.py) that plans take, gathered
+in plans/keys.py; the step kinds are those of the run kinds (kinds/) that declare a step. The pair (step, cell) - or (step, datastore) - is an ``Item``; each item
 runs ``repeat`` times. The whole file is validated before anything runs; every error is one
 ``UsageError`` line naming the file and the key. Running, status and resume are in
 plans/run.py.
