@@ -16,7 +16,7 @@ test: install
 
 install: deb-packages $(STAMP)
 
-$(STAMP): pyproject.toml setup.py $(wildcard src/oltplab/native/*/*.c src/oltplab/native/*/*.h)
+$(STAMP): pyproject.toml setup.py $(wildcard src/oltplab/native/*.c src/oltplab/native/*/*.c src/oltplab/native/*/*.h)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

@@ -254,7 +254,7 @@ def test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection(pg
 
     async def go():
         conn = pquser.open_connection(dsn, "oltplab-test", flush_stats=False)
-        users = pquser.ProcUsers([conn], [UserPlan(0, 1, 1, (1,), 7)], 1,
+        users = pquser.ProcUsers("tpcc", [conn], [UserPlan(0, 1, 1, (1,), 7)], 1,
                                  RunConstants(0, 70, 1, 1), waits=False, flush_stats=False)
         now = time.monotonic_ns()
         boundaries = []
@@ -291,7 +291,8 @@ def test_procedures_loop_hands_over_response_times_in_bulk(scratch_w1):
 
     async def go():
         conns = [pquser.open_connection(scratch_w1, "oltplab-test", True) for _ in range(2)]
-        users = pquser.ProcUsers(conns, [UserPlan(i, 1, i + 1, (1,), 40 + i) for i in range(2)],
+        users = pquser.ProcUsers("tpcc", conns,
+                                 [UserPlan(i, 1, i + 1, (1,), 40 + i) for i in range(2)],
                                  1, constants, waits=False, bulk=16)
         now = time.monotonic_ns()
         boundaries = []

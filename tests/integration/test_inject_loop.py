@@ -54,8 +54,8 @@ def scripted(pg) -> str:
 
 def _users(dsn: str, n: int, reopen) -> pquser.ProcUsers:
     conns = [pquser.open_connection(dsn, "oltplab-test", flush_stats=False) for _ in range(n)]
-    return pquser.ProcUsers(conns, [UserPlan(i, 1, 1, (1,), 7 + i) for i in range(n)], 1,
-                            RunConstants(0, 70, 1, 1), waits=False, flush_stats=False,
+    return pquser.ProcUsers("tpcc", conns, [UserPlan(i, 1, 1, (1,), 7 + i) for i in range(n)],
+                            1, RunConstants(0, 70, 1, 1), waits=False, flush_stats=False,
                             bulk=16, reopen=reopen)
 
 
@@ -116,7 +116,7 @@ def test_replace_refuses_a_user_that_is_not_lost_or_out_of_range(scripted):
     try:
         now = time.monotonic_ns()
         lp = _native.ProcLoop(
-            libpq=pquser.libpq_path(), connections=users.conns,
+            workload="tpcc", libpq=pquser.libpq_path(), connections=users.conns,
             pointers=[c.pgconn_ptr for c in users.conns], terminals=users.terminals,
             names=pquser._NAMES, flush_sql="SELECT 1", ramp_end_ns=now + 60 * 10**9,
             measure_end_ns=now + 120 * 10**9,

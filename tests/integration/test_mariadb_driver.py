@@ -102,7 +102,7 @@ def test_counts_agree_with_the_server_and_the_mix_holds(w1):
     assert ended > 500, counts
     assert abs((after.xacts - before.xacts) - ended) <= 2 * users, (after, before, counts)
     # New-Orders in flight at the end finish and count (every phase): NOPM agrees exactly
-    assert after.new_orders - before.new_orders == rec.new_orders == procs.new_orders
+    assert after.new_orders - before.new_orders == rec.headline == procs.headline
     total = sum(c.committed + c.rolled_back for c in counts)
     shares = [(c.committed + c.rolled_back) / total for c in counts]
     for share, want in zip(shares, (0.45, 0.43, 0.04, 0.04, 0.04)):
@@ -233,8 +233,9 @@ def test_loop_refuses_bad_connections_and_a_held_session_refuses_close(w1):
     plan = plan_of(w1, 1)
     term = _native.Terminal(seed=1, w_max=1, stock_d_id=1, c_id=1, c_ol_i_id=1, c_last=1,
                             warehouses=[1])
-    args = dict(terminals=[term], ramp_end_ns=0, measure_end_ns=0, waits=False, max_retries=1,
-                max_consecutive_errors=1, retryable=[1213], lost=[2013], bulk=4)
+    args = dict(workload="tpcc", terminals=[term], ramp_end_ns=0, measure_end_ns=0,
+                waits=False, max_retries=1, max_consecutive_errors=1, retryable=[1213],
+                lost=[2013], bulk=4)
     with pytest.raises(TypeError, match="MariaDBConnection"):
         _native.MariaDBLoop(connections=[object()], **args)
     with pytest.raises(ValueError, match="error number"):
@@ -285,7 +286,7 @@ def broken_loop(dsn: str, **over):
     term = _native.Terminal(seed=3, w_max=1, stock_d_id=1, c_id=1, c_ol_i_id=1, c_last=1,
                             warehouses=[1])
     now = time.monotonic_ns()
-    args = dict(connections=[conn], terminals=[term], ramp_end_ns=now,
+    args = dict(workload="tpcc", connections=[conn], terminals=[term], ramp_end_ns=now,
                 measure_end_ns=now + 30 * S, waits=False, max_retries=1,
                 max_consecutive_errors=3, retryable=[1213], lost=[2013], bulk=4)
     return _native.MariaDBLoop(**{**args, **over}), conn

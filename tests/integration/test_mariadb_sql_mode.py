@@ -268,7 +268,7 @@ def test_a_text_too_long_for_its_buffer_fails_the_run_in_one_line(w1):
     term = _native.Terminal(seed=3, w_max=1, stock_d_id=1, c_id=1, c_ol_i_id=1, c_last=1,
                             warehouses=[1])
     now = time.monotonic_ns()
-    args = dict(connections=[conn], terminals=[term], ramp_end_ns=now,
+    args = dict(workload="tpcc", connections=[conn], terminals=[term], ramp_end_ns=now,
                 measure_end_ns=now + 30 * S, waits=False, max_retries=1,
                 max_consecutive_errors=3, retryable=[1213], lost=[2013], bulk=4, sql=True)
     with pytest.raises(ValueError, match="sql_text_bytes"):

@@ -39,7 +39,7 @@ def run_users(dsn: str, users: int, bulk: int, rampup_s: float, measure_s: float
     async def go():
         conns = [pquser.open_connection(dsn, "oltplab-test", True) for _ in range(users)]
         plans = [UserPlan(i, 1, i % 10 + 1, (1,), 100 + i) for i in range(users)]
-        procs = pquser.ProcUsers(conns, plans, 1, constants, waits=False, bulk=bulk)
+        procs = pquser.ProcUsers("tpcc", conns, plans, 1, constants, waits=False, bulk=bulk)
         now = time.monotonic_ns()
         boundaries = []
         rec = Handed(now + int(rampup_s * S), now + int((rampup_s + measure_s) * S),
@@ -73,7 +73,7 @@ def test_sample_buffer_overflow_with_many_users_in_one_worker(scratch_w1):
 
 def loop_args(conns: list, terminals: list, **over) -> dict:
     now = time.monotonic_ns()
-    args = dict(libpq=pquser.libpq_path(), connections=conns,
+    args = dict(workload="tpcc", libpq=pquser.libpq_path(), connections=conns,
                 pointers=[c.pgconn_ptr for c in conns], terminals=terminals,
                 names=pquser._NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=now,
                 measure_end_ns=now + 60 * S, waits=False, flush_stats=False,

@@ -59,10 +59,11 @@ sys.exit(code)
 def build_sanitized(out: Path) -> Path:
     """The extension, built with the sanitizers into ``out``."""
     target = out / ("_native" + sysconfig.get_config_var("EXT_SUFFIX"))
-    sources = sorted(glob(str(ROOT / "src/oltplab/native/*/*.c")))
-    cmd = ["gcc", *FLAGS, "-I", sysconfig.get_paths()["include"],
-           "-I", str(ROOT / "src/oltplab/native/loop"), *sources, "-o", str(target),
-           "-ldl", "-lm"]
+    native = ROOT / "src/oltplab/native"
+    sources = sorted(glob(str(native / "*.c")) + glob(str(native / "*/*.c")))
+    folders = [f for d in sorted(glob(str(native / "*/"))) for f in ("-I", d)]
+    cmd = ["gcc", *FLAGS, "-I", sysconfig.get_paths()["include"], *folders, *sources,
+           "-o", str(target), "-ldl", "-lm"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return target

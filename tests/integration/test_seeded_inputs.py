@@ -102,8 +102,8 @@ def test_procedures_loop_input_counts_match_the_drawn_inputs_and_the_database(pg
     plan = UserPlan(0, 2, 1, (2,), 77)
 
     async def go():
-        users = pquser.ProcUsers([pquser.open_connection(dsn, "oltplab-test", True)], [plan], 2,
-                                 constants, waits=False)
+        users = pquser.ProcUsers("tpcc", [pquser.open_connection(dsn, "oltplab-test", True)],
+                                 [plan], 2, constants, waits=False)
         now = time.monotonic_ns()
         rec = Recorder(now, now + 2_000_000_000, users=1)  # the window covers the whole run
         try:

@@ -260,8 +260,8 @@ def run_sql_loop_until_killed(dsn, plan, constants, failures: dict[int, str]):
 
     def users():
         conn = pquser.open_connection(dsn, "oltplab-test", False, mode="sql")
-        return pquser.ProcUsers([conn], [plan], 1, constants, waits=False, flush_stats=False,
-                                sql=True)
+        return pquser.ProcUsers("tpcc", [conn], [plan], 1, constants, waits=False,
+                                flush_stats=False, sql=True)
 
     return run_until_failed(users)
 

@@ -4,6 +4,7 @@ module over 600 lines, and the seams the layout promises (docs/design.md)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,28 @@ def test_only_the_workloads_name_a_transaction_type():
             code = "\n".join(line for line in path.read_text().splitlines()
                              if not line.lstrip().startswith("#"))
             assert not [n for n in names if f'"{n}"' in code], path
+
+
+# What the C loop's shared part may not name: TPC-C's transactions, tables, procedures and
+# its Terminal type (a workload's terminal is an object the loop only hands back to it).
+NATIVE_LOOP = PACKAGE / "native" / "loop"
+TPCC_WORDS = re.compile(
+    r"new[_ -]?orders?|neword|order[_ -]?lines?|payments?|order[_ -]?status|ostat|"
+    r"deliver(y|ies)|stock[_ -]?level|slev|districts?|warehouses?|customers?|nurand|tpc-?c",
+    re.IGNORECASE)
+
+
+def tpcc_words_in(folder: Path) -> list[tuple[str, int, str]]:
+    found = []
+    for path in sorted(folder.iterdir()):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            words = [m.group(0) for m in TPCC_WORDS.finditer(line)]
+            words += re.findall(r"\bTerminal\b", line)
+            found += [(path.name, n, w) for w in words]
+    return found
+
+
+def test_the_native_loop_names_no_tpcc_thing():
+    """native/loop/ drives any workload through workload.h; TPC-C's parts live in
+    native/tpcc/."""
+    assert tpcc_words_in(NATIVE_LOOP) == []

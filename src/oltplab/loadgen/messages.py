@@ -50,7 +50,7 @@ class Progress:
     worker: int
     t_ns: int
     completed: int
-    new_orders: int
+    headline: int  # units of the workload's headline figure (TPC-C: New-Orders)
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Final:
     counts: tuple[TypeCounts, ...]
     histograms: tuple[str, ...]
     completed: int
-    new_orders: int
+    headline: int
     partial: bool
     crossings: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # users' flush end times
     cpu_s: float = 0.0  # the worker's CPU time (user + system) from Start to Final

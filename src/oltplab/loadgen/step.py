@@ -217,7 +217,7 @@ class Step:
 
     def _handle(self, msg) -> None:
         if isinstance(msg, Progress):
-            self.progress[msg.worker] = (msg.completed, msg.new_orders)
+            self.progress[msg.worker] = (msg.completed, msg.headline)
             self.points.setdefault(msg.worker, []).append((msg.t_ns, msg.completed))
         elif isinstance(msg, Final):
             self.finals[msg.worker] = msg
@@ -242,8 +242,8 @@ class Step:
     # -- live progress ---------------------------------------------------------------------
     def _tick(self, now: int) -> None:
         completed = sum(c for c, _ in self.progress.values())
-        new_orders = sum(n for _, n in self.progress.values())
-        self.rates.append((now, completed, new_orders))
+        headline = sum(n for _, n in self.progress.values())
+        self.rates.append((now, completed, headline))
         if self.on_tick is None:
             return
         tpm = nopm = 0
@@ -251,7 +251,7 @@ class Step:
             t_a, c_a, n_a = self.rates[0]
             dt = (now - t_a) / 1e9
             if dt > 0:
-                tpm, nopm = round((completed - c_a) * 60 / dt), round((new_orders - n_a) * 60 / dt)
+                tpm, nopm = round((completed - c_a) * 60 / dt), round((headline - n_a) * 60 / dt)
         if self.ramp_end is None:
             phase, elapsed, length = "connecting", (now - self.t0) / 1e9, None
         elif now < self.ramp_end:

@@ -126,7 +126,7 @@ async def _progress(pipe, worker: int, sources: list, grid_ns: int) -> None:
         now = time.monotonic_ns()
         await asyncio.sleep((step - (now - grid_ns) % step) / 1e9)
         _send(pipe, Progress(worker, time.monotonic_ns(), sum(s.completed for s in sources),
-                             sum(s.new_orders for s in sources)))
+                             sum(s.headline for s in sources)))
 
 
 async def _work(pipe, plan: WorkerPlan) -> None:
@@ -211,8 +211,8 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
         _send(pipe, Failed(plan.worker, failure))
         return
     # the users have stopped and the C loop's counts are in the recorder: the last point
-    _send(pipe, Progress(plan.worker, time.monotonic_ns(), rec.completed, rec.new_orders))
-    _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.completed, rec.new_orders,
+    _send(pipe, Progress(plan.worker, time.monotonic_ns(), rec.completed, rec.headline))
+    _send(pipe, Final(plan.worker, rec.counts(), rec.encoded(), rec.completed, rec.headline,
                       partial, (tuple(rec.cross_ns[0]), tuple(rec.cross_ns[1])),
                       time.process_time() - cpu0, dict(rec.inputs), rec.lost))
 

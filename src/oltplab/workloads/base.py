@@ -42,6 +42,8 @@ class Workload:
     - ``draw_constants(rng, schema)``: the constants of a run, drawn once (TPC-C's run-time C
       of NURand), from the schema's record of the build (engines.base.SchemaInfo);
     - ``assign_users(rng, users, warehouses, spread)``: each user's home and inputs' seed;
+    - ``terminal(user, w_max, constants)``: the object that draws one user's transactions in
+      the C loop (the loop takes the workload by ``name``: ``_native.WORKLOADS``);
     - ``caveat``: the sentence every report of it carries.
     """
 
@@ -56,6 +58,7 @@ class Workload:
     caveat: str
     draw_constants: Callable[[Any, Any], Any] = lambda rng, schema: None
     assign_users: Callable[..., list] = lambda rng, users, warehouses, spread: []
+    terminal: Callable[[Any, int, Any], Any] | None = None
     phases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     actors: tuple[str, ...] = ()
 

@@ -79,11 +79,20 @@ def test_procloop_rejects_bad_arguments_before_touching_a_connection():
         loop.__init__()
     from oltplab.engines.postgres.driver import libpq_path
 
-    with pytest.raises(ValueError, match="one pointer per terminal"):
-        loop.__init__(libpq=libpq_path(), connections=[], pointers=[], terminals=[],
-                      names=[], flush_sql="", ramp_end_ns=0, measure_end_ns=0, waits=False,
-                      flush_stats=False, idle_published_after_ns=0,
-                      max_retries=0, max_consecutive_errors=1, retryable=[], fatal=[], bulk=1)
+    args = dict(workload="tpcc", libpq=libpq_path(), connections=[], pointers=[],
+                terminals=[], names=_native.NAMES, flush_sql="", ramp_end_ns=0,
+                measure_end_ns=0, waits=False, flush_stats=False, idle_published_after_ns=0,
+                max_retries=0, max_consecutive_errors=1, retryable=[], fatal=[], bulk=1)
+    with pytest.raises(ValueError, match="per terminal, at least one"):
+        loop.__init__(**args)
+    with pytest.raises(ValueError, match="one name per transaction kind"):
+        loop.__init__(**{**args, "names": _native.NAMES[:-1]})
+    with pytest.raises(ValueError, match="no workload nope"):
+        loop.__init__(**{**args, "workload": "nope"})
+    with pytest.raises(ValueError, match="no workload nope"):
+        _native.MariaDBLoop(workload="nope", connections=[], terminals=[], ramp_end_ns=0,
+                            measure_end_ns=0, waits=False, max_retries=0,
+                            max_consecutive_errors=1, retryable=[], lost=[], bulk=1)
     with pytest.raises(RuntimeError, match="not initialised"):
         loop.run()
 
@@ -105,7 +114,7 @@ NOMEMORY = textwrap.dedent("""
                 m = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(m)
                 got = repr((m.WEIGHTS, m.NAMES, m.KEYING_S, m.THINK_MEAN_S, m.THINK_CAP,
-                            m.DECK_SIZE, m.STOPPED, m.Terminal, m.ProcLoop))
+                            m.DECK_SIZE, m.STOPPED, m.Terminal, m.ProcLoop, m.WORKLOADS))
             except MemoryError:
                 os._exit(1)
             except BaseException:
@@ -127,7 +136,7 @@ NOMEMORY = textwrap.dedent("""
 def test_module_init_raises_on_every_failed_allocation():
     m = _native
     expected = repr((m.WEIGHTS, m.NAMES, m.KEYING_S, m.THINK_MEAN_S, m.THINK_CAP, m.DECK_SIZE,
-                     m.STOPPED, m.Terminal, m.ProcLoop))
+                     m.STOPPED, m.Terminal, m.ProcLoop, m.WORKLOADS))
     p = subprocess.run([sys.executable, "-c", NOMEMORY, m.__file__, expected],
                        capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONMALLOC": "malloc"})

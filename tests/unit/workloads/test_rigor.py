@@ -142,7 +142,7 @@ def test_recorder_merges_the_loops_inputs_when_present():
     rec = Recorder(0, 1)
     base = {"committed": [0] * 5, "rolled_back": [0] * 5, "errors": [0] * 5,
             "retries": [0] * 5, "total_us": [0] * 5, "completed": 0,
-            "new_orders": 0, "cross_ns": ([], [])}
+            "headline": 0, "cross_ns": ([], [])}
     rec.add_counts(base)  # a loop that does not count inputs
     assert rec.inputs == zero_inputs()
     drawn = {k: i + 1 for i, k in enumerate(INPUT_KEYS)}

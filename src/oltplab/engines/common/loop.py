@@ -24,8 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-from ... import _native
-from ...workloads.tpcc.inputs import RunConstants, terminal
+from ... import _native, workloads
 from .recorder import Recorder, UserFailed
 
 RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
@@ -51,7 +50,7 @@ class WorkerPlan:
     mode: str  # 'procedures' | 'sql'
     users: tuple[UserPlan, ...]
     w_max: int
-    constants: RunConstants
+    constants: object  # the workload's run constants (Workload.draw_constants)
     keying_thinking: bool = False
     connect_timeout: float = 30.0
     application_name: str = "oltplab"
@@ -82,21 +81,24 @@ def reconnect_until(open_one: Callable[[], object], timeout: float = RECONNECT_T
 
 
 class LoopUsers:
-    """The users of one worker on a C loop: their Terminals, connections and loop.
-    ``reopen(cancel=event)`` opens a user's new connection after it lost its own (blocking);
-    without it a lost connection fails the run."""
+    """The users of one worker on a C loop: their terminals, connections and loop. The C loop
+    runs the transactions of ``workload`` (a name of workloads/), each user's drawn by the
+    terminal the workload makes. ``reopen(cancel=event)`` opens a user's new connection after
+    it lost its own (blocking); without it a lost connection fails the run."""
 
-    def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
+    def __init__(self, workload: str, conns: list, plans: list, w_max: int, constants,
                  reopen: Callable[..., object] | None = None, bulk: int = LOOP_SAMPLES):
+        self.workload = workloads.get(workload).name
         self.conns = list(conns)
         self.reopen = reopen
         self.lost = 0  # connections lost and replaced
         self._stopping = threading.Event()  # ends the reconnects still trying
         self.bulk = bulk
-        self.terminals = [terminal(up, w_max, constants) for up in plans]
+        make = workloads.get(workload).terminal
+        self.terminals = [make(up, w_max, constants) for up in plans]
         self.loop: _native.ProcLoop | None = None
         self._closed = False
-        self._final = (0, 0)  # completed and new_orders of a closed loop
+        self._final = (0, 0)  # completed and headline of a closed loop
 
     # ----- what an engine's driver provides
 
@@ -117,8 +119,9 @@ class LoopUsers:
         return self.loop.completed if self.loop is not None else self._final[0]
 
     @property
-    def new_orders(self) -> int:
-        return self.loop.new_orders if self.loop is not None else self._final[1]
+    def headline(self) -> int:
+        """Units of the workload's headline figure (TPC-C: New-Orders) completed."""
+        return self.loop.headline if self.loop is not None else self._final[1]
 
     async def run(self, rec: Recorder) -> None:
         """Run every user until measure_end, reporting into ``rec``; raises UserFailed."""
@@ -196,7 +199,7 @@ class LoopUsers:
         if not self._closed:
             self._closed = True
             if self.loop is not None:  # the loop lets the connections go (MariaDB's refuse
-                self._final = (self.loop.completed, self.loop.new_orders)  # to close before)
+                self._final = (self.loop.completed, self.loop.headline)  # to close before)
                 self.loop.close()
                 self.loop = None
             for conn in self.conns:

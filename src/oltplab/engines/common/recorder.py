@@ -58,7 +58,7 @@ class Recorder:
     """
 
     __slots__ = ("ramp_end", "measure_end", "committed", "rolled_back", "errors", "retries",
-                 "total_us", "hists", "_samples", "completed", "new_orders", "lost", "inputs",
+                 "total_us", "hists", "_samples", "completed", "headline", "lost", "inputs",
                  "users", "crossed", "cross_ns", "on_boundary", "workload", "_unit")
 
     def __init__(self, ramp_end_ns: int, measure_end_ns: int, users: int = 0, on_boundary=None,
@@ -70,7 +70,7 @@ class Recorder:
         self.cross_ns: tuple[list[int], list[int]] = ([], [])  # when each user's flush ended
         self.on_boundary = on_boundary  # called with (boundary, users) once all have crossed
         self.workload = workload or workloads.get()
-        # the type whose commits the headline counts (New-Order): ``new_orders`` counts it
+        # the type whose commits the headline counts (TPC-C: New-Order): ``headline`` counts it
         self._unit = self.workload.type_index(self.workload.unit_transaction)
         n = len(self.workload.transactions)
         self.committed = [0] * n
@@ -83,7 +83,7 @@ class Recorder:
         # record_value per distinct value), off the virtual users' hot path.
         self._samples = [array("q") for _ in range(n)]
         self.completed = 0  # every phase, for live rates
-        self.new_orders = 0
+        self.headline = 0
         self.lost = 0  # users whose connection was lost and who reconnected (--inject)
         self.inputs = self.workload.zero_inputs()
 
@@ -91,7 +91,7 @@ class Recorder:
         """Count a completed transaction; True when it lies in the window."""
         self.completed += 1
         if kind == self._unit and not rolled_back:
-            self.new_orders += 1
+            self.headline += 1
         if start >= self.ramp_end and end <= self.measure_end:
             us = (end - start) // 1000
             if rolled_back:
@@ -125,7 +125,7 @@ class Recorder:
         if "inputs" in c:
             self.workload.add_inputs(self.inputs, c["inputs"])
         self.completed += c["completed"]
-        self.new_orders += c["new_orders"]
+        self.headline += c["headline"]
         self.lost += c.get("lost", 0)
         for boundary in (0, 1):
             self.cross_ns[boundary].extend(c["cross_ns"][boundary])

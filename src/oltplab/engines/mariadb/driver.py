@@ -73,16 +73,16 @@ class Users(LoopUsers):
 
     def __init__(self, conns: list, user_plans: list[UserPlan], plan: WorkerPlan,
                  reopen: Callable[..., object] | None = None, bulk: int = LOOP_SAMPLES):
-        super().__init__(conns, user_plans, plan.w_max, plan.constants, reopen=reopen,
-                         bulk=bulk)
+        super().__init__(plan.workload, conns, user_plans, plan.w_max, plan.constants,
+                         reopen=reopen, bulk=bulk)
         self.waits = plan.keying_thinking
         self.sql = plan.mode == "sql"
 
     def _make_loop(self, rec: Recorder) -> _native.MariaDBLoop:
         return _native.MariaDBLoop(
-            connections=self.conns, terminals=self.terminals, ramp_end_ns=rec.ramp_end,
-            measure_end_ns=rec.measure_end, waits=self.waits, max_retries=MAX_RETRIES,
-            max_consecutive_errors=MAX_CONSECUTIVE_ERRORS,
+            workload=self.workload, connections=self.conns, terminals=self.terminals,
+            ramp_end_ns=rec.ramp_end, measure_end_ns=rec.measure_end, waits=self.waits,
+            max_retries=MAX_RETRIES, max_consecutive_errors=MAX_CONSECUTIVE_ERRORS,
             retryable=sorted(client.RETRYABLE_ERRORS), lost=sorted(LOST_ERRORS),
             bulk=self.bulk, resilient=self.reopen is not None, sql=self.sql)
 

@@ -23,7 +23,6 @@ from typing import Callable
 from psycopg import pq
 
 from ... import _native
-from ...workloads.tpcc.inputs import RunConstants
 from ..common.loop import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, WorkerPlan, reconnect_until
 from ..common.recorder import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
 from .states import FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS, RETRYABLE_STATES
@@ -147,17 +146,17 @@ class ProcUsers(LoopUsers):
     opens a user's new connection after it lost its own (blocking; ``reopen_connection``); without it
     a lost connection fails the run."""
 
-    def __init__(self, conns: list, plans: list, w_max: int, constants: RunConstants,
+    def __init__(self, workload: str, conns: list, plans: list, w_max: int, constants,
                  waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES,
                  sql: bool = False, reopen: Callable[[], object] | None = None):
-        super().__init__(conns, plans, w_max, constants, reopen=reopen, bulk=bulk)
+        super().__init__(workload, conns, plans, w_max, constants, reopen=reopen, bulk=bulk)
         self.sql = sql
         self.waits = waits
         self.flush_stats = flush_stats
 
     def _make_loop(self, rec: Recorder) -> _native.ProcLoop:
         return _native.ProcLoop(
-            libpq=libpq_path(), connections=self.conns,
+            workload=self.workload, libpq=libpq_path(), connections=self.conns,
             pointers=[c.pgconn_ptr for c in self.conns], terminals=self.terminals,
             names=_NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=rec.ramp_end,
             measure_end_ns=rec.measure_end, waits=self.waits, flush_stats=self.flush_stats,
@@ -176,5 +175,6 @@ class Users(ProcUsers):
     """The users of one worker, as loadgen/worker.py makes them from its WorkerPlan."""
 
     def __init__(self, conns: list, user_plans: list, plan: WorkerPlan, reopen=None):
-        super().__init__(conns, user_plans, plan.w_max, plan.constants, plan.keying_thinking,
-                         plan.flush_stats, sql=plan.mode == "sql", reopen=reopen)
+        super().__init__(plan.workload, conns, user_plans, plan.w_max, plan.constants,
+                         plan.keying_thinking, plan.flush_stats, sql=plan.mode == "sql",
+                         reopen=reopen)

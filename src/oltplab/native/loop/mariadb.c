@@ -4,8 +4,9 @@
  * MariaDBConnection is one virtual user's session, opened here so that the driver needs no
  * Python client: non-blocking calls enabled (MYSQL_OPT_NONBLOCK, for myloop.c), several
  * statements per query (CLIENT_MULTI_STATEMENTS), no LOAD DATA LOCAL, autocommit on, and
- * snapshot isolation off where the server has it (as HammerDB does: with it on, TPC-C
- * transactions fail with "Record has changed since last read").
+ * snapshot isolation off where the server has it (as HammerDB does: with it on, a transaction
+ * that writes a row changed since its snapshot fails with "Record has changed since last
+ * read").
  */
 #include "mariadb.h"
 

@@ -47,20 +47,4 @@ typedef struct {
 
 extern PyTypeObject MyConnType, MariaDBLoopType;
 
-/* --mode sql (mytxn.c): one user's transaction as multi-statement round trips */
-typedef struct {
-    const char *name, *text; /* text: a printf format of %ld, %02ld and %s */
-} MySql;
-extern const MySql MY_SQL[]; /* NULL-ended; _native.MARIADB_SQL */
-MyTxn *mytxn_new(size_t cap);
-void mytxn_free(MyTxn *t);
-void mytxn_inputs(MyTxn *t, const txn_t *x);
-int mytxn_start(MyTxn *t);
-int mytxn_rollback(MyTxn *t);
-int mytxn_result(MyTxn *t, MYSQL_RES *res);
-int mytxn_next(MyTxn *t);
-const char *mytxn_text(const MyTxn *t, unsigned long *len);
-long long mytxn_value(const MyTxn *t);
-const char *mytxn_problem(const MyTxn *t);
-
 #endif

@@ -1,72 +1,43 @@
 /*
  * ProcLoop's MariaDB transport, and the type MariaDBLoop that drives it. In procedures mode
- * each transaction is one round trip, "CALL NEWORD(inputs..., @oltplab_out); SELECT
- * @oltplab_out" sent as one multi-statement query over libmariadb's non-blocking calls (the
- * query, then every result stored and the next one asked for, each call resumed when epoll
- * reports the socket ready for what it waits for); --mode sql sends the statements of
- * mytxn.c the same way, two or three round trips per transaction. The procedures (engines/mariadb/tpcc/sql/procedures.sql) commit
- * or roll back themselves, so Com_commit + Com_rollback counts one per transaction; New-Order
- * returns -O_ID when the unused item rolled it back (the 1%). What an error number means
+ * each transaction is one round trip, "CALL proc(inputs..., @oltplab_out); SELECT
+ * @oltplab_out" (the workload writes the CALL) sent as one multi-statement query over
+ * libmariadb's non-blocking calls (the query, then every result stored and the next one asked
+ * for, each call resumed when epoll reports the socket ready for what it waits for); --mode
+ * sql sends the workload's statements the same way, a few round trips per transaction. The
+ * procedures commit or roll back themselves, so Com_commit + Com_rollback counts one per
+ * transaction; what the OUT parameter returned goes to the workload (Workload.completed,
+ * which tells a transaction rolled back by design). What an error number means
  * comes from Python: retried (deadlock 1213, lock wait timeout 1205 ...), a lost session
  * (2006, 2013 ...), anything else fails the run with the server's message. MariaDB needs no
  * statistics flush at the window's boundaries: SHOW GLOBAL STATUS sums the live sessions.
  */
 #include "mariadb.h"
 
-#include <stdarg.h>
 
-/* The procedures' names, by transaction type */
-static const char *const PROCEDURES[NKINDS] = {"NEWORD", "PAYMENT", "OSTAT", "DELIVERY",
-                                               "SLEV"};
+
 #define OUT_VAR "@oltplab_out"
-/* --mode sql: a round trip's text at most (New-Order's second, the longest, takes ~5 KiB) */
+/* --mode sql: a round trip's text at most, unless Python gives another (sql_text_bytes) */
 #define SQL_TEXT_BYTES 16384
 
 /* the call under way: the query, a result, the next one; or an answer complete already when
  * the query was sent, which waits for the next turn of the loop (P_DONE, P_FAILED) */
 enum { P_QUERY, P_STORE, P_NEXT, P_DONE, P_FAILED };
 
-/* Append to u->query; -1 when it would not fit. */
-static int put(User *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int put(User *u, const char *fmt, ...) {
-    size_t room = sizeof u->query - (size_t)u->qlen;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(u->query + u->qlen, room, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= room) return -1;
-    u->qlen += w;
-    return 0;
-}
-
-/* The query of the transaction: its scalars as integers (Payment's amount as d.dd), then
- * New-Order's lines as the JSON array [[i_id, supply_w_id, quantity], ...]. --mode sql keeps
- * the inputs for its round trips instead. */
-static int my_prepare(ProcLoop *L, User *u, const txn_t *x) {
+/* The query of the transaction: the workload's CALL, then the SELECT of its OUT parameter.
+ * --mode sql keeps the inputs for its round trips instead. */
+static int my_prepare(ProcLoop *L, User *u) {
     if (u->txn) {
-        mytxn_inputs(u->txn, x);
+        L->wl->my_sql->inputs(u->txn, u->drawn);
         return 0;
     }
-    u->qlen = 0;
-    if (put(u, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
-    for (int i = 0; i < x->nscalars; i++) {
-        if (x->kind == PAYMENT && i == 6) {
-            char cents[32];
-            fmt_cents(cents, sizeof cents, x->a[i]);
-            if (put(u, ",%s", cents) < 0) return -1;
-        } else if (put(u, i ? ",%lld" : "%lld", (long long)x->a[i]) < 0) {
-            return -1;
-        }
-    }
-    if (x->kind == NEW_ORDER) {
-        if (put(u, ",'[") < 0) return -1;
-        for (int n = 0; n < x->ol_cnt; n++)
-            if (put(u, n ? ",[%d,%d,%d]" : "[%d,%d,%d]", (int)x->lines[OL_I_ID][n],
-                    (int)x->lines[OL_SUPPLY_W_ID][n], (int)x->lines[OL_QUANTITY][n]) < 0)
-                return -1;
-        if (put(u, "]'") < 0) return -1;
-    }
-    return put(u, "," OUT_VAR ");SELECT " OUT_VAR);
+    int n = L->wl->my_call(u->drawn, OUT_VAR, u->query, sizeof u->query);
+    if (n < 0 || (size_t)n >= sizeof u->query) return -1;
+    static const char select[] = ";SELECT " OUT_VAR;
+    if (sizeof u->query - (size_t)n < sizeof select) return -1;
+    memcpy(u->query + n, select, sizeof select);
+    u->qlen = n + (int)sizeof select - 1;
+    return 0;
 }
 
 static int in_codes(const int *codes, int n, unsigned code) {
@@ -103,7 +74,8 @@ static void wait_for(ProcLoop *L, User *u, int status) {
     uint32_t events = (status & MYSQL_WAIT_READ ? EPOLLIN : 0) |
                       (status & MYSQL_WAIT_WRITE ? EPOLLOUT : 0);
     if (!events) {
-        loop_fail(L, "%s: %s", NAMES[u->kind], "libmariadb waits for a timeout (none is set)");
+        loop_fail(L, "%s: %s", L->wl->kinds[u->kind],
+                  "libmariadb waits for a timeout (none is set)");
         return;
     }
     u->waiting = status;
@@ -131,9 +103,9 @@ static void done(ProcLoop *L, User *u, int sending) {
 /* --mode sql: the round trip's answers are all in: send the next one (1), or the
  * transaction is over (0), or it broke (-1: the run fails). */
 static int sql_trip_over(ProcLoop *L, User *u) {
-    int next = mytxn_next(u->txn);
+    int next = L->wl->my_sql->next(u->txn);
     if (next < 0) {
-        loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+        loop_fail(L, "%s: %s", L->wl->kinds[u->kind], L->wl->my_sql->problem(u->txn));
         return -1;
     }
     if (next) {
@@ -141,7 +113,7 @@ static int sql_trip_over(ProcLoop *L, User *u) {
         return 1;
     }
     u->has = 1;
-    u->value = mytxn_value(u->txn);
+    u->value = L->wl->my_sql->value(u->txn);
     return 0;
 }
 
@@ -155,8 +127,8 @@ static int sql_failed(ProcLoop *L, User *u) {
     snprintf(u->message, sizeof u->message, "%s (error %u)", my.error(m), code);
     first_line(u->message);
     u->outcome = OUT_RETRY;
-    if (!mytxn_rollback(u->txn)) {
-        loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+    if (!L->wl->my_sql->rollback(u->txn)) {
+        loop_fail(L, "%s: %s", L->wl->kinds[u->kind], L->wl->my_sql->problem(u->txn));
         return -1;
     }
     u->phase = P_QUERY;
@@ -177,7 +149,7 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
                 status = my.real_query_cont(&ret, m, status);
             } else if (u->txn) {
                 unsigned long len;
-                const char *text = mytxn_text(u->txn, &len);
+                const char *text = L->wl->my_sql->text(u->txn, &len);
                 status = my.real_query_start(&ret, m, text, len);
             } else {
                 status = my.real_query_start(&ret, m, u->query, (unsigned long)u->qlen);
@@ -201,10 +173,11 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
             if (!res && my.errno_of(m) != 0) {
                 failure = 1;
             } else if (u->txn) {
-                int ok = mytxn_result(u->txn, res);
+                int ok = L->wl->my_sql->result(u->txn, res);
                 if (res) my.free_result(res); /* stored: no I/O */
                 if (!ok) {
-                    loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+                    loop_fail(L, "%s: %s", L->wl->kinds[u->kind],
+                              L->wl->my_sql->problem(u->txn));
                     return;
                 }
             } else if (res) {
@@ -250,8 +223,8 @@ static void my_send(ProcLoop *L, User *u) {
     u->waiting = 0;
     u->has = 0;
     u->outcome = OUT_DONE;
-    if (u->txn && !mytxn_start(u->txn)) {
-        loop_fail(L, "%s: %s", NAMES[u->kind], mytxn_problem(u->txn));
+    if (u->txn && !L->wl->my_sql->start(u->txn)) {
+        loop_fail(L, "%s: %s", L->wl->kinds[u->kind], L->wl->my_sql->problem(u->txn));
         return;
     }
     step(L, u, 0, 1);
@@ -259,7 +232,7 @@ static void my_send(ProcLoop *L, User *u) {
 
 static void my_ready(ProcLoop *L, User *u, uint32_t events) {
     if (u->state != S_TXN) { /* the server spoke unasked: it is ending the session */
-        user_lost(L, u, NAMES[u->kind], "the server closed the session");
+        user_lost(L, u, L->wl->kinds[u->kind], "the server closed the session");
         return;
     }
     if (u->phase == P_DONE) {
@@ -276,9 +249,9 @@ static void my_ready(ProcLoop *L, User *u, uint32_t events) {
     step(L, u, status, 0);
 }
 
-static void my_forget(User *u, int end) { /* results are freed as they come */
-    if (end) {
-        mytxn_free(u->txn);
+static void my_forget(ProcLoop *L, User *u, int end) { /* results are freed as they come */
+    if (end && u->txn) {
+        L->wl->my_sql->destroy(u->txn);
         u->txn = NULL;
     }
 }
@@ -296,12 +269,12 @@ static int my_attach(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr) {
         return -1;
     }
     if (L->sql_mode) { /* a fresh transaction state: what a lost session left is dropped */
-        MyTxn *fresh = mytxn_new((size_t)L->sql_text_bytes);
+        MyTxn *fresh = L->wl->my_sql->create((size_t)L->sql_text_bytes);
         if (!fresh) {
             PyErr_NoMemory();
             return -1;
         }
-        mytxn_free(u->txn);
+        if (u->txn) L->wl->my_sql->destroy(u->txn);
         u->txn = fresh;
     }
     c->driven = 1;
@@ -347,9 +320,11 @@ static int copy_codes(PyObject *seq, int *out, int *n, const char *what) {
 }
 
 static int MariaDBLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"connections", "terminals", "ramp_end_ns", "measure_end_ns",
-                             "waits", "max_retries", "max_consecutive_errors", "retryable",
-                             "lost", "bulk", "resilient", "sql", "sql_text_bytes", NULL};
+    static char *kwlist[] = {"workload", "connections", "terminals", "ramp_end_ns",
+                             "measure_end_ns", "waits", "max_retries", "max_consecutive_errors",
+                             "retryable", "lost", "bulk", "resilient", "sql", "sql_text_bytes",
+                             NULL};
+    const char *workload;
     PyObject *conns, *terms, *retryable, *lost;
     long long ramp_end, stop_at;
     int waits, max_retries, max_errors, resilient = 0, sql = 0;
@@ -358,12 +333,18 @@ static int MariaDBLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOLLpiiOOn|ppn", kwlist, &conns, &terms,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOLLpiiOOn|ppn", kwlist, &workload, &conns,
+                                     &terms,
                                      &ramp_end, &stop_at, &waits, &max_retries, &max_errors,
                                      &retryable, &lost, &bulk, &resilient, &sql, &text_bytes))
         return -1;
     if (text_bytes < 64 || text_bytes > (1 << 24)) {
         PyErr_SetString(PyExc_ValueError, "sql_text_bytes must be within 64..16 MiB");
+        return -1;
+    }
+    if (loop_workload(self, workload) < 0) return -1;
+    if (sql && !self->wl->my_sql) {
+        PyErr_Format(PyExc_ValueError, "the workload %s has no --mode sql", workload);
         return -1;
     }
     if (load_libmariadb() < 0 ||
@@ -379,7 +360,8 @@ static int MariaDBLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
 
 PyTypeObject MariaDBLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "oltplab._native.MariaDBLoop",
-    .tp_doc = PyDoc_STR("MariaDBLoop(connections, terminals, ramp_end_ns, measure_end_ns, "
+    .tp_doc = PyDoc_STR("MariaDBLoop(workload, connections, terminals, ramp_end_ns, "
+                        "measure_end_ns, "
                         "waits, max_retries, max_consecutive_errors, retryable, lost, bulk, "
                         "resilient=False, sql=False, sql_text_bytes=16384): the users of one "
                         "worker on MariaDB sessions (MariaDBConnection), in procedures mode "

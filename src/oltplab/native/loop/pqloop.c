@@ -27,23 +27,24 @@ static int flush_out(ProcLoop *L, User *u, const char *what) {
     return user_watch(L, u, EPOLLIN | (r == 1 ? EPOLLOUT : 0));
 }
 
-static const char *doing(User *u) {
-    return u->state == S_FLUSH ? "statistics flush" : NAMES[u->kind];
+static const char *doing(ProcLoop *L, User *u) {
+    return u->state == S_FLUSH ? "statistics flush" : L->wl->kinds[u->kind];
 }
 
-static int pq_prepare(ProcLoop *L, User *u, const txn_t *x) {
-    if (u->sql) sql_inputs(u->sql, x);
-    return txn_text(x, u->text);
+static int pq_prepare(ProcLoop *L, User *u) {
+    if (u->sql) L->wl->pq_sql->inputs(u->sql, u->drawn);
+    u->nargs = L->wl->pq_args(u->drawn, u->text, MAX_CALL_ARGS);
+    return u->nargs < 0 ? -1 : 0;
 }
 
 static void pq_send(ProcLoop *L, User *u) {
-    if (u->sql ? !sql_start(u->sql, u->conn)
+    if (u->sql ? !L->wl->pq_sql->start(u->sql, u->conn)
                : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
                                        NULL, 0)) {
-        pq_lost(L, u, NAMES[u->kind]);
+        pq_lost(L, u, L->wl->kinds[u->kind]);
         return;
     }
-    flush_out(L, u, NAMES[u->kind]);
+    flush_out(L, u, L->wl->kinds[u->kind]);
 }
 
 static void pq_flush(ProcLoop *L, User *u) {
@@ -81,7 +82,7 @@ static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
         long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
         if (u->sql) { /* the transaction's outcome, as the function would return it */
             has = 1;
-            result = sql_value(u->sql);
+            result = L->wl->pq_sql->value(u->sql);
         }
         txn_end(L, u, OUT_DONE, has, result, NULL);
         return;
@@ -128,19 +129,20 @@ static void finished_flush(ProcLoop *L, User *u, PGresult *res) {
 /* --mode sql: the answers of the transaction's round trips; after an error the ROLLBACK,
  * then the transaction is done as in procedures mode (counted, retried, or fatal). */
 static void sql_readable(ProcLoop *L, User *u) {
-    switch (sql_read(u->sql, u->conn)) {
+    const PqSqlOps *sql = L->wl->pq_sql;
+    switch (sql->read(u->sql, u->conn)) {
     case SQL_WAIT: /* also after the next round trip was queued: send what it holds back */
-        flush_out(L, u, NAMES[u->kind]);
+        flush_out(L, u, L->wl->kinds[u->kind]);
         return;
     case SQL_LOST:
-        pq_lost(L, u, NAMES[u->kind]);
+        pq_lost(L, u, L->wl->kinds[u->kind]);
         return;
     case SQL_BROKEN:
-        loop_fail(L, "%s: %s", NAMES[u->kind], sql_problem(u->sql));
+        loop_fail(L, "%s: %s", L->wl->kinds[u->kind], sql->problem(u->sql));
         return;
     case SQL_ERROR:
-        if (!is_fatal(L, pq.resultErrorField(sql_failure(u->sql), PG_DIAG_SQLSTATE))) {
-            if (!sql_rollback(u->sql, u->conn))
+        if (!is_fatal(L, pq.resultErrorField(sql->failure(u->sql), PG_DIAG_SQLSTATE))) {
+            if (!sql->rollback(u->sql, u->conn))
                 pq_lost(L, u, "rollback");
             else
                 flush_out(L, u, "rollback");
@@ -150,7 +152,7 @@ static void sql_readable(ProcLoop *L, User *u) {
     default:
         break;
     }
-    PGresult *res = sql_take(u->sql);
+    PGresult *res = sql->take(u->sql);
     u->state = S_READY;
     finished_txn(L, u, res);
     if (res) pq.clear(res);
@@ -159,12 +161,12 @@ static void sql_readable(ProcLoop *L, User *u) {
 static void pq_ready(ProcLoop *L, User *u, uint32_t events) {
     PGconn *c = u->conn;
     if ((events & EPOLLIN || !(events & EPOLLOUT)) && !pq.consumeInput(c)) {
-        pq_lost(L, u, doing(u));
+        pq_lost(L, u, doing(L, u));
         return;
     }
-    if (u->events & EPOLLOUT && flush_out(L, u, doing(u)) < 0) return;
+    if (u->events & EPOLLOUT && flush_out(L, u, doing(L, u)) < 0) return;
     if (u->state != S_TXN && u->state != S_FLUSH) { /* a notice, or the server going away */
-        if (pq.status(c) != CONNECTION_OK) pq_lost(L, u, NAMES[u->kind]);
+        if (pq.status(c) != CONNECTION_OK) pq_lost(L, u, L->wl->kinds[u->kind]);
         return;
     }
     if (u->sql && u->state == S_TXN) {
@@ -191,13 +193,13 @@ static void pq_ready(ProcLoop *L, User *u, uint32_t events) {
     if (res) pq.clear(res);
 }
 
-static void pq_forget(User *u, int end) {
+static void pq_forget(ProcLoop *L, User *u, int end) {
     if (u->held) {
         pq.clear(u->held);
         u->held = NULL;
     }
-    if (end) {
-        sql_free(u->sql);
+    if (end && u->sql) {
+        L->wl->pq_sql->destroy(u->sql);
         u->sql = NULL;
     }
 }
@@ -211,15 +213,15 @@ static int pq_attach(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr) {
         return -1;
     }
     if (L->sql_mode) {
-        SqlTxn *fresh = sql_new();
+        SqlTxn *fresh = L->wl->pq_sql->create();
         if (!fresh) {
             PyErr_NoMemory();
             return -1;
         }
-        sql_free(u->sql);
+        if (u->sql) L->wl->pq_sql->destroy(u->sql);
         u->sql = fresh;
     }
-    for (int a = 0; a < MAX_ARGS; a++) u->values[a] = u->text[a];
+    for (int a = 0; a < MAX_CALL_ARGS; a++) u->values[a] = u->text[a];
     u->conn = c;
     u->fd = pq.socket(c);
     return 0;

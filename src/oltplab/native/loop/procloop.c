@@ -7,7 +7,8 @@
  *   parameter per round trip). The client's cost per round trip then is what the client
  *   library and the kernel take, with no interpreter work per transaction.
  *
- * This file is the users' logic, whatever the transport: the cycle of clause 5.2.5, retries
+ * This file is the users' logic, whatever the transport and the workload (workload.h): the
+ * cycle of a terminal (draw, keying time, the transaction, think time), retries
  * of the retryable errors, the consecutive-error limit, the boundaries of the measured window
  * (with the transport's statistics flush, when it has one), and what counts in the window,
  * the rules engines/common/recorder.py describes. ProcLoop.run() returns to Python at every event Python
@@ -17,11 +18,6 @@
  * their new connections (replace).
  */
 #include "procloop.h"
-
-const char *const INPUT_KEYS[NINPUTS] = {
-    "new_orders", "order_lines", "remote_order_lines", "payments", "remote_payments",
-    "payments_by_last_name", "order_statuses", "order_status_by_last_name", "deliveries",
-    "skipped_deliveries"};
 
 void loop_fail(ProcLoop *L, const char *fmt, const char *what, const char *detail) {
     if (L->failed) return;
@@ -46,7 +42,7 @@ static void rec_failed(ProcLoop *L, int kind, int64_t start, int64_t end, int re
  * it over (replace). A user done with the window only leaves the loop. */
 void user_lose(ProcLoop *L, User *u) {
     if (u->state == S_LOST) return;
-    L->tp->forget(u, 0);
+    L->tp->forget(L, u, 0);
     if (u->fd >= 0) epoll_ctl(L->epfd, EPOLL_CTL_DEL, u->fd, NULL); /* ENOENT if closed: fine */
     u->fd = -1;
     u->events = 0;
@@ -74,52 +70,26 @@ void user_lost(ProcLoop *L, User *u, const char *what, const char *message) {
     loop_fail(L, "%s: lost the database connection (%s)", what, msg);
 }
 
-static void rec_done(ProcLoop *L, int kind, int64_t start, int64_t end, int rolled_back,
-                     int retries) {
+/* Count a completed transaction: the workload says what it was (DONE_ bits) and adds its
+ * inputs when it lies in the measured window. */
+static void rec_done(ProcLoop *L, User *u, int64_t end, int has, long long value) {
+    int kind = u->kind, window = u->start >= L->ramp_end && end <= L->stop_at;
+    int done = L->wl->completed(u->drawn, has, value, window ? L->inputs : NULL);
     __atomic_fetch_add(&L->completed, 1, __ATOMIC_RELAXED);
-    if (kind == NEW_ORDER && !rolled_back) __atomic_fetch_add(&L->new_orders, 1, __ATOMIC_RELAXED);
-    if (start >= L->ramp_end && end <= L->stop_at) {
-        int64_t us = (end - start) / 1000;
-        if (rolled_back)
+    if (done & DONE_HEADLINE) __atomic_fetch_add(&L->headline, 1, __ATOMIC_RELAXED);
+    if (window) {
+        int64_t us = (end - u->start) / 1000;
+        if (done & DONE_ROLLED_BACK)
             L->rolled_back[kind]++;
         else
             L->committed[kind]++;
-        L->retries[kind] += retries;
+        L->retries[kind] += u->retries;
         L->total_us[kind] += us;
         if (L->nsamples[kind] >= L->bulk) { /* never: the loop hands over a full buffer first */
-            loop_fail(L, "%s: %s", NAMES[kind], "response-time buffer overflow (a bug)");
+            loop_fail(L, "%s: %s", L->wl->kinds[kind], "response-time buffer overflow (a bug)");
             return;
         }
         L->samples[kind][L->nsamples[kind]++] = us;
-    }
-}
-
-/* What the completed transaction's inputs were, under rec_done's window rule; ``result`` is
- * what a Delivery returned (districts delivered). */
-static void rec_inputs(ProcLoop *L, const User *u, int64_t end, long long result) {
-    if (u->start < L->ramp_end || end > L->stop_at) return;
-    int64_t *in = L->inputs;
-    switch (u->kind) {
-    case NEW_ORDER:
-        in[IN_NEW_ORDERS]++;
-        in[IN_ORDER_LINES] += u->ol_cnt;
-        in[IN_REMOTE_ORDER_LINES] += u->remote_lines;
-        break;
-    case PAYMENT:
-        in[IN_PAYMENTS]++;
-        in[IN_REMOTE_PAYMENTS] += u->remote;
-        in[IN_PAYMENTS_BY_LAST_NAME] += u->by_name;
-        break;
-    case ORDER_STATUS:
-        in[IN_ORDER_STATUSES]++;
-        in[IN_ORDER_STATUS_BY_LAST_NAME] += u->by_name;
-        break;
-    case DELIVERY:
-        in[IN_DELIVERIES]++;
-        in[IN_SKIPPED_DELIVERIES] += DISTRICTS - result;
-        break;
-    default:
-        break;
     }
 }
 
@@ -208,25 +178,18 @@ static void submit(ProcLoop *L, User *u) {
     send_txn(L, u);
 }
 
-/* Draw the next card and its inputs, which a retry keeps; wait the keying time if asked. */
+/* Draw the next transaction and its inputs, which a retry keeps; wait the keying time if
+ * asked. */
 static void cycle(ProcLoop *L, User *u) {
-    Terminal *t = u->term;
-    int kind = term_draw_kind(t);
-    txn_t x;
-    term_inputs(t, kind, term_warehouse(t), &x);
-    if (L->tp->prepare(L, u, &x) < 0) {
-        loop_fail(L, "%s: %s", NAMES[kind], "an argument is too long for its buffer");
+    int kind = L->wl->draw(u->term, u->drawn);
+    u->kind = kind;
+    if (L->tp->prepare(L, u) < 0) {
+        loop_fail(L, "%s: %s", L->wl->kinds[kind], "an argument is too long for its buffer");
         return;
     }
-    u->kind = kind;
-    u->nargs = x.nargs;
-    u->ol_cnt = x.ol_cnt;
-    u->remote_lines = x.remote_lines;
-    u->remote = x.remote;
-    u->by_name = x.by_name;
     u->retries = 0;
     if (L->waits)
-        sleep_for(L, u, KEYING_S[kind], THEN_SUBMIT);
+        sleep_for(L, u, L->wl->keying(u->term, kind), THEN_SUBMIT);
     else
         submit(L, u);
 }
@@ -265,34 +228,33 @@ void txn_end(ProcLoop *L, User *u, int outcome, int has, long long value, const 
     switch (outcome) {
     case OUT_DONE:
         u->errors = 0;
-        rec_done(L, u->kind, u->start, end, u->kind == NEW_ORDER && has && value < 0, u->retries);
-        rec_inputs(L, u, end, u->kind == DELIVERY && has ? value : DISTRICTS);
+        rec_done(L, u, end, has, value);
         break;
     case OUT_LOST:
-        user_lost(L, u, NAMES[u->kind], message);
+        user_lost(L, u, L->wl->kinds[u->kind], message);
         return;
     case OUT_FATAL:
-        loop_fail(L, "%s: %s", NAMES[u->kind], message);
+        loop_fail(L, "%s: %s", L->wl->kinds[u->kind], message);
         return;
     default: {
         rec_failed(L, u->kind, u->start, end, u->retries);
         if (++u->errors >= L->max_errors) {
             char msg[400];
             snprintf(msg, sizeof msg, "keeps failing: %s", message);
-            loop_fail(L, "%s: %s", NAMES[u->kind], msg);
+            loop_fail(L, "%s: %s", L->wl->kinds[u->kind], msg);
             return;
         }
     }
     }
     u->inflight = 0;
     if (L->waits)
-        sleep_for(L, u, term_think(u->term, u->kind), THEN_CYCLE);
+        sleep_for(L, u, L->wl->think(u->term, u->kind), THEN_CYCLE);
     else
         cycle(L, u);
 }
 
 static int samples_full(ProcLoop *L) {
-    for (int k = 0; k < NKINDS; k++)
+    for (int k = 0; k < L->wl->nkinds; k++)
         if (L->nsamples[k] >= L->bulk) return 1;
     return 0;
 }

@@ -5,7 +5,7 @@
 #ifndef OLTPLAB_PROCLOOP_H
 #define OLTPLAB_PROCLOOP_H
 
-#include "native.h"
+#include "workload.h"
 
 /* a user's state; S_LOST: its connection is gone and Python opens another (resilient mode),
  * S_RESUME: it has the new one and starts a new cycle at the next run() */
@@ -13,28 +13,26 @@ enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE, S_LOST, S_RESUME };
 enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wait/crossing */
 #define MAX_STATES 16
 #define MAX_CODES 16
-/* MariaDB: one transaction's text, "CALL NEWORD(..., '[[i,w,q],...]', @o); SELECT @o" */
+/* MariaDB: one transaction's text, "CALL proc(args..., @o); SELECT @o" */
 #define QUERY_TEXT 1024
-
-typedef struct MyTxn MyTxn; /* MariaDB's --mode sql (mytxn.c) */
 
 typedef struct {
     void *conn; /* the transport's connection: a PGconn, a MYSQL */
     int fd;
     uint32_t events; /* what epoll watches on fd: EPOLLIN, and EPOLLOUT while output waits */
-    Terminal *term;
+    PyObject *term; /* the workload's terminal object */
     int state, kind, nargs, retries, errors;
     int after_sleep, after_cross;
     int64_t start, next, wake, last_end;
     int pending;  /* a transaction ended since the last statistics flush */
     int inflight; /* a transaction was sent and its outcome is not recorded yet */
-    int ol_cnt, remote_lines, remote, by_name; /* the current transaction's inputs, as drawn */
+    _Alignas(16) unsigned char drawn[TXN_BYTES]; /* the transaction's inputs, as drawn */
     union {
         struct { /* libpq (pqloop.c) */
             PGresult *held; /* the query's result, until libpq has seen the end of its answer */
             SqlTxn *sql;    /* --mode sql: the transaction's statements and what they returned */
-            char text[MAX_ARGS][ARG_TEXT];
-            const char *values[MAX_ARGS];
+            char text[MAX_CALL_ARGS][ARG_TEXT];
+            const char *values[MAX_CALL_ARGS];
         };
         struct { /* libmariadb (myloop.c) */
             int phase;       /* which call of the answer is under way */
@@ -50,27 +48,19 @@ typedef struct {
     };
 } User;
 
-/* The input counts of the measured window [5.4.5, 2.4.1.5, 2.5.1.2, 2.6.1.2]: the keys of
- * ProcLoop.counts()["inputs"], over the transactions that completed (not errors). */
-enum {
-    IN_NEW_ORDERS, IN_ORDER_LINES, IN_REMOTE_ORDER_LINES, IN_PAYMENTS, IN_REMOTE_PAYMENTS,
-    IN_PAYMENTS_BY_LAST_NAME, IN_ORDER_STATUSES, IN_ORDER_STATUS_BY_LAST_NAME, IN_DELIVERIES,
-    IN_SKIPPED_DELIVERIES, NINPUTS
-};
-extern const char *const INPUT_KEYS[NINPUTS];
-
 typedef struct Transport Transport;
 
 typedef struct {
     PyObject_HEAD
     const Transport *tp; /* how the users' transactions travel: libpq or libmariadb */
-    PyObject *terms;  /* the Terminal objects, kept alive */
+    const Workload *wl;  /* what they run */
+    PyObject *terms;  /* the terminal objects, kept alive */
     PyObject *conns;  /* the psycopg connection objects, kept alive */
     User *users;
     int n, epfd, stopfd;
     int waits, flush_stats, max_retries, max_errors;
     int64_t ramp_end, stop_at, idle_published_after;
-    char names[NKINDS][64];
+    char names[MAX_KINDS][64]; /* libpq: the prepared functions, by kind */
     char *flush_sql;
     char retryable[MAX_STATES][6], fatal[MAX_STATES][6];
     int nretryable, nfatal;
@@ -87,12 +77,12 @@ typedef struct {
     int64_t lost_total; /* users lost, every phase */
     char error[512];
     /* the recorder: the same rules as engines/common/recorder.py's Recorder */
-    int64_t committed[NKINDS], rolled_back[NKINDS], errors[NKINDS], retries[NKINDS],
-        total_us[NKINDS];
-    int64_t completed, new_orders; /* every phase */
-    int64_t inputs[NINPUTS];  /* the measured window */
-    int64_t *samples[NKINDS]; /* bulk entries each: the loop stops at a full one [samples_full] */
-    Py_ssize_t nsamples[NKINDS], bulk;
+    int64_t committed[MAX_KINDS], rolled_back[MAX_KINDS], errors[MAX_KINDS],
+        retries[MAX_KINDS], total_us[MAX_KINDS];
+    int64_t completed, headline; /* every phase; headline: the workload's DONE_HEADLINE */
+    int64_t inputs[MAX_INPUTS];  /* the measured window */
+    int64_t *samples[MAX_KINDS]; /* bulk entries each: the loop stops at a full one [samples_full] */
+    Py_ssize_t nsamples[MAX_KINDS], bulk;
     int crossed[2];
     int64_t *cross_ns[2];
     int ncross_ns[2];
@@ -101,7 +91,7 @@ typedef struct {
 
 /* What a transaction's answer was, as the transport classifies it (txn_end). */
 enum {
-    OUT_DONE,  /* committed, or a New-Order rolled back by the 1% rule (a negative value) */
+    OUT_DONE,  /* committed, or rolled back by design (the workload tells: Workload.completed) */
     OUT_RETRY, /* rolled back by a deadlock or the like: the same inputs again */
     OUT_ERROR, /* failed: counted, and the user carries on */
     OUT_FATAL, /* fails the run with the server's message */
@@ -111,8 +101,8 @@ enum {
 /* A transport: how one user's transaction travels. Every call runs without the GIL but
  * attach and detach (with it, from __init__, replace() and release). */
 struct Transport {
-    /* Format the transaction's request from its inputs; -1 when it does not fit. */
-    int (*prepare)(ProcLoop *L, User *u, const txn_t *x);
+    /* Format the transaction's request from its inputs (u->txn); -1 when it does not fit. */
+    int (*prepare)(ProcLoop *L, User *u);
     /* Send it (u->state is S_TXN): on failure report it (user_lost) */
     void (*send)(ProcLoop *L, User *u);
     /* The socket is ready (epoll's events): go on, then txn_end once the answer is in. */
@@ -120,7 +110,7 @@ struct Transport {
     /* Ask the server to publish its statistics, then user_crossed(); NULL: never needed. */
     void (*flush)(ProcLoop *L, User *u);
     /* Drop what the user's transaction held (end: the loop goes away, free everything). */
-    void (*forget)(User *u, int end);
+    void (*forget)(ProcLoop *L, User *u, int end);
     /* Take the connection (Python's object, and the pointer Python passed or NULL) for u:
      * set u->conn and u->fd; -1 with an exception. detach: the loop lets it go. */
     int (*attach)(ProcLoop *L, User *u, PyObject *conn, PyObject *ptr);
@@ -138,6 +128,7 @@ void txn_end(ProcLoop *L, User *u, int outcome, int has, long long value, const 
 void first_line(char *s);
 
 /* The Python type's shared parts (procloop_type.c) */
+int loop_workload(ProcLoop *self, const char *name);
 int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *ptrs,
                PyObject *terms, long long ramp_end, long long stop_at, int waits,
                int max_retries, int max_errors, Py_ssize_t bulk, int resilient);

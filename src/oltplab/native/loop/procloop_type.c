@@ -1,6 +1,6 @@
 /*
  * The Python type oltplab._native.ProcLoop around the loop of procloop.c: __init__ takes the
- * connections libpq opened and the Terminals, run() releases the GIL for loop_run(), and
+ * workload's name, the connections libpq opened and the users' terminals, run() releases the GIL for loop_run(), and
  * counts() and take_samples() hand over what the loop recorded.
  */
 #include "procloop.h"
@@ -32,14 +32,14 @@ static int copy_states(PyObject *seq, char (*out)[6], int *n, const char *what) 
 void loop_release(ProcLoop *self) {
     if (self->ready)
         for (int i = 0; i < self->n; i++) {
-            self->users[i].term->driven--;
+            self->wl->hold(self->users[i].term, -1);
             if (self->tp->detach) self->tp->detach(PyList_GET_ITEM(self->conns, i));
         }
     self->ready = 0;
     if (self->epfd >= 0) close(self->epfd);
     if (self->stopfd >= 0) close(self->stopfd);
     self->epfd = self->stopfd = -1;
-    for (int i = 0; self->users && i < self->n; i++) self->tp->forget(&self->users[i], 1);
+    for (int i = 0; self->users && i < self->n; i++) self->tp->forget(self, &self->users[i], 1);
     PyMem_Free(self->users);
     self->users = NULL;
     self->n = 0;
@@ -48,7 +48,7 @@ void loop_release(ProcLoop *self) {
     PyMem_Free(self->lost);
     self->lost = NULL;
     self->nlost = 0;
-    for (int k = 0; k < NKINDS; k++) {
+    for (int k = 0; k < MAX_KINDS; k++) {
         PyMem_Free(self->samples[k]);
         self->samples[k] = NULL;
         self->nsamples[k] = 0;
@@ -60,6 +60,14 @@ void loop_release(ProcLoop *self) {
     }
     Py_CLEAR(self->terms);
     Py_CLEAR(self->conns);
+}
+
+/* The workload named ``name`` runs on the loop; -1 with ValueError when none is. */
+int loop_workload(ProcLoop *self, const char *name) {
+    const Workload *wl = workload_named(name);
+    if (!wl) return -1;
+    self->wl = wl;
+    return 0;
 }
 
 /* Take the connection ``conn`` (``ptr``: its pointer, for libpq) for user ``i`` and watch its
@@ -82,7 +90,7 @@ static int take_connection(ProcLoop *self, Py_ssize_t i, PyObject *conn, PyObjec
 }
 
 /* What every loop's __init__ shares, once the transport's own arguments are taken (the
- * transport's fields of self are set): the users, their Terminals and connections (``ptrs``:
+ * transport's fields of self are set): the users, their terminals and connections (``ptrs``:
  * one pointer each, or NULL), the buffers, epoll. -1 with an exception, self released. */
 int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *ptrs,
                PyObject *terms, long long ramp_end, long long stop_at, int waits,
@@ -104,7 +112,8 @@ int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *p
     self->n = (int)n;
     self->users = PyMem_Calloc(n, sizeof(User));
     self->bulk = bulk;
-    for (int k = 0; k < NKINDS; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
+    int nkinds = self->wl->nkinds;
+    for (int k = 0; k < nkinds; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
     self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
     self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
     self->lost = PyMem_Malloc(sizeof(int) * n);
@@ -112,7 +121,7 @@ int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *p
         PyErr_NoMemory();
         goto bad;
     }
-    for (int k = 0; k < NKINDS; k++)
+    for (int k = 0; k < nkinds; k++)
         if (!self->samples[k]) {
             PyErr_NoMemory();
             goto bad;
@@ -127,12 +136,8 @@ int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *p
     for (Py_ssize_t i = 0; i < n; i++) {
         User *u = &self->users[i];
         PyObject *term = PyList_GET_ITEM(tl, i);
-        if (!PyObject_TypeCheck(term, &TerminalType)) {
-            PyErr_SetString(PyExc_TypeError, "terminals must be Terminal objects");
-            goto bad;
-        }
-        if (term_check((Terminal *)term) < 0) goto bad;
-        u->term = (Terminal *)term;
+        if (self->wl->accept(term) < 0) goto bad;
+        u->term = term;
         u->fd = -1;
     }
     Py_ssize_t attached = 0; /* connections the transport holds: released on failure */
@@ -159,7 +164,7 @@ int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *p
     self->max_retries = max_retries;
     self->max_errors = max_errors;
     self->resilient = resilient;
-    for (Py_ssize_t i = 0; i < n; i++) self->users[i].term->driven++;
+    for (Py_ssize_t i = 0; i < n; i++) self->wl->hold(self->users[i].term, 1);
     self->ready = 1;
     return 0;
 detach:
@@ -173,12 +178,12 @@ bad:
 }
 
 static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"libpq", "connections", "pointers", "terminals", "names",
+    static char *kwlist[] = {"workload", "libpq", "connections", "pointers", "terminals", "names",
                              "flush_sql", "ramp_end_ns", "measure_end_ns", "waits",
                              "flush_stats", "idle_published_after_ns",
                              "max_retries", "max_consecutive_errors", "retryable", "fatal",
                              "bulk", "sql", "resilient", NULL};
-    const char *libpq, *flush_sql;
+    const char *workload, *libpq, *flush_sql;
     PyObject *conns, *ptrs, *terms, *names, *retryable, *fatal;
     long long ramp_end, stop_at, idle;
     int waits, flush_stats, max_retries, max_errors, sql = 0, resilient = 0;
@@ -187,13 +192,18 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_RuntimeError, "a ProcLoop is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOsLLppLiiOOn|pp", kwlist, &libpq, &conns,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssOOOOsLLppLiiOOn|pp", kwlist, &workload,
+                                     &libpq, &conns,
                                      &ptrs, &terms, &names, &flush_sql, &ramp_end, &stop_at,
                                      &waits, &flush_stats, &idle, &max_retries,
                                      &max_errors, &retryable, &fatal, &bulk, &sql,
                                      &resilient))
         return -1;
-    if (load_libpq(libpq) < 0) return -1;
+    if (loop_workload(self, workload) < 0 || load_libpq(libpq) < 0) return -1;
+    if (sql && !self->wl->pq_sql) {
+        PyErr_Format(PyExc_ValueError, "the workload %s has no --mode sql", workload);
+        return -1;
+    }
     if (sql && !pq_has_pipeline()) {
         PyErr_SetString(PyExc_RuntimeError, "--mode sql needs libpq 14 or later (pipeline mode)");
         return -1;
@@ -203,13 +213,13 @@ static int ProcLoop_init(ProcLoop *self, PyObject *args, PyObject *kw) {
         return -1;
     PyObject *nl = PySequence_Fast(names, "names must be a sequence");
     if (!nl) return -1;
-    if (PySequence_Fast_GET_SIZE(nl) != NKINDS) {
+    if (PySequence_Fast_GET_SIZE(nl) != self->wl->nkinds) {
         Py_DECREF(nl);
-        PyErr_SetString(PyExc_ValueError,
-                        "need one pointer per terminal, at least one, and five names");
+        PyErr_Format(PyExc_ValueError, "need one name per transaction kind (%d)",
+                     self->wl->nkinds);
         return -1;
     }
-    for (int k = 0; k < NKINDS; k++) {
+    for (int k = 0; k < self->wl->nkinds; k++) {
         const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(nl, k));
         if (!s) {
             Py_DECREF(nl);
@@ -357,9 +367,9 @@ static PyObject *ProcLoop_take_samples(ProcLoop *self, PyObject *unused) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
         return NULL;
     }
-    PyObject *out = PyTuple_New(NKINDS);
+    PyObject *out = PyTuple_New(self->wl->nkinds);
     if (!out) return NULL;
-    for (int k = 0; k < NKINDS; k++) {
+    for (int k = 0; k < self->wl->nkinds; k++) {
         PyObject *b = PyBytes_FromStringAndSize((const char *)self->samples[k],
                                                 self->nsamples[k] * (Py_ssize_t)sizeof(int64_t));
         if (!b) {
@@ -379,21 +389,22 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
         return NULL;
     }
     PyObject *inputs = PyDict_New();
-    for (int i = 0; inputs && i < NINPUTS; i++) {
+    for (int i = 0; inputs && i < self->wl->ninputs; i++) {
         PyObject *v = PyLong_FromLongLong(self->inputs[i]);
-        if (!v || PyDict_SetItemString(inputs, INPUT_KEYS[i], v) < 0) Py_CLEAR(inputs);
+        if (!v || PyDict_SetItemString(inputs, self->wl->input_keys[i], v) < 0) Py_CLEAR(inputs);
         Py_XDECREF(v);
     }
     if (!inputs) return NULL;
+    int nk = self->wl->nkinds;
     return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N,s:N}", "committed",
-                         ints(self->committed, NKINDS), "rolled_back",
-                         ints(self->rolled_back, NKINDS), "errors", ints(self->errors, NKINDS),
-                         "retries", ints(self->retries, NKINDS), "total_us",
-                         ints(self->total_us, NKINDS), "completed", (long long)self->completed,
-                         "new_orders", (long long)self->new_orders,
+                         ints(self->committed, nk), "rolled_back", ints(self->rolled_back, nk),
+                         "errors", ints(self->errors, nk), "retries", ints(self->retries, nk),
+                         "total_us", ints(self->total_us, nk), "completed",
+                         (long long)self->completed, "headline", (long long)self->headline,
                          "lost", (long long)self->lost_total,
-                         "cross_ns", Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
-                                                   ints(self->cross_ns[1], self->ncross_ns[1])),
+                         "cross_ns",
+                         Py_BuildValue("(NN)", ints(self->cross_ns[0], self->ncross_ns[0]),
+                                       ints(self->cross_ns[1], self->ncross_ns[1])),
                          "inputs", inputs);
 }
 
@@ -401,8 +412,8 @@ static PyObject *ProcLoop_get_completed(ProcLoop *self, void *c) {
     return PyLong_FromLongLong(__atomic_load_n(&self->completed, __ATOMIC_RELAXED));
 }
 
-static PyObject *ProcLoop_get_new_orders(ProcLoop *self, void *c) {
-    return PyLong_FromLongLong(__atomic_load_n(&self->new_orders, __ATOMIC_RELAXED));
+static PyObject *ProcLoop_get_headline(ProcLoop *self, void *c) {
+    return PyLong_FromLongLong(__atomic_load_n(&self->headline, __ATOMIC_RELAXED));
 }
 
 static PyObject *ProcLoop_get_error(ProcLoop *self, void *c) {
@@ -424,7 +435,7 @@ static PyMethodDef ProcLoop_methods[] = {
     {"wake", (PyCFunction)ProcLoop_wake, METH_NOARGS,
      "Make run() return WOKEN soon (to hand over new connections); safe from any thread."},
     {"close", (PyCFunction)ProcLoop_close, METH_NOARGS,
-     "Let the connections and Terminals go; the loop cannot be used again."},
+     "Let the connections and terminals go; the loop cannot be used again."},
     {"take_lost", (PyCFunction)ProcLoop_take_lost, METH_NOARGS,
      "The users lost since the last call (resilient mode), as a tuple of indexes."},
     {"replace", (PyCFunction)ProcLoop_replace, METH_VARARGS,
@@ -434,16 +445,14 @@ static PyMethodDef ProcLoop_methods[] = {
      "The response times (us, native int64) held per type, and empty the buffers."},
     {"counts", (PyCFunction)ProcLoop_counts, METH_NOARGS,
      "The counts of the measured window, the flush times at each boundary, and 'inputs': the "
-     "input counts of the window's completed transactions (new_orders, order_lines, "
-     "remote_order_lines, payments, remote_payments, payments_by_last_name, order_statuses, "
-     "order_status_by_last_name, deliveries, skipped_deliveries)."},
+     "input counts of the window's completed transactions, by the workload's keys."},
     {NULL}};
 
 static PyGetSetDef ProcLoop_getset[] = {
     {"completed", (getter)ProcLoop_get_completed, NULL, "Transactions completed, every phase.",
      NULL},
-    {"new_orders", (getter)ProcLoop_get_new_orders, NULL,
-     "New-Orders committed, every phase.", NULL},
+    {"headline", (getter)ProcLoop_get_headline, NULL,
+     "Units of the workload's headline figure completed, every phase.", NULL},
     {"error", (getter)ProcLoop_get_error, NULL, "Why the loop failed, or None.", NULL},
     {"crossed", (getter)ProcLoop_get_crossed, NULL, "Users past each boundary.", NULL},
     {NULL}};

@@ -28,6 +28,7 @@
  * would not fit stops the run with an error (mytxn_problem), never writes past it.
  */
 #include "mariadb.h"
+#include "tpcc.h"
 
 #include <stdarg.h>
 
@@ -168,25 +169,26 @@ struct MyTxn {
     char text[];
 };
 
-MyTxn *mytxn_new(size_t cap) {
+static MyTxn *mytxn_new(size_t cap) {
     if (cap < 64) cap = 64;
     MyTxn *t = PyMem_Calloc(1, sizeof(MyTxn) + cap);
     if (t) t->cap = cap;
     return t;
 }
 
-void mytxn_free(MyTxn *t) { PyMem_Free(t); }
+static void mytxn_free(MyTxn *t) { PyMem_Free(t); }
 
-const char *mytxn_text(const MyTxn *t, unsigned long *len) {
+static const char *mytxn_text(const MyTxn *t, unsigned long *len) {
     *len = (unsigned long)t->len;
     return t->text;
 }
 
-long long mytxn_value(const MyTxn *t) { return t->value; }
+static long long mytxn_value(const MyTxn *t) { return t->value; }
 
-const char *mytxn_problem(const MyTxn *t) { return t->problem; }
+static const char *mytxn_problem(const MyTxn *t) { return t->problem; }
 
-void mytxn_inputs(MyTxn *t, const txn_t *x) {
+static void mytxn_inputs(MyTxn *t, const void *txn) {
+    const txn_t *x = txn;
     t->kind = x->kind;
     t->nargs = txn_copy(x, t->a, t->lines, &t->ol_cnt);
 }
@@ -420,7 +422,7 @@ static int next_trip(MyTxn *t) {
 
 /* Start the transaction with the inputs of mytxn_inputs (again, for a retry): 0 when its
  * first text does not fit (mytxn_problem says why). */
-int mytxn_start(MyTxn *t) {
+static int mytxn_start(MyTxn *t) {
     t->step = 0;
     t->rolling_back = 0;
     t->problem[0] = 0;
@@ -428,7 +430,7 @@ int mytxn_start(MyTxn *t) {
 }
 
 /* After an error: the ROLLBACK alone (a round trip, then mytxn_next answers 0). */
-int mytxn_rollback(MyTxn *t) {
+static int mytxn_rollback(MyTxn *t) {
     t->rolling_back = 1;
     begin_trip(t);
     return PUT0(t, Q_ROLLBACK);
@@ -436,7 +438,7 @@ int mytxn_rollback(MyTxn *t) {
 
 /* Every answer of the round trip is in: 1 the next trip's text is ready, 0 the transaction
  * is over, -1 a problem (mytxn_problem). */
-int mytxn_next(MyTxn *t) {
+static int mytxn_next(MyTxn *t) {
     if (t->problem[0]) return -1;
     if (t->qi != t->nq) {
         fail(t, "%d answers to %d statements", t->qi, t->nq);
@@ -483,7 +485,7 @@ static int cents_of(MyTxn *t, const char *s, int64_t *out) {
 
 /* One statement's answer: ``res`` its rows (NULL: a statement without). 0 with a problem
  * when it lacks what the transaction needs. */
-int mytxn_result(MyTxn *t, MYSQL_RES *res) {
+static int mytxn_result(MyTxn *t, MYSQL_RES *res) {
     if (t->qi >= t->nq) return fail(t, "an answer to no statement");
     int q = t->q[t->qi], tag = t->tag[t->qi++];
     MYSQL_ROW row = res ? my.fetch_row(res) : NULL;
@@ -538,3 +540,8 @@ int mytxn_result(MyTxn *t, MYSQL_RES *res) {
         return 1;
     }
 }
+
+const MySqlOps TPCC_MY_SQL = {.create = mytxn_new, .destroy = mytxn_free, .inputs = mytxn_inputs,
+                              .start = mytxn_start, .rollback = mytxn_rollback,
+                              .result = mytxn_result, .next = mytxn_next, .text = mytxn_text,
+                              .value = mytxn_value, .problem = mytxn_problem};

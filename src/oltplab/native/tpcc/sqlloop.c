@@ -21,7 +21,7 @@
  * After an error the ROLLBACK is one more round trip, and the transaction is retried or
  * counted by the loop (procloop.c) as in procedures mode.
  */
-#include "native.h"
+#include "tpcc.h"
 
 /* The prepared statements, by the names Python prepares them under. */
 enum {
@@ -84,30 +84,31 @@ struct SqlTxn {
     char problem[160];
 };
 
-SqlTxn *sql_new(void) { return PyMem_Calloc(1, sizeof(SqlTxn)); }
+static SqlTxn *sql_new(void) { return PyMem_Calloc(1, sizeof(SqlTxn)); }
 
-void sql_free(SqlTxn *s) {
+static void sql_free(SqlTxn *s) {
     if (!s) return;
     if (s->res) pq.clear(s->res);
     PyMem_Free(s);
 }
 
-long long sql_value(const SqlTxn *s) { return s->value; }
+static long long sql_value(const SqlTxn *s) { return s->value; }
 
-const char *sql_problem(const SqlTxn *s) { return s->problem; }
+static const char *sql_problem(const SqlTxn *s) { return s->problem; }
 
-PGresult *sql_take(SqlTxn *s) {
+static PGresult *sql_take(SqlTxn *s) {
     PGresult *r = s->res;
     s->res = NULL;
     return r;
 }
 
-const PGresult *sql_failure(const SqlTxn *s) { return s->res; }
+static const PGresult *sql_failure(const SqlTxn *s) { return s->res; }
 
 /* The transaction's inputs as the Terminal drew them, kept for its retries: the scalars of
  * the kind's function (Payment's H_AMOUNT in cents; New-Order's (w_id, d_id, c_id)) and
  * New-Order's lines (ol_i_id, ol_supply_w_id, ol_quantity) [2.4.1.5]. */
-void sql_inputs(SqlTxn *s, const txn_t *x) {
+static void sql_inputs(SqlTxn *s, const void *txn) {
+    const txn_t *x = txn;
     s->kind = x->kind;
     s->nargs = txn_copy(x, s->a, s->lines, &s->ol_cnt);
 }
@@ -383,7 +384,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
 }
 
 /* Start the transaction with the inputs of sql_inputs (again, for a retry); 0 when lost. */
-int sql_start(SqlTxn *s, PGconn *c) {
+static int sql_start(SqlTxn *s, PGconn *c) {
     if (s->res) {
         pq.clear(s->res);
         s->res = NULL;
@@ -396,7 +397,7 @@ int sql_start(SqlTxn *s, PGconn *c) {
 }
 
 /* After SQL_ERROR: end the failed transaction; sql_read then answers SQL_DONE. 0 when lost. */
-int sql_rollback(SqlTxn *s, PGconn *c) {
+static int sql_rollback(SqlTxn *s, PGconn *c) {
     s->rolling_back = 1;
     begin_trip(s);
     return put(s, c, ROLLBACK, 0, NULL) && sync_flush(c);
@@ -508,7 +509,7 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
 }
 
 /* Take the answers that have arrived; one of the SQL_ codes. */
-int sql_read(SqlTxn *s, PGconn *c) {
+static int sql_read(SqlTxn *s, PGconn *c) {
     int nulls = 0;
     for (;;) {
         if (pq.isBusy(c)) return SQL_WAIT;
@@ -560,3 +561,8 @@ int sql_read(SqlTxn *s, PGconn *c) {
         pq.clear(r);
     }
 }
+
+const PqSqlOps TPCC_PQ_SQL = {.create = sql_new, .destroy = sql_free, .inputs = sql_inputs,
+                              .start = sql_start, .read = sql_read, .rollback = sql_rollback,
+                              .take = sql_take, .failure = sql_failure, .value = sql_value,
+                              .problem = sql_problem};

@@ -3,7 +3,7 @@
  *   (TPC-C clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1 and 5.2). Both modes draw from it: the
  *   procedures loop directly, --mode sql through its Python methods.
  */
-#include "native.h"
+#include "tpcc.h"
 
 const int WEIGHTS[NKINDS] = {45, 43, 4, 4, 4};          /* cards per 100 [5.2.3] */
 const double KEYING_S[NKINDS] = {18.0, 3.0, 2.0, 2.0, 2.0}; /* [5.2.5.7] */

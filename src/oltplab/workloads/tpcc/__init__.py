@@ -22,4 +22,5 @@ WORKLOAD = Workload(
     caveat=CAVEAT,
     draw_constants=lambda rng, schema: inputs.draw_constants(rng, schema.c_last_load),
     assign_users=inputs.assign_terminals,
+    terminal=inputs.terminal,
 )

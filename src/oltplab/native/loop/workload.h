@@ -1,0 +1,99 @@
+/*
+ * A workload, as the loop drives it: its transaction kinds, how a user's terminal draws the
+ * next transaction and waits, how the transports send that transaction, and what a completed
+ * one counts. The loop (procloop.c, pqloop.c, myloop.c) knows a transaction only as its kind
+ * (an index into ``kinds``) and an opaque buffer of TXN_BYTES the workload fills and reads;
+ * Python names the workload when it makes the loop (workloads.c holds the compiled ones).
+ *
+ * A unit of several calls (an order made of a login, browses and a purchase, with think time
+ * between them) is one kind per call: the terminal keeps where the user is in its unit, draw
+ * returns the next call's kind, keying and think give the times between calls, and completed
+ * sets DONE_HEADLINE on the call that completes the unit.
+ */
+#ifndef OLTPLAB_WORKLOAD_H
+#define OLTPLAB_WORKLOAD_H
+
+#include "native.h"
+#include <mariadb/mysql.h>
+
+#define MAX_KINDS 8    /* transaction kinds of a workload */
+#define MAX_INPUTS 16  /* input counts of a workload */
+#define TXN_BYTES 512  /* one drawn transaction, as the workload holds it */
+#define MAX_CALL_ARGS 8 /* libpq: the arguments of one call of a prepared function */
+#define ARG_TEXT 192   /* ... each one's text, its terminating NUL included */
+
+/* What a completed transaction counts as (Workload.completed). */
+enum {
+    DONE_HEADLINE = 1,   /* one unit of the headline figure */
+    DONE_ROLLED_BACK = 2 /* ended by design, not by an error: counted apart from the commits */
+};
+
+/* --mode sql on libpq: a user's transaction as its statements in pipelined round trips. */
+typedef struct SqlTxn SqlTxn;
+enum { SQL_WAIT, SQL_DONE, SQL_ERROR, SQL_LOST, SQL_BROKEN }; /* what read found */
+typedef struct {
+    SqlTxn *(*create)(void);
+    void (*destroy)(SqlTxn *s);
+    void (*inputs)(SqlTxn *s, const void *txn); /* kept for the retries */
+    int (*start)(SqlTxn *s, PGconn *c);      /* 0: libpq refused to send */
+    int (*read)(SqlTxn *s, PGconn *c);       /* the answers so far: one of SQL_ */
+    int (*rollback)(SqlTxn *s, PGconn *c);   /* after SQL_ERROR; 0: libpq refused */
+    PGresult *(*take)(SqlTxn *s);            /* the outcome's result, the caller's */
+    const PGresult *(*failure)(const SqlTxn *s); /* the failed statement's result */
+    long long (*value)(const SqlTxn *s);     /* what the transaction returned */
+    const char *(*problem)(const SqlTxn *s); /* why it broke (SQL_BROKEN) */
+} PqSqlOps;
+
+/* --mode sql on libmariadb: a user's transaction as multi-statement round trips. */
+typedef struct MyTxn MyTxn;
+typedef struct {
+    MyTxn *(*create)(size_t text_bytes);
+    void (*destroy)(MyTxn *t);
+    void (*inputs)(MyTxn *t, const void *txn);
+    int (*start)(MyTxn *t);                  /* 0: the first round trip did not fit */
+    int (*rollback)(MyTxn *t);               /* 0: the ROLLBACK did not fit */
+    int (*result)(MyTxn *t, MYSQL_RES *res); /* a statement's answer; 0: unexpected */
+    int (*next)(MyTxn *t);                   /* after a round trip: 1 another, 0 done, -1 broken */
+    const char *(*text)(const MyTxn *t, unsigned long *len); /* the round trip's text */
+    long long (*value)(const MyTxn *t);
+    const char *(*problem)(const MyTxn *t);
+} MySqlOps;
+
+typedef struct {
+    const char *name;          /* as Python names it */
+    int nkinds;                /* 1..MAX_KINDS */
+    const char *const *kinds;  /* the kinds' names, in Python's order */
+    int ninputs;               /* 0..MAX_INPUTS */
+    const char *const *input_keys; /* the keys of counts()["inputs"] */
+    /* A user's terminal: 0 when it is the workload's, ready and driven by no loop, else -1
+     * with an exception; hold(term, +1 or -1): a loop takes it or lets it go. */
+    int (*accept)(PyObject *term);
+    void (*hold)(PyObject *term, int by);
+    /* Draw the next transaction into txn (TXN_BYTES, kept for its retries): its kind. */
+    int (*draw)(PyObject *term, void *txn);
+    /* Seconds to wait before sending a transaction of the kind, and after it ended. */
+    double (*keying)(PyObject *term, int kind);
+    double (*think)(PyObject *term, int kind);
+    /* libpq: the arguments of the kind's function as text, at most max of ARG_TEXT bytes:
+     * how many; -1 when one does not fit. */
+    int (*pq_args)(const void *txn, char (*text)[ARG_TEXT], int max);
+    /* libmariadb: "CALL proc(args..., out_var)" into buf (size bytes): its length; -1 when
+     * it does not fit. */
+    int (*my_call)(const void *txn, const char *out_var, char *buf, size_t size);
+    /* A completed transaction that returned value (has: it returned one): DONE_ bits; its
+     * inputs are added to inputs[ninputs] unless NULL (outside the measured window). txn
+     * stays as it leaves it until the next draw, which may read it (a unit's next call). */
+    int (*completed)(void *txn, int has, long long value, int64_t *inputs);
+    const PqSqlOps *pq_sql; /* NULL: no --mode sql */
+    const MySqlOps *my_sql;
+    /* Add what Python reads of it (its terminal type, constants) to the module: 0, or -1
+     * with an exception. */
+    int (*add_to_module)(PyObject *m);
+} Workload;
+
+extern const Workload *const WORKLOADS[]; /* the compiled ones, NULL-ended (workloads.c) */
+const Workload *workload_named(const char *name); /* NULL with ValueError when none is */
+/* Add value (a new reference, or NULL: making it failed) to the module as attr; steals it. */
+int module_add(PyObject *m, const char *attr, PyObject *value);
+
+#endif
