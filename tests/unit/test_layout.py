@@ -189,3 +189,25 @@ def test_the_native_loop_names_no_tpcc_thing():
     """native/loop/ drives any workload through workload.h; TPC-C's parts live in
     native/tpcc/."""
     assert tpcc_words_in(NATIVE_LOOP) == []
+
+
+TESTS = SRC.parent / "tests"
+
+
+def _test_folders(kind: str) -> list[Path]:
+    return sorted(p.relative_to(TESTS / kind) for p in (TESTS / kind).rglob("*")
+                  if p.is_dir() and p.name != "__pycache__")
+
+
+@pytest.mark.parametrize("kind", ["unit", "integration"])
+def test_unit_and_integration_tests_mirror_the_packages(kind):
+    """tests/unit/<package>/ and tests/integration/<package>/: a folder per package it tests."""
+    strays = [str(f) for f in _test_folders(kind) if not (PACKAGE / f).is_dir()]
+    assert not strays, f"tests/{kind} folders that name no package of oltplab: {strays}"
+
+
+def test_end_to_end_tests_mirror_the_commands():
+    """tests/e2e/<command>/: a folder per command group of the CLI."""
+    from oltplab.cli.main import cli
+    strays = [str(f) for f in _test_folders("e2e") if f.name not in cli.commands]
+    assert not strays, f"tests/e2e folders that name no command: {strays}"
