@@ -6,6 +6,8 @@ import socket
 
 import pytest
 
+from .conftest import free_port
+
 
 def _one_line_error(p, rc: int, needle: str) -> None:
     assert p.returncode == rc, (p.returncode, p.stdout, p.stderr)
@@ -46,13 +48,13 @@ def test_usage_errors_exit_2(cli, tmp_path, args, needle):
 def test_datadir_is_a_file(cli, tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
-    p = cli("db", "start", "--datadir", str(f), "--port", str(_free_port()), cwd=tmp_path)
+    p = cli("db", "start", "--datadir", str(f), "--port", str(free_port()), cwd=tmp_path)
     assert p.returncode in (1, 2)
     _one_line_error(p, p.returncode, "afile")
 
 
 def test_unreachable_dsn(cli, tmp_path):
-    port = _free_port()
+    port = free_port()
     p = cli("tpcc", "run", "--dsn", f"postgresql://postgres@127.0.0.1:{port}/tpcc", cwd=tmp_path)
     _one_line_error(p, 1, "connect")
 
@@ -73,7 +75,3 @@ def test_results_show_unknown_run(cli, tmp_path):
     _one_line_error(cli("results", "show", "nope", cwd=tmp_path), 2, "no run")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

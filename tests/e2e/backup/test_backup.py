@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -16,25 +15,17 @@ from pathlib import Path
 import pytest
 from interrupts import INTERRUPTIBLE
 
-from ..conftest import oltplab, server_pids
+from ..conftest import free_port, oltplab, server_pids
 
 FIELDS = {"backup": ("seconds", "bytes", "mb_per_s"), "restore": ("seconds", "mb_per_s", "check_ok")}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def site():
+def site(built_w1):
     """A W=1 schema on a managed server (stopped) outside pytest's 0700 base directory."""
     root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))
-    datadir = root / "pg"
-    flags = ["--datadir", str(datadir), "--port", str(_free_port()), "--db-memory", "128MiB"]
-    oltplab("tpcc", "build", *flags, "-w", "1", "--build-users", "2", "--seed", "3", cwd=root,
-            check_rc=0)
+    datadir = built_w1("postgres", root / "pg")
+    flags = ["--datadir", str(datadir), "--port", str(free_port()), "--db-memory", "128MiB"]
     yield root, datadir, flags
     oltplab("db", "stop", *flags, cwd=root)
     shutil.rmtree(root, ignore_errors=True)

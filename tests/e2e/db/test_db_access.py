@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 
 import asyncpg
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ..conftest import free_port
 
 
 def _connect(dsn: str) -> str:
@@ -28,7 +23,7 @@ def _connect(dsn: str) -> str:
 
 
 def test_db_start_with_listen_prints_no_password_and_tcp_needs_it(cli, server_tmp):
-    datadir, port = server_tmp / "pg", str(_free_port())
+    datadir, port = server_tmp / "pg", str(free_port())
     where = ["--datadir", str(datadir), "--port", port]
     started = cli("db", "start", *where, "--db-memory", "64MiB", "--listen", "127.0.0.1",
                   check_rc=0)

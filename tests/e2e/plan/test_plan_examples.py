@@ -3,8 +3,6 @@ leaving its runs with their ``plan`` labels and the report's charts for what it 
 
 from __future__ import annotations
 
-import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -15,30 +13,19 @@ from oltplab.plans.run import plan_runs
 from oltplab.plans.model import load_plan
 from oltplab.report.plan import plan_section
 
-from ..conftest import oltplab
+from ..conftest import free_port, oltplab, saved_runs
 
 EXAMPLES = Path(__file__).parents[3] / "examples" / "plans"
 MiB = 1024**2
 SHORT = ("--set", "duration=1s", "--set", "rampup=0s", "--set", "users=[1,2]")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _runs(results: Path) -> list[dict]:
-    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
-            if (p / "run.json").is_file()]
-
-
 def _run(tmp_path: Path, name: str, *sets: str) -> tuple[list[dict], Path]:
     """Run the example in ``tmp_path`` (its relative data folders land there)."""
-    port = () if any(s.startswith("port=") for s in sets) else ("--set", f"port={_free_port()}")
+    port = () if any(s.startswith("port=") for s in sets) else ("--set", f"port={free_port()}")
     p = oltplab("plan", "run", str(EXAMPLES / f"{name}.toml"), *port, *sets, cwd=tmp_path,
                 check_rc=0, timeout=240)
-    runs = _runs(tmp_path / "results")
+    runs = saved_runs(tmp_path / "results")
     assert all(r["status"] == "completed" and r["plan"]["name"] == name for r in runs)
     report = tmp_path / "reports" / f"plan-{name}"
     assert f"report {report.relative_to(tmp_path)}/report.html" in p.stdout
@@ -47,7 +34,7 @@ def _run(tmp_path: Path, name: str, *sets: str) -> tuple[list[dict], Path]:
 
 def _need_memory_groups() -> None:
     try:
-        hostmem.create_group(96 * MiB, f"probe-{_free_port()}").remove()
+        hostmem.create_group(96 * MiB, f"probe-{free_port()}").remove()
     except UsageError as e:
         pytest.skip(str(e))
 
@@ -98,7 +85,7 @@ def test_e4_backup_step_after_the_build(tmp_path):
 def test_e5_baseline_and_noisy_cells_side_by_side(server_tmp):
     """Three W=1 instances: a baseline cell, then one instance backing up; the instances' own
     runs stay inside their neighbours run, out of the plan's runs and out of results list."""
-    sets = ("--set", f"port={_free_port()}", "--set", "instances=3", "--set", "users=1",
+    sets = ("--set", f"port={free_port()}", "--set", "instances=3", "--set", "users=1",
             "--set", "rampup=1s", "--set",
             "duration=4s", "--set", "backup_interval=1s", "--set", "backup_cycles=1", "--set",
             "db_memory=96MiB", "--set", "power=none")

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,34 +14,21 @@ from pathlib import Path
 
 from interrupts import INTERRUPTIBLE
 
-from ..conftest import oltplab
+from ..conftest import free_port, oltplab, saved_runs
 from ..report.test_report_browser import browse, drawn_figures
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "plans" / "modes.toml"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _runs(results: Path) -> list[dict]:
-    if not results.is_dir():
-        return []
-    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
-            if (p / "run.json").is_file()]
-
-
 def _completed(results: Path) -> list[dict]:
-    return [r for r in _runs(results) if r["status"] == "completed"]
+    return [r for r in saved_runs(results) if r["status"] == "completed"]
 
 
 def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
     plan = tmp_path / "modes.toml"
     plan.write_text(EXAMPLE.read_text()
                     .replace('datadir = "oltplab-data/postgres"', f'datadir = "{tmp_path / "pg"}"')
-                    .replace("port = 5432", f"port = {_free_port()}"))
+                    .replace("port = 5432", f"port = {free_port()}"))
     results = tmp_path / "results"
     shown = oltplab("plan", "show", str(plan), cwd=tmp_path, check_rc=0)
     assert "plan modes: 2 cells x 2 repeats = 4 runs" in shown.stdout
@@ -53,15 +39,15 @@ def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             **INTERRUPTIBLE)
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and not (_completed(results) and len(_runs(results)) > 1):
+    while time.monotonic() < deadline and not (_completed(results) and len(saved_runs(results)) > 1):
         time.sleep(0.2)  # the first run done, the second under way
     assert _completed(results), proc.stderr.read() if proc.poll() is not None else "no run"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "--resume" in err
-    cut = [r for r in _runs(results) if r["status"] == "interrupted"]
-    assert len(cut) == 1 and len(_runs(results)) == 2
+    cut = [r for r in saved_runs(results) if r["status"] == "interrupted"]
+    assert len(cut) == 1 and len(saved_runs(results)) == 2
 
     status = oltplab("plan", "status", str(plan), cwd=tmp_path, check_rc=0)
     assert "(1/2 runs done" in status.stdout and "pending" in status.stdout
@@ -71,7 +57,7 @@ def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
 
     done = oltplab("plan", "run", str(plan), "--resume", cwd=tmp_path, check_rc=0,
                    timeout=240)
-    runs = _runs(results)
+    runs = saved_runs(results)
     assert len(runs) == 4 and all(r["status"] == "completed" for r in runs)
     assert sorted((r["plan"]["cell"], r["plan"]["repeat"]) for r in runs) == [
         ("mode=procedures", 1), ("mode=procedures", 2), ("mode=sql", 1), ("mode=sql", 2)]
@@ -144,7 +130,7 @@ def test_step_users_does_not_crash_plan(scratch_w1, tmp_path):
     plan = _dsn_plan(tmp_path, scratch_w1, '[[step]]\nkind = "tpcc"\nusers = [2]\n')
     p = oltplab("plan", "run", str(plan), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    [run] = _runs(tmp_path / "results")
+    [run] = saved_runs(tmp_path / "results")
     assert run["status"] == "completed" and [s["users"] for s in run["steps"]] == [2]
 
 
@@ -158,7 +144,7 @@ def test_unexpected_error_fails_its_cell_and_the_plan_goes_on(scratch_w1, tmp_pa
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert p.stderr.strip().splitlines()[-1] == (
         "oltplab: error: plan p: 2 cells not done: mode=procedures, mode=sql")
-    runs = _runs(tmp_path / "results")
+    runs = saved_runs(tmp_path / "results")
     failed = [r for r in runs if r["kind"] == "backup"]
     assert [r["status"] for r in failed] == ["failed", "failed"]
     assert all(r["error"].startswith("NotADirectoryError: ") for r in failed), failed
@@ -186,17 +172,17 @@ def test_resume_with_another_duration_runs_again_and_sets_the_old_run_aside(scra
     plan = _dsn_plan(tmp_path, scratch_w1)
     results = tmp_path / "results"
     oltplab("plan", "run", str(plan), cwd=tmp_path, check_rc=0)
-    [first] = _runs(results)
+    [first] = saved_runs(results)
     changed = ("--resume", "--set", "duration=2s")
     status = oltplab("plan", "status", str(plan), "--set", "duration=2s", cwd=tmp_path,
                      check_rc=0)
     assert "pending  all  (0/1 runs done, 1 of another configuration)" in status.stdout
     oltplab("plan", "run", str(plan), *changed, cwd=tmp_path, check_rc=0)
-    [run] = _runs(results)
+    [run] = saved_runs(results)
     assert run["config"]["run"]["duration"] == 2.0 and run["superseded"] == [first["id"]]
     assert (results / run["id"] / "superseded" / first["id"] / "run.json").is_file()
     same = oltplab("plan", "run", str(plan), *changed, cwd=tmp_path, check_rc=0)
-    assert "1 done, 0 failed, 0 pending" in same.stdout and len(_runs(results)) == 1
+    assert "1 done, 0 failed, 0 pending" in same.stdout and len(saved_runs(results)) == 1
 
 
 def test_second_plan_run_on_a_results_folder_in_use_is_refused(scratch_w1, tmp_path):
@@ -206,12 +192,12 @@ def test_second_plan_run_on_a_results_folder_in_use_is_refused(scratch_w1, tmp_p
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _runs(results) and proc.poll() is None:
+    while time.monotonic() < deadline and not saved_runs(results) and proc.poll() is None:
         time.sleep(0.1)
-    assert _runs(results), proc.communicate()[1]
+    assert saved_runs(results), proc.communicate()[1]
     second = oltplab("plan", "run", str(plan), "--resume", cwd=tmp_path)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert second.returncode != 0 and second.stderr.count("\n") == 1, second.stderr
     assert f"error: results is in use by another plan run (process {proc.pid})" in second.stderr
-    assert [r["status"] for r in _runs(results)] == ["completed"]
+    assert [r["status"] for r in saved_runs(results)] == ["completed"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,27 +15,20 @@ import pytest
 from oltplab.host import memory as hostmem
 from oltplab.errors import UsageError
 
-from ..conftest import oltplab
+from ..conftest import free_port, oltplab
 
 MiB = 1024**2
 LIMIT = 96 * MiB  # W=1 holds ~100 MB: with 16MiB of shared_buffers the data cannot stay cached
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_small_host_memory_reads_from_the_device_and_records_limit_and_peak(server_tmp):
+def test_small_host_memory_reads_from_the_device_and_records_limit_and_peak(server_tmp,
+                                                                             built_w1):
     try:
-        hostmem.create_group(LIMIT, f"probe-{_free_port()}").remove()
+        hostmem.create_group(LIMIT, f"probe-{free_port()}").remove()
     except UsageError as e:
         pytest.skip(str(e))
-    flags = ["--datadir", str(server_tmp / "pg"), "--port", str(_free_port()),
-             "--db-memory", "16MiB"]
-    oltplab("tpcc", "build", *flags, "-w", "1", "--build-users", "2", "--seed", "3",
-            cwd=server_tmp, check_rc=0)
+    flags = ["--datadir", str(built_w1("postgres", server_tmp / "pg")), "--port",
+             str(free_port()), "--db-memory", "16MiB"]
     cold = ["--cold"] if os.geteuid() == 0 else []
     oltplab("tpcc", "run", *flags, "--host-memory", f"{LIMIT // MiB}MiB", *cold, "--users", "2",
             "--rampup", "2s", "--duration", "8s", cwd=server_tmp, check_rc=0)

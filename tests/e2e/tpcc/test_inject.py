@@ -3,8 +3,6 @@ then a throttled device), a killed backend from the command line, and the refusa
 
 from __future__ import annotations
 
-import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -12,20 +10,9 @@ import pytest
 from oltplab.errors import UsageError
 from oltplab.faults.throttle import io_root
 
-from ..conftest import oltplab
+from ..conftest import free_port, oltplab, saved_runs
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "plans" / "e8-failure.toml"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _runs(results: Path) -> list[dict]:
-    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
-            if (p / "run.json").is_file()]
 
 
 def _recovered(run: dict, kind: str) -> dict:
@@ -53,13 +40,13 @@ def test_e8_plan_kill_server_then_throttle_recovers_and_checks_pass(tmp_path):
         io_root()
     except UsageError as e:
         pytest.skip(str(e))
-    port = _free_port()
+    port = free_port()
     plan = tmp_path / "e8.toml"
     plan.write_text(EXAMPLE.read_text()
                     .replace('datadir = "oltplab-data/postgres"', f'datadir = "{tmp_path / "pg"}"')
                     .replace("port = 5432", f"port = {port}"))
     oltplab("plan", "run", str(plan), cwd=tmp_path, check_rc=0, timeout=240)
-    by_kind = {r["events"][0]["kind"]: r for r in _runs(tmp_path / "results")}
+    by_kind = {r["events"][0]["kind"]: r for r in saved_runs(tmp_path / "results")}
     killed, throttled = by_kind["kill-server"], by_kind["throttle"]
     event = _recovered(killed, "kill-server")
     assert event["orphans_s"] <= event["restarted_s"] <= event["recovery_s"]
@@ -82,14 +69,12 @@ def test_e8_plan_kill_server_then_throttle_recovers_and_checks_pass(tmp_path):
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_kill_backend_the_users_reconnect_and_checks_pass(server_tmp):
-    flags = ["--datadir", str(server_tmp / "pg"), "--port", str(_free_port()),
-             "--db-memory", "64MiB"]
-    oltplab("tpcc", "build", *flags, "-w", "1", "--build-users", "2", "--seed", "3",
-            cwd=server_tmp, check_rc=0)
+def test_kill_backend_the_users_reconnect_and_checks_pass(server_tmp, built_w1):
+    flags = ["--datadir", str(built_w1("postgres", server_tmp / "pg")), "--port",
+             str(free_port()), "--db-memory", "64MiB"]
     p = oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "8s",
                 "--inject", "at=3s,kill-backend", "--check", cwd=server_tmp, check_rc=0)
-    (run,) = _runs(server_tmp / "results")
+    (run,) = saved_runs(server_tmp / "results")
     event = _recovered(run, "kill-backend")
     assert event["reset_s"] <= event["recovery_s"]
     assert f"event at=3s,kill-backend: at 3.0 s, recovery {event['recovery_s']:.1f} s, dip " \

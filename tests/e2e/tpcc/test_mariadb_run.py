@@ -22,18 +22,17 @@ SHORT = ("--users", "1,2", "--rampup", "0s", "--duration", "2s", "--seed", "11")
 
 
 def _run(flags: list[str], cwd, name: str, run: tuple = RUN) -> dict:
-    oltplab("tpcc", "build", *flags, "--warehouses", "1", "--build-users", "2", "--seed", "7",
-            cwd=cwd, check_rc=0)
     p = oltplab("tpcc", "run", *flags, *run, "--check", "--name", name, cwd=cwd, check_rc=0)
     assert "Traceback" not in p.stderr
     return json.loads(oltplab("results", "show", name, "--json", cwd=cwd, check_rc=0).stdout)
 
 
 @needs_mariadb
-def test_run_on_mariadb_counts_as_on_postgres_and_reports_side_by_side(server_tmp):
-    my_flags = ["--engine", "mariadb", "--datadir", str(server_tmp / "my"),
+def test_run_on_mariadb_counts_as_on_postgres_and_reports_side_by_side(server_tmp, built_w1):
+    my_flags = ["--engine", "mariadb", "--datadir", str(built_w1("mariadb", server_tmp / "my")),
                 "--db-memory", "256MiB"]
-    pg_flags = ["--datadir", str(server_tmp / "pg"), "--db-memory", "256MiB"]
+    pg_flags = ["--datadir", str(built_w1("postgres", server_tmp / "pg")),
+                "--db-memory", "256MiB"]
     try:
         oltplab("db", "start", *my_flags, cwd=server_tmp, check_rc=0)
         my = _run(my_flags, server_tmp, "on-mariadb")
@@ -72,10 +71,11 @@ def test_run_on_mariadb_counts_as_on_postgres_and_reports_side_by_side(server_tm
 
 
 @needs_mariadb
-def test_sql_mode_on_mariadb_through_the_cli(server_tmp):
+def test_sql_mode_on_mariadb_through_the_cli(server_tmp, built_w1):
     """`tpcc run --engine mariadb --mode sql`: the statements from the client keep the server's
     TPM and NOPM beside the client's, and the consistency check passes."""
-    flags = ["--engine", "mariadb", "--datadir", str(server_tmp / "my"), "--db-memory", "256MiB"]
+    flags = ["--engine", "mariadb", "--datadir", str(built_w1("mariadb", server_tmp / "my")),
+             "--db-memory", "256MiB"]
     try:
         oltplab("db", "start", *flags, cwd=server_tmp, check_rc=0)
         run = _run(flags, server_tmp, "sql-on-mariadb",

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from ..conftest import oltplab
-
-
-def _runs(results: Path) -> list[dict]:
-    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
-            if (p / "run.json").is_file()]
+from ..conftest import oltplab, saved_runs
 
 
 def test_tpcc_repeat_records_one_group_and_its_summary(scratch_w1, tmp_path):
@@ -18,7 +10,7 @@ def test_tpcc_repeat_records_one_group_and_its_summary(scratch_w1, tmp_path):
     p = oltplab("tpcc", "run", "--dsn", scratch_w1, "--users", "1", "--rampup", "0s",
                 "--duration", "2s", "--workers", "1", "--sample-interval", "0",
                 "--name", "rep", "--repeat", "2", "--results-dir", str(results), check_rc=0)
-    runs = _runs(results)
+    runs = saved_runs(results)
     assert [r["status"] for r in runs] == ["completed", "completed"]
     groups = [r["group"] for r in runs]
     assert groups[0]["id"] == groups[1]["id"] and groups[0]["id"].count("-rep-") == 1
@@ -34,7 +26,7 @@ def test_single_run_has_no_group(scratch_w1, tmp_path):
     p = oltplab("tpcc", "run", "--dsn", scratch_w1, "--users", "1", "--rampup", "0s",
                 "--duration", "1s", "--workers", "1", "--sample-interval", "0",
                 "--results-dir", str(results), check_rc=0)
-    [run] = _runs(results)
+    [run] = saved_runs(results)
     assert "group" not in run and "repeats" not in p.stdout
 
 

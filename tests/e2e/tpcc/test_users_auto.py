@@ -3,7 +3,6 @@ the steps it ran; bad input is one line; the E9 example plan runs at tiny sizes.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -11,14 +10,9 @@ import pytest
 
 from oltplab.loadgen.sequence import FELL, FLAT, GAIN_PCT, MAX, step_tpm
 
-from ..conftest import oltplab
+from ..conftest import oltplab, saved_runs
 
 E9 = Path(__file__).parents[3] / "examples" / "plans" / "e9-best-users.toml"
-
-
-def _runs(results: Path) -> list[dict]:
-    return [json.loads((p / "run.json").read_text()) for p in sorted(results.iterdir())
-            if (p / "run.json").is_file()]
 
 
 def assert_search_consistent(run: dict, auto_max: int) -> None:
@@ -48,7 +42,7 @@ def test_auto_run_records_peak_and_knee_from_its_steps(scratch_w1, tmp_path):
     p = oltplab("tpcc", "run", "--dsn", scratch_w1, "--users", "auto:4", "--rampup", "0s",
                 "--duration", "2s", "--workers", "1", "--sample-interval", "0",
                 "--name", "best", "--results-dir", str(results), check_rc=0)
-    [run] = _runs(results)
+    [run] = saved_runs(results)
     assert run["status"] == "completed" and run["config"]["run"]["users_auto"] == 4
     assert_search_consistent(run, 4)
     peak = run["users_auto"]["peak"]
@@ -103,7 +97,7 @@ def test_e9_example_plan_runs_at_tiny_sizes(scratch_w1, tmp_path):
     results = tmp_path / "results"
     p = oltplab("plan", "run", str(plan), "--results-dir", str(results), cwd=tmp_path,
                 check_rc=0)
-    runs = _runs(results)
+    runs = saved_runs(results)
     assert sorted(r["plan"]["cell"] for r in runs) == ["mode=procedures", "mode=sql"]
     for run in runs:
         assert run["status"] == "completed"
@@ -121,7 +115,7 @@ def test_cold_auto_run_drops_no_cache_after_its_last_step(scratch_w1, tmp_path):
     oltplab("tpcc", "run", "--dsn", scratch_w1, "--cold", "--users", "auto:4", "--rampup", "0s",
             "--duration", "1s", "--workers", "1", "--sample-interval", "0",
             "--results-dir", str(results), check_rc=0)
-    [run] = _runs(results)
+    [run] = saved_runs(results)
     assert run["host_memory"]["cold_drops"] == len(run["steps"])
 
 

@@ -118,7 +118,8 @@ def test_replace_refuses_a_user_that_is_not_lost_or_out_of_range(scripted):
         lp = _native.ProcLoop(
             workload="tpcc", libpq=pquser.libpq_path(), connections=users.conns,
             pointers=[c.pgconn_ptr for c in users.conns], terminals=users.terminals,
-            names=pquser._NAMES, flush_sql="SELECT 1", ramp_end_ns=now + 60 * 10**9,
+            names=pquser.kind_names("tpcc"), flush_sql="SELECT 1",
+            ramp_end_ns=now + 60 * 10**9,
             measure_end_ns=now + 120 * 10**9,
             waits=False, flush_stats=False, idle_published_after_ns=0, max_retries=1,
             max_consecutive_errors=1, retryable=(), fatal=(), bulk=4, resilient=True)

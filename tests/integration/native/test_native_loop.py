@@ -75,7 +75,7 @@ def loop_args(conns: list, terminals: list, **over) -> dict:
     now = time.monotonic_ns()
     args = dict(workload="tpcc", libpq=pquser.libpq_path(), connections=conns,
                 pointers=[c.pgconn_ptr for c in conns], terminals=terminals,
-                names=pquser._NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=now,
+                names=pquser.kind_names("tpcc"), flush_sql=FLUSH_SQL, ramp_end_ns=now,
                 measure_end_ns=now + 60 * S, waits=False, flush_stats=False,
                 idle_published_after_ns=10 * S, max_retries=3,
                 max_consecutive_errors=3, retryable=RETRYABLE_STATES, fatal=FATAL_STATES,
@@ -173,7 +173,7 @@ import ctypes, sys, time
 sys.path.insert(0, sys.argv[4])
 from native_module import use
 native = use(sys.argv[1])
-from integration.test_native_loop import S, loop_args, one_terminal
+from integration.native.test_native_loop import S, loop_args, one_terminal
 from oltplab.engines.postgres import driver as pquser
 conn = pquser.open_connection(sys.argv[3], "oltplab-test", flush_stats=False)
 ctypes.CDLL(sys.argv[2])

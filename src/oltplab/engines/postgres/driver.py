@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from importlib import import_module
 from typing import Callable
 
 from psycopg import pq
@@ -26,22 +27,31 @@ from ... import _native
 from ..common.loop import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, WorkerPlan, reconnect_until
 from ..common.recorder import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
 from .states import FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS, RETRYABLE_STATES
-from .tpcc.transactions import MODULES, statement_text
 
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
-_NAMES = tuple(m.NAME for m in MODULES)
+
+
+def _prepared(workload: str, mode: str) -> list[tuple[str, str]]:
+    """The statements of ``workload``'s dialect (engines/postgres/<workload>/) a user prepares."""
+    return import_module(f"{__package__}.{workload}.transactions").prepared(mode)
+
+
+def kind_names(workload: str) -> tuple[str, ...]:
+    """The prepared names of ``workload``'s procedure calls, in the loop's order of kinds."""
+    return tuple(name for name, _ in _prepared(workload, "procedures"))
 
 
 def connect(plan: WorkerPlan):
     """One user's connection for ``plan``, opened and prepared (blocking: run it in a thread);
     raises UserFailed."""
-    return open_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode)
+    return open_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode,
+                           plan.workload)
 
 
 def reconnect(plan: WorkerPlan, cancel: threading.Event | None = None):
     """``connect``, retried until the server accepts (``reopen_connection``)."""
     return reopen_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode,
-                             cancel=cancel)
+                             plan.workload, cancel=cancel)
 
 
 def close(conn) -> None:
@@ -50,22 +60,17 @@ def close(conn) -> None:
 
 
 def open_connection(dsn: str, application_name: str, flush_stats: bool,
-                    mode: str = "procedures"):
-    """Open and prepare one connection for ``mode`` (blocking: run it in a thread)."""
+                    mode: str = "procedures", workload: str = "tpcc"):
+    """Open and prepare one connection for ``workload`` in ``mode`` (blocking: run it in a
+    thread)."""
     conn = pq.PGconn.connect(_conninfo(dsn, application_name))
     if conn.status != pq.ConnStatus.OK:
         message = _text(conn.get_error_message())
         conn.finish()
         raise UserFailed(f"connecting: {message}")
     try:
-        if mode == "sql":
-            for name in _native.SQL_STATEMENTS:
-                _check(conn, conn.prepare(name.encode(), statement_text(name).encode()),
-                       f"preparing {name}")
-        else:
-            for name, module in zip(_NAMES, MODULES):
-                _check(conn, conn.prepare(name.encode(), module.PROCEDURE.encode()),
-                       f"preparing {module.NAME}")
+        for name, text in _prepared(workload, mode):
+            _check(conn, conn.prepare(name.encode(), text.encode()), f"preparing {name}")
         if flush_stats:
             _check(conn, conn.exec_(FLUSH_SQL.encode()), "statistics flush")
     except BaseException:
@@ -76,12 +81,13 @@ def open_connection(dsn: str, application_name: str, flush_stats: bool,
 
 
 def reopen_connection(dsn: str, application_name: str, flush_stats: bool,
-                      mode: str = "procedures", timeout: float = RECONNECT_TIMEOUT_S,
+                      mode: str = "procedures", workload: str = "tpcc",
+                      timeout: float = RECONNECT_TIMEOUT_S,
                       cancel: threading.Event | None = None):
     """``open_connection``, retried with a growing pause (50 ms to 1 s) until the server accepts,
     ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a thread)."""
     return reconnect_until(functools.partial(open_connection, dsn, application_name,
-                                             flush_stats, mode), timeout, cancel)
+                                             flush_stats, mode, workload), timeout, cancel)
 
 
 def accepts(dsn: str, application_name: str = "oltplab") -> bool:
@@ -158,7 +164,8 @@ class ProcUsers(LoopUsers):
         return _native.ProcLoop(
             workload=self.workload, libpq=libpq_path(), connections=self.conns,
             pointers=[c.pgconn_ptr for c in self.conns], terminals=self.terminals,
-            names=_NAMES, flush_sql=FLUSH_SQL, ramp_end_ns=rec.ramp_end,
+            names=kind_names(self.workload),
+            flush_sql=FLUSH_SQL, ramp_end_ns=rec.ramp_end,
             measure_end_ns=rec.measure_end, waits=self.waits, flush_stats=self.flush_stats,
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,

@@ -378,7 +378,7 @@ import sys
 sys.path.insert(0, sys.argv[2])
 from native_module import use
 use(sys.argv[1])
-from integration.test_mariadb_driver import plan_of, run_users
+from integration.engines.mariadb.test_mariadb_driver import plan_of, run_users
 rec, boundaries, users = run_users(plan_of(sys.argv[3], 3), 0.0, 1.5, bulk=2,
                                    resilient=sys.argv[4] == "resilient")
 counts = rec.counts()

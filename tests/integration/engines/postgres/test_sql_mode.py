@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
-import asyncpg
-
 from oltplab.config import RunSpec
 from oltplab.engines.postgres.tpcc.checks import run_checks
 from oltplab.loadgen.manager import run_tpcc
@@ -16,17 +14,7 @@ from oltplab.workloads.tpcc.random import last_name
 from oltplab.engines.postgres.tpcc.transactions import (delivery, new_order, order_status,
                                                         payment, prepare, stock_level)
 
-
-def on_db(dsn, body):
-    async def go():
-        conn = await asyncpg.connect(dsn)
-        try:
-            return await body(conn)
-        finally:
-            await conn.close()
-
-    return asyncio.run(go())
-
+from .test_functions import run as on_db
 
 NEXT_O_ID = "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = $1"
 STOCK_QTY = "SELECT s_quantity FROM stock WHERE s_w_id = 1 AND s_i_id = $1"

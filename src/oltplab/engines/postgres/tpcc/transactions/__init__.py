@@ -33,6 +33,15 @@ def statement_text(name: str) -> str:
     raise KeyError(name)
 
 
+def prepared(mode: str) -> list[tuple[str, str]]:
+    """What a virtual user's libpq connection prepares, as (name, SQL): the procedure call of
+    each transaction, or for ``--mode sql`` the statements the C loop sends."""
+    if mode == "sql":
+        from ..... import _native
+        return [(name, statement_text(name)) for name in _native.SQL_STATEMENTS]
+    return [(m.NAME, m.PROCEDURE) for m in MODULES]
+
+
 async def prepare(conn, statements: dict[str, str]) -> dict:
     """Prepare named statements on an asyncpg connection and end the implicit transaction."""
     prepared = {name: await conn.prepare(sql) for name, sql in statements.items()}
