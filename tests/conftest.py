@@ -122,8 +122,8 @@ def pg():
         inst.start()
         try:
             yield Server(inst.dsn("postgres"))
-        finally:
-            inst.stop()
+        finally:  # its data goes with it: no shutdown checkpoint of every test's database
+            inst.stop("immediate")
 
 
 @pytest.fixture(scope="session")

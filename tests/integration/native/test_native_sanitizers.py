@@ -43,6 +43,8 @@ ALREADY_COVERED = [
     f"{MARIA}/test_mariadb_sql_mode.py::test_the_reference_does_what_the_procedures_do",
     f"{MARIA}/test_mariadb_sql_mode.py::test_a_sql_mode_run_agrees_with_the_server_and_"
     "keeps_consistency",  # the whole CLI run; the C-path test drives the same statements
+    f"{MARIA}/test_mariadb_sql_mode.py::test_retried_errors_are_rolled_back_and_counted_once_"
+    "by_the_server",  # its retries: test_forced_deadlocks_are_retried_and_counted[sql]
 ]
 
 SHADOW = """

@@ -90,6 +90,18 @@ def _terminate(pid: int, first_wait: float) -> None:
     raise DatabaseError(f"MariaDB (pid {pid}) did not stop")
 
 
+def _children_running(args: list[str]) -> list[int]:
+    """This process's children whose command line is ``args``."""
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if child.cmdline() == args:
+                found.append(child.pid)
+        except psutil.Error:
+            pass
+    return found
+
+
 class MariaDBInstance:
     """One MariaDB server in ``spec.datadir``, run by oltplab (see engines/base.py)."""
 
@@ -309,20 +321,24 @@ class MariaDBInstance:
         self._write_owned(self.datadir / SETTINGS_FILE, text, user, 0o644)
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         args = [self._bin("mariadbd"), f"--defaults-file={self.datadir / SETTINGS_FILE}"]
+        proc = None
         try:
-            with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
-                proc = subprocess.Popen(args, stdin=null_in, stdout=null_out, stderr=null_out,
-                                        cwd="/", start_new_session=True, **user.popen_kwargs())
-        except OSError as e:
-            raise UsageError(f"cannot run {args[0]}: {e.strerror or e}") from e
-        deadline = time.monotonic() + START_TIMEOUT_S
-        try:
+            try:
+                with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
+                    proc = subprocess.Popen(args, stdin=null_in, stdout=null_out,
+                                            stderr=null_out, cwd="/", start_new_session=True,
+                                            **user.popen_kwargs())
+            except OSError as e:
+                raise UsageError(f"cannot run {args[0]}: {e.strerror or e}") from e
+            deadline = time.monotonic() + START_TIMEOUT_S
             while proc.poll() is None and time.monotonic() < deadline:
                 if self._answers():
                     return
                 time.sleep(0.05)
-        except BaseException:  # an error or Ctrl-C, maybe before its pid file exists
-            _terminate(proc.pid, first_wait=0.0)
+        except BaseException:  # an error or Ctrl-C, maybe before its pid file exists, maybe
+            # before Popen returned the server it had already started
+            for pid in [proc.pid] if proc is not None else _children_running(args):
+                _terminate(pid, first_wait=0.0)
             raise
         if proc.poll() is None:  # no answer in time: do not leave a half-started server
             _terminate(proc.pid, first_wait=0.0)
