@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import free_port
 
 
 def oltplab(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict | None = None,
@@ -36,12 +36,6 @@ def saved_runs(results: Path) -> list[dict]:
 @pytest.fixture
 def cli():
     return oltplab
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
