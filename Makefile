@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
                 mariadb-client zstd libmariadb-dev
 STAMP  := $(VENV)/.installed
+# the suite runs in this many pytest processes (each starts its own test servers); 1 runs it in one
+TEST_WORKERS ?= 2
 
 .PHONY: run test install deb-packages bench clean
 
@@ -12,7 +14,7 @@ run: install
 	$(BIN)/oltplab quickstart
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS))
 
 install: deb-packages $(STAMP)
 

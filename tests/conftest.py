@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import shutil
 import signal
 import socket
@@ -21,10 +22,33 @@ import pytest
 _counter = itertools.count()
 
 
-def free_port() -> int:
+# test servers listen below Linux's ephemeral range (32768-60999), where no client socket of
+# the suite takes a port from under them
+TEST_PORTS = range(20000, 32768)
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(span: int = 1) -> int:
+    """The first of ``span`` consecutive free TCP ports on the loopback. Where the suite runs
+    in several pytest processes, each takes its ports from its own slice of TEST_PORTS, so two
+    cannot pick the same one between finding it free and a server binding it."""
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    mine = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % count
+    width = len(TEST_PORTS) // count
+    low = TEST_PORTS.start + mine * width
+    for _ in range(1000):
+        base = random.randrange(low, low + width - span + 1)
+        if all(_bindable(p) for p in range(base, base + span)):
+            return base
+    raise RuntimeError(f"no {span} free consecutive ports in {low}-{low + width - 1}")
 
 
 @contextmanager

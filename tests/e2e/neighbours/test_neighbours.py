@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import free_port
 from interrupts import INTERRUPTIBLE
 
 from oltplab.scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
@@ -25,19 +26,12 @@ from ..conftest import oltplab, server_pids
 NAMES = ("pg1", "pg2", "pg3")
 
 
-def _free_base_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return min(s.getsockname()[1], 65000)
-
-
 @pytest.fixture(scope="module")
 def site():
     """A folder outside pytest's 0700 base directory (see tests/conftest.py) and the flags of
     a tiny run there; the first run builds the template, the others copy it."""
     root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))
-    flags = ["--root", str(root / "nb"), "--port", str(_free_base_port()), "--warehouses", "1",
+    flags = ["--root", str(root / "nb"), "--port", str(free_port(8)), "--warehouses", "1",
              "--users", "1", "--rampup", "1s", "--db-memory", "96MiB", "--power", "none",
              "--seed", "5"]
     yield root, flags
@@ -110,7 +104,7 @@ def test_failing_instance_is_recorded_and_the_others_stop(site):
 def test_a_running_server_in_an_instance_directory_is_refused(site):
     root, flags = site
     pg1 = root / "nb" / "pg1"
-    oltplab("db", "start", "--datadir", str(pg1), "--port", str(_free_base_port()),
+    oltplab("db", "start", "--datadir", str(pg1), "--port", str(free_port(8)),
             "--db-memory", "32MiB", cwd=root, check_rc=0)
     try:
         p = oltplab("neighbours", "run", "--instances", "2", *flags, "--duration", "5s",
@@ -239,7 +233,7 @@ def test_stopped_run_leaves_nothing_behind_and_keeps_partial_results(site, measu
     root, _ = site
     name = f"stop-{'start' if measuring_for is None else 'measuring'}"
     spec = NeighboursSpec(instances=2, warehouses=1, users=1, rampup=1.0, duration=120.0,
-                          root=root / "nb", port=_free_base_port(), db_memory=96 * 1024**2,
+                          root=root / "nb", port=free_port(8), db_memory=96 * 1024**2,
                           power="none", seed=5, name=name, results_dir=root / "results",
                           sample_interval=0)
     threads, children = set(threading.enumerate()), _children()

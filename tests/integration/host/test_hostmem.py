@@ -4,7 +4,6 @@ the group's peak; the group gone after stop; refusals where no memory controller
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from pathlib import Path
 
@@ -16,22 +15,16 @@ from oltplab.config import DbSpec
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import DatabaseError, UsageError
 
-from conftest import ctrl_c_when
+from conftest import ctrl_c_when, free_port
 
 MiB = 1024**2
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def memory_controller():
     """Skip where this host gives our process no writable memory controller."""
     try:
-        probe = hostmem.create_group(64 * MiB, f"probe-{_free_port()}")
+        probe = hostmem.create_group(64 * MiB, f"probe-{free_port()}")
     except UsageError as e:
         pytest.skip(str(e))
     probe.remove()
@@ -44,7 +37,7 @@ def _memory_line(pid: int) -> str:
 
 
 def test_server_and_its_backends_run_in_the_limited_group(server_tmp, memory_controller):
-    spec = DbSpec(datadir=server_tmp / "data", port=_free_port(), db_memory=32 * MiB,
+    spec = DbSpec(datadir=server_tmp / "data", port=free_port(), db_memory=32 * MiB,
                   host_memory=160 * MiB)
     inst = PostgresInstance(spec)
     try:
@@ -85,7 +78,7 @@ def test_server_and_its_backends_run_in_the_limited_group(server_tmp, memory_con
 
 
 def test_server_without_host_memory_runs_in_no_group_of_ours(server_tmp):
-    inst = PostgresInstance(DbSpec(datadir=server_tmp / "data", port=_free_port(),
+    inst = PostgresInstance(DbSpec(datadir=server_tmp / "data", port=free_port(),
                                    db_memory=32 * MiB))
     try:
         inst.start()
@@ -123,7 +116,7 @@ def test_host_memory_leaves_room_beside_db_memory(host, db, ok):
 def test_interrupted_start_leaves_no_memory_group_and_no_server(server_tmp, memory_controller):
     """Ctrl-C while the server in a memory group starts: the start is undone, the server
     stopped and the group removed (not only when pg_ctl reports a failure)."""
-    inst = PostgresInstance(DbSpec(datadir=server_tmp / "data", port=_free_port(),
+    inst = PostgresInstance(DbSpec(datadir=server_tmp / "data", port=free_port(),
                                    db_memory=32 * MiB, host_memory=160 * MiB))
     inst.init()
     found = []

@@ -9,7 +9,6 @@ import pytest
 from oltplab.workloads.tpcc.rigor import (INPUT_KEYS, input_shares, noise_range, per_interval,
                                           SHARES, step_warnings, variation, zero_inputs)
 from oltplab.engines.common.recorder import Recorder
-from oltplab.workloads.tpcc import mix
 
 S = 10**9
 

@@ -7,7 +7,6 @@ import asyncio
 import base64
 import os
 import shutil
-import socket
 import stat
 import subprocess
 from pathlib import Path
@@ -20,16 +19,12 @@ from oltplab.engines.postgres import access
 from oltplab.engines.postgres.instance import PostgresInstance
 from oltplab.errors import UsageError
 
+from conftest import free_port
+
 MiB = 1024**2
 AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 as_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                              reason="running a client as another OS user needs root and setpriv")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _connect(dsn: str, password: str | None = None):
@@ -50,7 +45,7 @@ def server(server_tmp):
 
     def start(**kw) -> PostgresInstance:
         kw.setdefault("datadir", server_tmp / "data")
-        spec = DbSpec(port=_free_port(), db_memory=64 * MiB, **kw)
+        spec = DbSpec(port=free_port(), db_memory=64 * MiB, **kw)
         made.append(PostgresInstance(spec))
         made[-1].start()
         return made[-1]

@@ -24,13 +24,9 @@ from oltplab.engines.common.osuser import SYSTEM_USER
 from oltplab.engines.postgres.session import database
 from oltplab.errors import DatabaseError, UsageError
 
+from conftest import free_port
+
 MiB = 1024**2
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _sql(dsn: str, query: str):
@@ -51,7 +47,7 @@ def st_uid(spec: DbSpec) -> int:
 
 def _spec(server_tmp: Path, **kw) -> DbSpec:
     kw.setdefault("datadir", server_tmp / "data")
-    kw.setdefault("port", _free_port())
+    kw.setdefault("port", free_port())
     kw.setdefault("db_memory", 128 * MiB)
     return DbSpec(**kw)
 
@@ -243,7 +239,7 @@ def test_database_stops_what_it_started_even_on_errors(server_tmp):
 
 
 def test_unreachable_dsn_is_one_clear_line():
-    port = _free_port()
+    port = free_port()
     with pytest.raises(DatabaseError, match=f"cannot connect to --dsn .*:{port}/x: ") as err:
         with database(DbSpec(dsn=f"postgresql://postgres:secret@127.0.0.1:{port}/x")):
             pass
