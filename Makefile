@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
+DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup btrfs-progs xfsprogs \
                 mariadb-client zstd libmariadb-dev
 STAMP  := $(VENV)/.installed
 # the suite runs in this many pytest processes (each starts its own test servers); 1 runs it in one

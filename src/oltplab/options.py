@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 from .config import (DEFAULT_DATA, MODES, parse_duration, parse_host_memory, parse_inject,
                      parse_setting, parse_size, parse_user_option, parse_users)
+from .datastores.spec import CHECKSUMS, FILESYSTEMS, PROFILES
+from .datastores.spec import DEFAULT_ROOT as DEFAULT_DATASTORES
 from .engines import ENGINES
 from .engines.common.backup import COMPRESSIONS, METHODS
 from .errors import UsageError
@@ -368,4 +370,34 @@ QUICKSTART: tuple[Option, ...] = (
 # a plan's own keys, that no command takes
 PLAN: tuple[Option, ...] = (
     Option("target", "plan", "A target named under [targets].", toml=(str,)),
+)
+
+# datastore create: the storage under test (datastores/spec.py checks them together)
+DATASTORE: tuple[Option, ...] = (
+    Option("fs", "datastore", "File system: btrfs (with the policies below), or xfs or ext4 "
+           "on one device as a baseline.", ("--fs",), choices=FILESYSTEMS, default="btrfs",
+           show_default=True, toml=(str,)),
+    Option("raid", "datastore", "btrfs data profile (mkfs.btrfs -d); mkfs' default where not "
+           "given.", ("--raid",), choices=tuple(PROFILES), toml=(str,)),
+    Option("metadata", "datastore", "btrfs metadata profile (mkfs.btrfs -m).", ("--metadata",),
+           choices=tuple(PROFILES), toml=(str,)),
+    Option("checksum", "datastore", "btrfs checksum; off mounts with nodatasum (metadata keeps "
+           "crc32c).", ("--checksum",), choices=CHECKSUMS, toml=(str,)),
+    Option("compress", "datastore", "btrfs compression: zstd[:1-15], zlib[:1-9], lzo or none.",
+           ("--compress",), metavar="ALGO[:LEVEL]", toml=(str,)),
+    Option("devices", "datastore", "Block devices to make it on (overwritten).", ("--devices",),
+           metavar="DEV[,DEV...]", toml=(str,)),
+    Option("loop", "datastore", "Loop devices over new backing files beside the datastore "
+           "instead, e.g. 4x8GiB.", ("--loop",), metavar="COUNTxSIZE", toml=(str,)),
+    Option("mount_options", "datastore", "More mount options, comma-separated.", ("-o",),
+           metavar="OPTS", toml=(str,)),
+    Option("force", "datastore", "Overwrite devices that carry a file system or partition "
+           "table.", ("--force",), is_flag=True),
+)
+
+# every datastore command: where the datastores live
+DATASTORE_ROOT: tuple[Option, ...] = (
+    Option("root", "datastore", "Folder of the datastores (each in ROOT/NAME: its record, its "
+           "mount point mnt/, its loop devices' files).", ("--root",), type=Path,
+           default=DEFAULT_DATASTORES, show_default=True),
 )

@@ -19,9 +19,9 @@ from typing import Iterator
 
 from ..config import format_size
 from ..errors import UsageError
+from ..host.blockdev import device_size, in_use
 
 WORKDIR_PREFIX = "oltplab-fio-"
-SYS_DEV_BLOCK = Path("/sys/dev/block")
 
 
 @dataclass(frozen=True)
@@ -63,60 +63,6 @@ def target_kind(path: Path) -> str:
     raise UsageError(f"--target: {path} is neither a directory nor a block device")
 
 
-def _mounted_devices() -> dict[str, str]:
-    """MAJ:MIN -> mount point for every mounted filesystem, and swap devices."""
-    out: dict[str, str] = {}
-    try:
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            f = line.split()
-            if len(f) > 4:
-                out.setdefault(f[2], f[4])
-    except OSError:
-        pass
-    try:
-        for line in Path("/proc/swaps").read_text().splitlines()[1:]:
-            dev = line.split()[0] if line.split() else ""
-            if dev.startswith("/dev/"):
-                rdev = os.stat(dev).st_rdev
-                out.setdefault(f"{os.major(rdev)}:{os.minor(rdev)}", "swap")
-    except OSError:
-        pass
-    return out
-
-
-def _in_use(device: Path) -> str | None:
-    """Why a block device must not be overwritten (mounted, swap, held by LVM/md), or None."""
-    rdev = os.stat(device).st_rdev
-    majmin = f"{os.major(rdev)}:{os.minor(rdev)}"
-    mounted = _mounted_devices()
-    node = SYS_DEV_BLOCK / majmin
-    try:
-        node = node.resolve(strict=True)
-    except OSError:
-        return f"mounted at {mounted[majmin]}" if majmin in mounted else None
-    parts = [node] + [p for p in node.iterdir() if (p / "partition").exists()]
-    for p in parts:
-        dev = (p / "dev").read_text().strip() if (p / "dev").exists() else None
-        if dev in mounted:
-            where = mounted[dev]
-            return "used as swap" if where == "swap" else f"mounted at {where} ({p.name})"
-        try:
-            holders = [h.name for h in (p / "holders").iterdir()]
-        except OSError:
-            holders = []
-        if holders:
-            return f"held by {', '.join(holders)} ({p.name})"
-    return None
-
-
-def _device_size(device: Path) -> int:
-    fd = os.open(device, os.O_RDONLY)
-    try:
-        return os.lseek(fd, 0, os.SEEK_END)
-    finally:
-        os.close(fd)
-
-
 def _probe_direct(path: Path, flags: int, fs_hint: str) -> None:
     """Open ``path`` with O_DIRECT; a filesystem that refuses it (EINVAL) is a usage error."""
     try:
@@ -135,11 +81,11 @@ def _fs_type(path: Path) -> str | None:
 
 
 def check_block(device: Path, size: int) -> Target:
-    why = _in_use(device)
+    why = in_use(device)
     if why:
         raise UsageError(f"--target: block device {device} is {why}; oltplab would overwrite it")
     try:
-        capacity = _device_size(device)
+        capacity = device_size(device)
     except OSError as e:
         raise UsageError(f"--target: cannot open {device}: {e.strerror}") from None
     if size > capacity:

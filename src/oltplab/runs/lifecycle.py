@@ -225,10 +225,41 @@ def new_record(results_dir: Path, kind: str, name: str, paths: dict, **fields):
     command line, the host with the storage under each of ``paths``) beside ``fields``."""
     from ..results.store import RunRecord
     from ..host.facts import host_metadata
+    given = {k: v for k, v in paths.items() if v is not None}
+    stores = datastores_under(given)
+    if stores:
+        fields["datastores"] = stores
     return RunRecord.create(results_dir, kind, name, oltplab_version=__version__,
-                            command=sys.argv,
-                            host=host_metadata({k: v for k, v in paths.items() if v is not None}),
-                            **fields)
+                            command=sys.argv, host=host_metadata(given), **fields)
+
+
+def datastores_under(paths: dict) -> dict:
+    """For each of ``paths`` on a datastore: what the datastore is made of and the space its
+    files take now (``space_before``); ``space_after`` is added when the run ends."""
+    from ..datastores.service import describe, holding
+    out = {}
+    for name, path in paths.items():
+        try:
+            doc = holding(Path(path))
+            if doc is not None:
+                out[name] = {"path": str(path), **describe(doc)}
+                out[name]["space_before"] = out[name].pop("space")
+        except Exception as e:  # a run is not refused over its metadata; say what was missed
+            out[name] = {"path": str(path), "error": f"cannot describe the datastore: {e}"}
+    return out
+
+
+def _datastores_after(record) -> None:
+    from ..datastores.service import holding
+    from ..datastores.space import measure
+    for entry in (record.data.get("datastores") or {}).values():
+        try:
+            doc = holding(Path(entry["path"]))
+            entry["space_after"] = (measure(doc["fs"], Path(doc["mount"]), doc["empty_used_bytes"])
+                                    if doc else None)
+        except Exception as e:
+            entry["space_after"] = None
+            entry["error"] = f"cannot measure the space after the run: {e}"
 
 
 class _Ending:
@@ -265,6 +296,7 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
         save_timeline(sampler, record)
         if after is not None:
             after()
+        _datastores_after(record)
         record.finish(end.status, end.error)
 
 

@@ -105,7 +105,7 @@ def test_rapl_watts_through_the_sampler_with_a_wrap(tmp_path):
         time.sleep(0.05)
         s = Sampler(0.1, power=f"rapl:{tree}", devices=[], interfaces=[])
         s.start()
-        time.sleep(1.0)
+        time.sleep(1.5)
         tl = s.stop()
     finally:
         done.set()
@@ -114,12 +114,14 @@ def test_rapl_watts_through_the_sampler_with_a_wrap(tmp_path):
     watts = [w for w in tl.columns["power.watts"] if w is not None]
     dts = [d for w, d in zip(tl.columns["power.watts"], tl.columns["dt_s"]) if w is not None]
     mean = sum(w * d for w, d in zip(watts, dts)) / sum(dts)
-    assert mean == pytest.approx(50.0, rel=0.05)
+    # the writer thread may fall behind on a loaded host (the suite runs in two processes):
+    # a stall of 100 ms moves the mean by 5 W over 1.5 s
+    assert mean == pytest.approx(50.0, rel=0.1)
     full = [w for w, d in zip(tl.columns["power.watts"], tl.columns["dt_s"])
             if w is not None and d >= 0.05]
-    # no lost or negative energy across the wraps: a lost wrap (30 J) would take 300 W from a
-    # 0.1 s sample; the margin is for the writer thread falling behind on a loaded host
-    assert min(full) > 25
+    # no lost or doubled energy across the wraps: a wrap handled wrongly moves a 0.1 s sample
+    # by 300 W (30 J); a stalled writer moves one sample towards 0 W and the next above 50 W
+    assert min(full) >= 0 and max(full) < 250, full
 
 
 def test_command_plugin_for_real():

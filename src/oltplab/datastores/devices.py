@@ -1,0 +1,144 @@
+"""The block devices under a datastore: the checks before one is overwritten, loop devices over
+backing files, and the facts a run records (model, size, rotational, queue).
+
+Loop devices are attached with direct IO where the backing file's file system allows it, so
+the host's page cache does not hold the data twice; what the kernel set is recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+from ..config import format_size
+from ..errors import OltplabError, UsageError
+from ..host.blockdev import in_use
+from ..host.facts import block_device
+
+SYS_BLOCK = Path("/sys/block")
+
+
+def _run(cmd: list[str], what: str, timeout: float = 600) -> str:
+    """Run a tool; its own last line of error is the message when it fails."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise OltplabError(f"{what}: {cmd[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise OltplabError(f"{what}: {cmd[0]} did not finish in {timeout:.0f} s") from None
+    if p.returncode != 0:
+        why = (p.stderr.strip() or p.stdout.strip() or f"exit code {p.returncode}").splitlines()
+        raise OltplabError(f"{what}: {why[-1]}")
+    return p.stdout
+
+
+def signature(device: Path) -> str | None:
+    """What blkid finds on ``device`` (a file system, RAID member or partition table), or None."""
+    p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode == 2:  # nothing found
+        return None
+    fields = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+    if "PTTYPE" in fields:
+        return f"a partition table ({fields['PTTYPE']})"
+    if "TYPE" in fields:
+        return f"a signature ({fields['TYPE']})"
+    return "a signature blkid could not name" if p.returncode == 0 else None
+
+
+def check_device(device: Path, force: bool, owned: dict[str, str]) -> None:
+    """Refuse (UsageError, one line) a device that is not a free block device: missing, not a
+    block device, mounted or held, part of a datastore (``owned``: real path -> datastore),
+    or carrying a signature unless ``force``."""
+    try:
+        mode = os.stat(device).st_mode
+    except OSError as e:
+        raise UsageError(f"--devices: {device}: {e.strerror}") from None
+    if not stat.S_ISBLK(mode):
+        raise UsageError(f"--devices: {device} is not a block device")
+    real = os.path.realpath(device)
+    if real in owned:
+        raise UsageError(f"--devices: {device} is part of datastore {owned[real]!r}")
+    why = in_use(device)
+    if why:
+        raise UsageError(f"--devices: {device} is {why}")
+    if not force and (what := signature(device)):
+        raise UsageError(f"--devices: {device} carries {what}; --force overwrites it")
+
+
+def check_free_space(folder: Path, count: int, size: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(folder).free
+    if count * size > free:
+        raise UsageError(f"--loop: {count} x {format_size(size)} is more than the "
+                         f"{free / 1024**3:.1f} GiB free in {folder}")
+
+
+def make_backing_file(path: Path, size: int) -> None:
+    """A backing file with all its blocks allocated, so the first writes of a run do not
+    allocate them."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        raise OltplabError(f"--loop: cannot allocate {format_size(size)} for {path}: "
+                           f"{e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def attach_loop(image: Path) -> Path:
+    """A new loop device over ``image`` (direct IO asked for; see ``facts``)."""
+    out = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)], "losetup")
+    return Path(out.strip())
+
+
+def detach_loop(device: Path) -> None:
+    subprocess.run(["losetup", "--detach", str(device)], capture_output=True, timeout=60)
+
+
+def loops_of(image: Path) -> list[Path]:
+    """The loop devices attached to ``image`` (losetup --associated)."""
+    p = subprocess.run(["losetup", "--associated", str(image), "--noheadings", "--output",
+                        "NAME"], capture_output=True, text=True, timeout=60)
+    return [Path(line.strip()) for line in p.stdout.splitlines() if line.strip()]
+
+
+def loop_backing(device: Path) -> str | None:
+    try:
+        return (SYS_BLOCK / device.name / "loop" / "backing_file").read_text().strip()
+    except OSError:
+        return None
+
+
+def wipe(device: Path) -> None:
+    """Erase the signatures a file system wrote (wipefs), so the device reads as empty."""
+    subprocess.run(["wipefs", "--all", "--quiet", str(device)], capture_output=True, timeout=60)
+
+
+def facts(device: Path) -> dict:
+    """The device as a run records it: path, the disk's facts, and for a loop device its
+    backing file and whether direct IO is on."""
+    out: dict = {"path": str(device)}
+    try:
+        rdev = os.stat(device).st_rdev
+        disk = block_device(os.major(rdev), os.minor(rdev)) or {}
+    except OSError:
+        disk = {}
+    out.update(disk)
+    queue = SYS_BLOCK / device.name / "queue"
+    try:
+        out["nr_requests"] = int((queue / "nr_requests").read_text())
+    except (OSError, ValueError):
+        out["nr_requests"] = None
+    backing = loop_backing(device)
+    if backing is not None:
+        try:
+            dio = (SYS_BLOCK / device.name / "loop" / "dio").read_text().strip() == "1"
+        except OSError:
+            dio = None
+        out["loop"] = {"backing_file": backing, "direct_io": dio}
+    return out

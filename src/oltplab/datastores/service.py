@@ -1,0 +1,271 @@
+"""Create, describe, list and destroy datastores.
+
+Each datastore lives in ``<root>/<name>/``: ``datastore.json`` (what it is made of, written
+atomically), ``mnt/`` (where it is mounted: the folder to put a data directory in) and, for
+loop devices, ``images/`` (their backing files). ``create`` keeps a list of what it did and
+undoes it in reverse when anything fails or the user presses Ctrl-C, so a failed create leaves
+nothing behind; ``destroy`` unmounts, wipes the signatures the file system wrote, detaches the
+loop devices and removes their files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..errors import OltplabError, UsageError
+from ..results.store import atomic_write
+from . import devices as dev
+from .space import measure, used_bytes
+from .spec import DEFAULT_ROOT, DatastoreSpec, check_name
+
+FORMAT = "oltplab-datastore"
+RAID56_WARNING = ("btrfs RAID-5/6 is marked unstable upstream (the write hole, slow scrub): "
+                  "measure it, do not keep data on it")
+LOOP_WARNING = ("loop devices over files of one disk measure the storage stack (file system, "
+                "RAID, checksums, compression), not the media")
+
+
+def folder(name: str, root: Path = DEFAULT_ROOT) -> Path:
+    return root / check_name(name)
+
+
+def load(name: str, root: Path = DEFAULT_ROOT) -> dict:
+    path = folder(name, root) / "datastore.json"
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"no datastore {name!r} in {root}") from None
+    except (OSError, ValueError) as e:
+        raise OltplabError(f"{path}: cannot read it ({e})") from None
+    if doc.get("format") != FORMAT:
+        raise OltplabError(f"{path} is not a datastore record")
+    return doc
+
+
+def names(root: Path = DEFAULT_ROOT) -> list[str]:
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "datastore.json").is_file())
+
+
+def owned_devices(root: Path = DEFAULT_ROOT) -> dict[str, str]:
+    """Real device path -> datastore name, for every datastore in ``root``."""
+    out = {}
+    for name in names(root):
+        try:
+            doc = load(name, root)
+        except OltplabError:
+            continue
+        for d in doc["devices"]:
+            out[os.path.realpath(d)] = name
+    return out
+
+
+@contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the undo runs; they arrive afterwards."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _mkfs(spec: DatastoreSpec, devices: list[Path]) -> list[str]:
+    paths = [str(d) for d in devices]
+    if spec.fs == "btrfs":
+        cmd = ["mkfs.btrfs", "--quiet"]
+        if spec.raid:
+            cmd += ["--data", spec.raid]
+        if spec.metadata:
+            cmd += ["--metadata", spec.metadata]
+        if spec.checksum and spec.checksum != "off":
+            cmd += ["--csum", spec.checksum]
+        return cmd + (["--force"] if spec.force else []) + paths
+    if spec.fs == "xfs":
+        return ["mkfs.xfs", "-q"] + (["-f"] if spec.force else []) + paths
+    # no lazy init: ext4lazyinit would write the inode tables in the background of a run
+    return (["mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
+            + (["-F"] if spec.force else []) + paths)
+
+
+def btrfs_made(mount: Path, device: Path) -> dict:
+    """The profiles and checksum the file system has (which mkfs chose where none was asked)."""
+    out = dev._run(["btrfs", "filesystem", "df", "-b", str(mount)], "btrfs filesystem df")
+    made: dict = {"raid": None, "metadata": None, "checksum": None}
+    for line in out.splitlines():
+        kind, _, rest = line.partition(",")
+        profile = rest.split(":")[0].strip().lower()
+        if kind == "Data":
+            made["raid"] = profile
+        elif kind == "Metadata":
+            made["metadata"] = profile
+    sb = dev._run(["btrfs", "inspect-internal", "dump-super", str(device)], "btrfs dump-super")
+    for line in sb.splitlines():
+        if line.startswith("csum_type"):
+            made["checksum"] = line.split("(")[-1].rstrip(")").replace("xxhash64", "xxhash")
+    return made
+
+
+def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None) -> dict:
+    """Make the datastore; its record. Bad input is refused before any device is touched."""
+    home = folder(spec.name, spec.root)
+    if home.exists():
+        raise UsageError(f"datastore {spec.name!r} exists ({home}); destroy it first")
+    owned = owned_devices(spec.root)
+    for d in spec.devices:
+        dev.check_device(d, spec.force, owned)
+    if spec.loop_count:
+        dev.check_free_space(spec.root, spec.loop_count, spec.loop_bytes)
+    undo: list[Callable[[], None]] = []
+    try:
+        home.mkdir(parents=True)
+        undo.append(lambda: shutil.rmtree(home, ignore_errors=True))
+        devices = list(spec.devices)
+        if spec.loop_count:
+            images = home / "images"
+            images.mkdir()
+            for i in range(spec.loop_count):
+                image = images / f"disk{i}.img"
+                on_step(f"allocating {image.name}")
+                dev.make_backing_file(image, spec.loop_bytes)
+                # before losetup: Ctrl-C may land after it attached, before it answered
+                undo.append(lambda image=image: [dev.detach_loop(loop)
+                                                 for loop in dev.loops_of(image)])
+                devices.append(dev.attach_loop(image))
+        on_step(f"making {spec.fs} on {len(devices)} device(s)")
+        mkfs = _mkfs(spec, devices)
+        undo.append(lambda: [dev.wipe(d) for d in devices])
+        dev._run(mkfs, mkfs[0])
+        mount = home / "mnt"
+        mount.mkdir()
+        opts = spec.mount_opts()
+        cmd = ["mount", "-t", spec.fs] + (["-o", ",".join(opts)] if opts else [])
+        if spec.fs == "btrfs":  # a multi-device btrfs needs every member known first
+            dev._run(["btrfs", "device", "scan"] + [str(d) for d in devices], "btrfs scan")
+        undo.append(lambda: subprocess.run(["umount", str(mount)], capture_output=True))
+        dev._run(cmd + [str(devices[0]), str(mount)], "mount")
+        doc = {"format": FORMAT, "version": 1, "name": spec.name,
+               "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "asked": spec.policy(), **spec.policy(),
+               "mount": str(mount.absolute()), "mount_options": opts,
+               "devices": [str(d) for d in devices],
+               "loop": ({"count": spec.loop_count, "bytes": spec.loop_bytes}
+                        if spec.loop_count else None),
+               "mkfs": mkfs, "warnings": warnings(spec)}
+        if spec.fs == "btrfs":
+            doc.update(btrfs_made(mount, devices[0]))
+            if spec.checksum == "off":
+                doc["checksum"] = "off"
+        if not spec.compress and spec.fs == "btrfs":
+            doc["compress"] = "none"
+        doc["empty_used_bytes"] = used_bytes(spec.fs, mount)
+        atomic_write(home / "datastore.json", json.dumps(doc, indent=2) + "\n")
+        return doc
+    except BaseException:
+        with _no_interrupts():
+            for step in reversed(undo):
+                try:
+                    step()
+                except Exception:
+                    pass
+        raise
+
+
+def warnings(spec: DatastoreSpec) -> list[str]:
+    out = []
+    if spec.fs == "btrfs" and {"raid5", "raid6"} & {spec.raid, spec.metadata}:
+        out.append(RAID56_WARNING)
+    if spec.loop_count:
+        out.append(LOOP_WARNING)
+    return out
+
+
+def mounted(doc: dict) -> bool:
+    return os.path.ismount(doc["mount"])
+
+
+def show(name: str, root: Path = DEFAULT_ROOT) -> dict:
+    """The record with the devices' facts, the live mount options and the space figures."""
+    doc = load(name, root)
+    out = {k: doc[k] for k in ("name", "fs", "raid", "metadata", "checksum", "compress",
+                               "mount", "created", "warnings")}
+    out["mounted"] = mounted(doc)
+    out["mount_options"] = doc["mount_options"]
+    out["mount_options_in_force"] = _live_options(doc["mount"])
+    out["devices"] = [dev.facts(Path(d)) for d in doc["devices"]]
+    out["loop"] = doc["loop"]
+    out["space"] = measure(doc["fs"], Path(doc["mount"]), doc["empty_used_bytes"]) \
+        if out["mounted"] else None
+    return out
+
+
+def destroy(name: str, root: Path = DEFAULT_ROOT,
+            on_step: Callable[[str], None] = lambda s: None) -> None:
+    doc = load(name, root)
+    home = folder(name, root)
+    mount = Path(doc["mount"])
+    if os.path.ismount(mount):
+        on_step(f"unmounting {mount}")
+        p = subprocess.run(["umount", str(mount)], capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            why = (p.stderr.strip() or "umount failed").splitlines()[-1].split(": ")[-1].rstrip(".")
+            raise OltplabError(f"datastore {name!r}: cannot unmount {mount}: {why} "
+                               "(stop what uses it: a server, a shell inside it)")
+    if doc["loop"]:  # loop devices over our files: whichever still serve them
+        for image in sorted((home / "images").glob("*.img")):
+            for loop in dev.loops_of(image):
+                dev.wipe(loop)
+                dev.detach_loop(loop)
+    else:
+        for d in map(Path, doc["devices"]):
+            if os.path.exists(d):
+                dev.wipe(d)
+    shutil.rmtree(home)
+
+
+def holding(path: Path) -> dict | None:
+    """The record of the datastore whose mount holds ``path`` (which may not exist yet), or
+    None: the mount's parent folder has the datastore.json that names that mount."""
+    from ..host.facts import path_storage
+    mount = path_storage(path).get("mount_point")
+    if not mount:
+        return None
+    home = Path(mount).parent
+    try:
+        doc = load(home.name, home.parent)
+    except OltplabError:
+        return None
+    return doc if os.path.realpath(doc["mount"]) == os.path.realpath(mount) else None
+
+
+def describe(doc: dict, with_space: bool = True) -> dict:
+    """What a run records of the datastore under it: the policy, the devices' facts, the mount
+    options in force and (``with_space``) the space figures now."""
+    out = {k: doc[k] for k in ("name", "fs", "raid", "metadata", "checksum", "compress",
+                               "mount")}
+    out["mount_options"] = _live_options(doc["mount"])
+    out["devices"] = [dev.facts(Path(d)) for d in doc["devices"]]
+    out["loop"] = doc["loop"]
+    if with_space:
+        out["space"] = measure(doc["fs"], Path(doc["mount"]), doc["empty_used_bytes"])
+    return out
+
+
+def _live_options(mount: str) -> str | None:
+    """The mount's options as the kernel has them now (mountinfo's per-mount and super block
+    options), or None where it is not mounted."""
+    from ..host.facts import path_storage
+    info = path_storage(mount)
+    if info.get("mount_point") != os.path.realpath(mount):
+        return None
+    return ",".join(x for x in (info.get("mount_options"), info.get("fs_options")) if x)
