@@ -130,6 +130,10 @@ class InjectEvent:
     limit: str | None = None
     value: int | None = None
     text: str = ""  # as the user wrote it
+    arg: str | None = None  # remove-device's device, convert's profile
+
+
+ACTIONS = ("kill-server", "kill-backend", "throttle=", "remove-device=", "convert=", "scrub")
 
 
 def parse_inject(text: str) -> InjectEvent:
@@ -139,11 +143,11 @@ def parse_inject(text: str) -> InjectEvent:
         return UsageError(f"--inject {text!r}: {why} (examples: at=60s,kill-server; "
                           "at=30s,for=60s,throttle=write:10MiB/s)")
 
-    at = for_ = kind = limit = value = None
+    at = for_ = kind = limit = value = arg = None
     for item in (p.strip() for p in str(text).split(",")):
         key, sep, val = item.partition("=")
         key = key.strip().lower()
-        if not sep and key in ("kill-server", "kill-backend"):
+        if not sep and key in ("kill-server", "kill-backend", "scrub"):
             if kind is not None:
                 raise bad("give one action")
             kind = key
@@ -171,17 +175,25 @@ def parse_inject(text: str) -> InjectEvent:
                     value = parse_size(amount.strip().removesuffix("/s"), f"{limit} rate")
                 except UsageError as e:
                     raise bad(str(e)) from None
+        elif sep and key in ("remove-device", "convert"):
+            if kind is not None:
+                raise bad("give one action")
+            kind, arg = key, val.strip()
+            if not re.fullmatch(r"[\w/.:-]+", arg):
+                what = "a device (1, 2 ... or its path)" if key == "remove-device" else \
+                    "a btrfs profile (raid1, raid5 ...)"
+                raise bad(f"{key}= needs {what}")
         else:
-            raise bad(f"{item!r} is not at=, for=, kill-server, kill-backend or throttle=")
+            raise bad(f"{item!r} is not at=, for=, {', '.join(ACTIONS)}")
     if kind is None:
-        raise bad("give an action: kill-server, kill-backend or throttle=")
+        raise bad(f"give an action: {', '.join(ACTIONS)}")
     if at is None:
         raise bad("give at= (seconds from the start of the measured window)")
     if kind == "throttle" and not for_:
         raise bad("a throttle needs for= (how long the limit holds)")
     if kind != "throttle" and for_ is not None:
         raise bad(f"{kind} takes no for=")
-    return InjectEvent(kind, at, for_, limit, value, str(text))
+    return InjectEvent(kind, at, for_, limit, value, str(text), arg)
 
 
 DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>

@@ -76,3 +76,49 @@ def server_pids(path: Path) -> list[int]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
     return found
+
+
+def loops_over(folder: Path) -> list[str]:
+    """The loop devices whose backing file is under ``folder``."""
+    out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+                         capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines()
+            if len(line.split()) > 1 and line.split()[1].startswith(str(folder))]
+
+
+def mounts_under(folder: Path) -> list[str]:
+    text = Path("/proc/self/mountinfo").read_text()
+    points = [line.split()[4] for line in text.splitlines()]
+    return [p for p in points if p.startswith(str(folder))]
+
+
+def datastore(root: Path, *args: str, rc: int = 0) -> subprocess.CompletedProcess:
+    """``oltplab datastore ARGS --root ROOT``, expecting exit code ``rc``."""
+    return oltplab("datastore", *args, "--root", str(root), check_rc=rc)
+
+
+@pytest.fixture
+def datastore_root(server_tmp):
+    """A datastore root outside pytest's 0700 base (a server's OS user goes into it), where
+    root may make loop devices and mount; whatever a test leaves in it is destroyed after."""
+    if os.geteuid() != 0:
+        pytest.skip("datastores need root (losetup, mkfs, mount)")
+    for tool in ("losetup", "mkfs.btrfs", "mkfs.xfs", "btrfs"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed")
+    probe = server_tmp / "probe.img"
+    probe.write_bytes(b"\0" * 1024**2)
+    p = subprocess.run(["losetup", "--find", "--show", str(probe)], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        pytest.skip(f"no loop devices here: {p.stderr.strip()}")
+    subprocess.run(["losetup", "--detach", p.stdout.strip()])
+    probe.unlink()
+    root = server_tmp / "ds"
+    yield root
+    for name in (sorted(root.iterdir()) if root.is_dir() else []):
+        oltplab("datastore", "destroy", name.name, "--root", str(root))
+    for mount in mounts_under(server_tmp):
+        subprocess.run(["umount", "-l", mount])
+    for loop in loops_over(server_tmp):
+        subprocess.run(["losetup", "--detach", loop])

@@ -269,3 +269,12 @@ def _live_options(mount: str) -> str | None:
     if info.get("mount_point") != os.path.realpath(mount):
         return None
     return ",".join(x for x in (info.get("mount_options"), info.get("fs_options")) if x)
+
+
+def update(doc: dict, **fields) -> dict:
+    """Change the record of the datastore ``doc`` describes (after a device left it, a profile
+    changed) and write it atomically."""
+    doc.update(fields)
+    home = Path(doc["mount"]).parent
+    atomic_write(home / "datastore.json", json.dumps(doc, indent=2) + "\n")
+    return doc

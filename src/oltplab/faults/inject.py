@@ -143,7 +143,9 @@ class Injector:
         for rec in self.records:
             rec = dict(rec)
             if per_s and rec.get("at_s") is not None:
-                rec.update(dip(per_s, rec["at_s"], rec.get("for_s") or 0.0).as_dict())
+                # a device fault lasts as long as the file system's work (its seconds)
+                lasting = rec.get("for_s") or rec.get("seconds") or 0.0
+                rec.update(dip(per_s, rec["at_s"], lasting).as_dict())
             out.append(rec)
         return out
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,54 +13,12 @@ import pytest
 
 from conftest import free_port
 
+from ..conftest import datastore as ds
+from ..conftest import loops_over as _loops_over
+from ..conftest import mounts_under as _mounts_under
 from ..conftest import oltplab
 
 MiB = 1024**2
-
-
-def _loops_over(folder: Path) -> list[str]:
-    """The loop devices whose backing file is under ``folder``."""
-    out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-                         capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if len(line.split()) > 1 and line.split()[1].startswith(str(folder))]
-
-
-def _mounts_under(folder: Path) -> list[str]:
-    text = Path("/proc/self/mountinfo").read_text()
-    points = [line.split()[4] for line in text.splitlines()]
-    return [p for p in points if p.startswith(str(folder))]
-
-
-@pytest.fixture
-def root(server_tmp):
-    """A datastore root outside pytest's 0700 base (a server's OS user goes into it);
-    whatever a test leaves in it is destroyed afterwards."""
-    tmp_path = server_tmp
-    if os.geteuid() != 0:
-        pytest.skip("datastores need root (losetup, mkfs, mount)")
-    for tool in ("losetup", "mkfs.btrfs", "mkfs.xfs", "btrfs"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
-    probe = tmp_path / "probe.img"
-    probe.write_bytes(b"\0" * MiB)
-    p = subprocess.run(["losetup", "--find", "--show", str(probe)], capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"no loop devices here: {p.stderr.strip()}")
-    subprocess.run(["losetup", "--detach", p.stdout.strip()])
-    probe.unlink()
-    root = tmp_path / "ds"
-    yield root
-    for name in (sorted(root.iterdir()) if root.is_dir() else []):
-        oltplab("datastore", "destroy", name.name, "--root", str(root))
-    for mount in _mounts_under(tmp_path):
-        subprocess.run(["umount", "-l", mount])
-    for loop in _loops_over(tmp_path):
-        subprocess.run(["losetup", "--detach", loop])
-
-
-def ds(root: Path, *args: str, rc: int = 0) -> subprocess.CompletedProcess:
-    return oltplab("datastore", *args, "--root", str(root), check_rc=rc)
 
 
 def _fill(mount: Path, compressible: bool, mib: int = 48) -> None:
@@ -129,6 +86,11 @@ def test_raid1_raid5_zstd_and_an_xfs_baseline_then_nothing_left(root):
 def _fingerprint(device: str) -> bytes:
     with open(device, "rb") as f:
         return f.read(1024 * 1024)
+
+
+@pytest.fixture
+def root(datastore_root):
+    return datastore_root
 
 
 @pytest.fixture

@@ -1,0 +1,216 @@
+"""Faults of the datastore under the data directory (a btrfs made by ``oltplab datastore``),
+run while the workload runs; each waits for the file system's work to end and records it:
+
+- ``remove-device=N``: ``btrfs device remove``; the data leaves device N (1 is the first of
+  the datastore's devices, or give its path) and is rebuilt on the others.
+- ``convert=PROFILE``: ``btrfs balance start -dconvert=PROFILE``, an online change of the data
+  profile (the RAID level); every data chunk is rewritten.
+- ``scrub``: ``btrfs scrub start -B``: every copy is read and its checksum verified.
+
+The event records ``seconds`` (start to end), ``bytes_moved`` (the chunks the removal or the
+conversion relocated, the bytes the scrub read) and ``mb_per_s``, with the throughput dip and
+recovery that every fault gets. When the run ends first, the work is cancelled (the file system
+goes back as it was) and the event says so. The btrfs commands run in a session of their own,
+so a Ctrl-C reaches only oltplab, which cancels them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from ..config import InjectEvent
+from ..datastores import service
+from ..datastores.spec import PROFILES
+from ..errors import DatabaseError, UsageError
+
+MiB = 1024**2
+POLL_S = 0.2
+
+
+def _datastore(datadir: Path, what: str) -> dict:
+    doc = service.holding(Path(datadir))
+    if doc is None:
+        raise UsageError(f"--inject {what}: the data directory {datadir} is on no datastore "
+                         "(make one with oltplab datastore create)")
+    if doc["fs"] != "btrfs":
+        raise UsageError(f"--inject {what}: datastore {doc['name']!r} is {doc['fs']}; "
+                         "device faults need btrfs")
+    if not service.mounted(doc):
+        raise UsageError(f"--inject {what}: datastore {doc['name']!r} is not mounted")
+    return doc
+
+
+def _why(err: str, out: str, code: int) -> str:
+    """btrfs' own reason: its ERROR line (a hint to read dmesg follows it), else its last."""
+    lines = (err.strip() or out.strip() or f"exit code {code}").splitlines()
+    found = [line for line in lines if line.startswith("ERROR:")]
+    return (found or lines)[-1].removeprefix("ERROR: ")
+
+
+def _btrfs(*args: str) -> str:
+    p = subprocess.run(["btrfs", *args], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise DatabaseError(f"btrfs {args[0]} {args[1]}: {_why(p.stderr, p.stdout, p.returncode)}")
+    return p.stdout
+
+
+def device_allocated(mount: str) -> dict[str, int]:
+    """Device path -> bytes of chunks allocated on it (data, metadata, system)."""
+    out: dict[str, int] = {}
+    current = None
+    for line in _btrfs("device", "usage", "-b", mount).splitlines():
+        if line and not line[0].isspace():
+            current = line.split(",")[0].strip()
+            out[current] = 0
+            continue
+        name, _, value = line.strip().rpartition(":")
+        if current and name.split(",")[0] in ("Data", "Metadata", "System"):
+            out[current] += int(value.strip())
+    return out
+
+
+def data_total(mount: str) -> int:
+    """Bytes of the data chunks (as btrfs filesystem df's Data total)."""
+    for line in _btrfs("filesystem", "df", "-b", mount).splitlines():
+        m = re.match(r"Data, \w+: total=(\d+)", line)
+        if m:
+            return int(m.group(1))
+    return 0
+
+
+class _BtrfsWork:
+    """A btrfs command that the fault starts at its time and waits for."""
+
+    lasts = False
+    cancel: tuple[str, ...] = ()
+
+    @classmethod
+    def make(cls, target, event: InjectEvent, need_connections: int):
+        return cls(target, event)
+
+    def __init__(self, target, event: InjectEvent):
+        self.event = event
+        self.datadir = Path(target.instance.datadir) if target.instance else None
+
+    def command(self, doc: dict) -> tuple[list[str], int, dict]:
+        """(the command, the bytes it will move, fields for the record)"""
+        raise NotImplementedError
+
+    def after(self, doc: dict, out: str) -> dict:
+        return {}
+
+    def fire(self, rec: dict, stop: threading.Event) -> None:
+        if self.datadir is None:
+            raise DatabaseError("device faults need the managed server's data directory")
+        doc = service.holding(self.datadir)
+        if doc is None:
+            raise DatabaseError(f"{self.datadir} is no longer on a datastore")
+        cmd, moved, fields = self.command(doc)
+        rec.update(fields, datastore=doc["name"], command=" ".join(cmd))
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        while proc.poll() is None:
+            if stop.wait(POLL_S):
+                subprocess.run(["btrfs", *self.cancel, doc["mount"]], capture_output=True,
+                               timeout=600)
+                proc.wait()
+                rec["seconds"] = round(time.monotonic() - t0, 3)
+                raise DatabaseError(f"cancelled after {rec['seconds']:.1f} s: the run ended "
+                                    "before the file system was done")
+        out, err = proc.communicate()
+        seconds = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise DatabaseError(f"{' '.join(cmd[:3])}: {_why(err, out, proc.returncode)}")
+        extra = self.after(doc, out)
+        moved = extra.pop("bytes_moved", moved)
+        rec.update(extra)
+        rec.update(seconds=round(seconds, 3), bytes_moved=moved,
+                   mb_per_s=round(moved / MiB / seconds, 1) if seconds > 0 else None)
+
+
+class RemoveDevice(_BtrfsWork):
+    cancel = ("device", "remove", "cancel")
+
+    @staticmethod
+    def pick(doc: dict, arg: str) -> str:
+        devices = doc["devices"]
+        if arg.isdigit():
+            if not 1 <= int(arg) <= len(devices):
+                raise UsageError(f"--inject remove-device={arg}: datastore {doc['name']!r} has "
+                                 f"devices 1 to {len(devices)}")
+            return devices[int(arg) - 1]
+        if arg not in devices:
+            raise UsageError(f"--inject remove-device={arg}: not a device of datastore "
+                             f"{doc['name']!r} ({', '.join(devices)})")
+        return arg
+
+    @classmethod
+    def check(cls, db, event: InjectEvent) -> None:
+        doc = _datastore(db.datadir, event.text)
+        cls.pick(doc, event.arg)
+        left = len(doc["devices"]) - 1
+        for part in ("raid", "metadata"):
+            need = PROFILES.get(doc[part] or "single", 1)
+            if left < need:
+                raise UsageError(f"--inject {event.text}: {doc[part]} {part} needs {need} "
+                                 f"devices; {left} would be left")
+
+    def command(self, doc: dict):
+        device = self.pick(doc, self.event.arg)
+        moved = device_allocated(doc["mount"]).get(device, 0)
+        return (["btrfs", "device", "remove", device, doc["mount"]], moved,
+                {"device": device, "devices_before": len(doc["devices"])})
+
+    def after(self, doc: dict, out: str) -> dict:
+        device = self.pick(doc, self.event.arg)
+        service.update(doc, devices=[d for d in doc["devices"] if d != device],
+                       removed=doc.get("removed", []) + [device])
+        return {}
+
+
+class Convert(_BtrfsWork):
+    cancel = ("balance", "cancel")
+
+    @staticmethod
+    def check(db, event: InjectEvent) -> None:
+        if event.arg not in PROFILES:
+            raise UsageError(f"--inject {event.text}: {event.arg!r} is not one of "
+                             f"{', '.join(PROFILES)}")
+        doc = _datastore(db.datadir, event.text)
+        need = PROFILES[event.arg]
+        if len(doc["devices"]) < need:
+            raise UsageError(f"--inject {event.text}: {event.arg} needs {need} devices; "
+                             f"datastore {doc['name']!r} has {len(doc['devices'])}")
+
+    def command(self, doc: dict):
+        # -f: no 10-second warning before a conversion to RAID-5/6 (the record says it)
+        force = ["-f"] if self.event.arg in ("raid5", "raid6") else []
+        return (["btrfs", "balance", "start", *force, f"-dconvert={self.event.arg}",
+                 doc["mount"]],
+                data_total(doc["mount"]), {"from": doc["raid"], "to": self.event.arg})
+
+    def after(self, doc: dict, out: str) -> dict:
+        service.update(doc, raid=self.event.arg)
+        return {}
+
+
+class Scrub(_BtrfsWork):
+    cancel = ("scrub", "cancel")
+
+    @staticmethod
+    def check(db, event: InjectEvent) -> None:
+        _datastore(db.datadir, event.text)
+
+    def command(self, doc: dict):
+        return ["btrfs", "scrub", "start", "-B", "-R", doc["mount"]], 0, {}
+
+    def after(self, doc: dict, out: str) -> dict:
+        stats = dict(re.findall(r"^\s*(\w+):\s*(\d+)\s*$", out, re.M))
+        moved = int(stats.get("data_bytes_scrubbed", 0)) + int(stats.get("tree_bytes_scrubbed", 0))
+        errors = sum(int(v) for k, v in stats.items() if k.endswith("_errors"))
+        return {"bytes_moved": moved, "errors": errors}

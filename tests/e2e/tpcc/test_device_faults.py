@@ -1,0 +1,76 @@
+"""tpcc run --inject on a btrfs datastore: a device removed under load (the data rebuilt on
+the others), an online profile change and a scrub, each timed with the bytes it moved and the
+throughput dip; the database passes its checks after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..conftest import datastore as ds
+from ..conftest import free_port, loops_over, oltplab, saved_runs
+
+
+def _run(root: Path, flags: list[str], *inject: str, duration: str = "12s") -> dict:
+    oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", duration,
+            "--power", "none", *(x for e in inject for x in ("--inject", e)), "--check",
+            cwd=root.parent, check_rc=0)
+    return saved_runs(root.parent / "results")[-1]
+
+
+def test_remove_a_device_then_convert_and_scrub_under_load(datastore_root, built_w1):
+    root = datastore_root
+    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "4x2GiB")
+    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
+    first = doc["devices"][0]["path"]
+    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
+             str(free_port()), "--db-memory", "64MiB"]
+    try:
+        run = _run(root, flags, "at=3s,remove-device=1")
+        assert run["status"] == "completed", run.get("error")
+        [event] = run["events"]
+        assert event["kind"] == "remove-device" and "error" not in event, event.get("error")
+        assert event["device"] == first and event["devices_before"] == 4
+        assert event["bytes_moved"] > 8 * 1024**2  # a quarter of two copies of W=1, at least
+        assert event["seconds"] > 0 and event["mb_per_s"] > 0
+        assert event["before_tpm"] > 0 and "dip_avg_pct" in event and "back_within_10pct_s" in event
+        assert run["check"]["ok"]
+        after = json.loads(ds(root, "show", "r1", "--json").stdout)
+        assert [d["path"] for d in after["devices"]] == [d["path"] for d in doc["devices"][1:]]
+        assert run["datastores"]["datadir"]["space_after"]["data_ratio"] > 1.5
+
+        run = _run(root, flags, "at=1s,convert=raid5", "at=15s,scrub", duration="20s")
+        assert run["status"] == "completed", run.get("error")
+        convert, scrub = run["events"]
+        assert "error" not in convert and "error" not in scrub, (convert.get("error"), scrub.get("error"))
+        assert (convert["from"], convert["to"]) == ("raid1", "raid5")
+        assert convert["bytes_moved"] > 0 and convert["seconds"] > 0
+        assert scrub["bytes_moved"] > 50 * 1024**2 and scrub["errors"] == 0
+        assert run["check"]["ok"]
+        assert json.loads(ds(root, "show", "r1", "--json").stdout)["raid"] == "raid5"
+    finally:
+        oltplab("db", "stop", *flags, cwd=root.parent)
+    ds(root, "destroy", "r1")
+    assert loops_over(root) == []
+
+
+def test_device_faults_are_refused_off_a_datastore_or_beyond_the_profile(datastore_root,
+                                                                         built_w1, server_tmp):
+    flags = ["--datadir", str(built_w1("postgres", server_tmp / "pg")), "--port",
+             str(free_port())]
+    for inject, message in (("at=2s,remove-device=1", "is on no datastore"),
+                            ("at=2s,convert=raid9", "'raid9' is not one of"),
+                            ("at=2s,scrub", "is on no datastore")):
+        p = oltplab("tpcc", "run", *flags, "--users", "1", "--duration", "5s", "--inject",
+                    inject, cwd=server_tmp, check_rc=2)
+        assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    root = datastore_root
+    ds(root, "create", "r1", "--raid", "raid1", "--loop", "2x320MiB")
+    mount = Path(json.loads(ds(root, "show", "r1", "--json").stdout)["mount"])
+    flags[1] = str(built_w1("postgres", mount / "pg"))
+    for inject, message in (("at=2s,remove-device=1", "raid1 raid needs 2 devices; 1 would"),
+                            ("at=2s,remove-device=3", "has devices 1 to 2"),
+                            ("at=2s,convert=raid6", "raid6 needs 3 devices")):
+        p = oltplab("tpcc", "run", *flags, "--users", "1", "--duration", "5s", "--inject",
+                    inject, cwd=server_tmp, check_rc=2)
+        assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
