@@ -54,23 +54,23 @@ def test_remove_a_device_then_convert_and_scrub_under_load(datastore_root, built
     assert loops_over(root) == []
 
 
+def _refused(datadir: Path, cwd: Path, cases) -> None:
+    """Each --inject of ``cases`` is refused before the run, in one line naming the reason."""
+    for inject, message in cases:
+        p = oltplab("tpcc", "run", "--datadir", str(datadir), "--port", str(free_port()),
+                    "--users", "1", "--duration", "5s", "--inject", inject, cwd=cwd, check_rc=2)
+        assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
 def test_device_faults_are_refused_off_a_datastore_or_beyond_the_profile(datastore_root,
                                                                          built_w1, server_tmp):
-    flags = ["--datadir", str(built_w1("postgres", server_tmp / "pg")), "--port",
-             str(free_port())]
-    for inject, message in (("at=2s,remove-device=1", "is on no datastore"),
-                            ("at=2s,convert=raid9", "'raid9' is not one of"),
-                            ("at=2s,scrub", "is on no datastore")):
-        p = oltplab("tpcc", "run", *flags, "--users", "1", "--duration", "5s", "--inject",
-                    inject, cwd=server_tmp, check_rc=2)
-        assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    root = datastore_root
-    ds(root, "create", "r1", "--raid", "raid1", "--loop", "2x320MiB")
-    mount = Path(json.loads(ds(root, "show", "r1", "--json").stdout)["mount"])
-    flags[1] = str(built_w1("postgres", mount / "pg"))
-    for inject, message in (("at=2s,remove-device=1", "raid1 raid needs 2 devices; 1 would"),
-                            ("at=2s,remove-device=3", "has devices 1 to 2"),
-                            ("at=2s,convert=raid6", "raid6 needs 3 devices")):
-        p = oltplab("tpcc", "run", *flags, "--users", "1", "--duration", "5s", "--inject",
-                    inject, cwd=server_tmp, check_rc=2)
-        assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    _refused(built_w1("postgres", server_tmp / "pg"), server_tmp,
+             (("at=2s,remove-device=1", "is on no datastore"),
+              ("at=2s,convert=raid9", "'raid9' is not one of"),
+              ("at=2s,scrub", "is on no datastore")))
+    ds(datastore_root, "create", "r1", "--raid", "raid1", "--loop", "2x320MiB")
+    mount = Path(json.loads(ds(datastore_root, "show", "r1", "--json").stdout)["mount"])
+    _refused(built_w1("postgres", mount / "pg"), server_tmp,
+             (("at=2s,remove-device=1", "raid1 raid needs 2 devices; 1 would"),
+              ("at=2s,remove-device=3", "has devices 1 to 2"),
+              ("at=2s,convert=raid6", "raid6 needs 3 devices")))
