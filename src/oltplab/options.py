@@ -370,6 +370,8 @@ QUICKSTART: tuple[Option, ...] = (
 # a plan's own keys, that no command takes
 PLAN: tuple[Option, ...] = (
     Option("target", "plan", "A target named under [targets].", toml=(str,)),
+    Option("datastore", "plan", "A datastore named under [datastores]: the data directory "
+           "goes in its mount.", toml=(str,)),
 )
 
 # datastore create: the storage under test (datastores/spec.py checks them together)
@@ -393,6 +395,8 @@ DATASTORE: tuple[Option, ...] = (
            metavar="OPTS", toml=(str,)),
     Option("force", "datastore", "Overwrite devices that carry a file system or partition "
            "table.", ("--force",), is_flag=True),
+    Option("keep", "datastore", "A plan's datastore stays after the plan's last cell on it.",
+           toml=(bool,)),
 )
 
 # every datastore command: where the datastores live

@@ -66,8 +66,10 @@ def _where(c: Cell) -> str:
     wal = f", WAL in {c.db.waldir}" if c.db.waldir else ""
     host = f", host memory {format_size(c.db.host_memory)}" if c.db.host_memory else ""
     label = engines.get(c.db.engine).label
+    store = (f"; datastore {c.datastore.name}: {c.datastore.describe()}" if c.datastore
+             else "")
     return (f"{label}, {w} in {c.db.datadir}{wal} (port {c.db.port}, db memory "
-            f"{format_size(c.db.db_memory)}{host})")
+            f"{format_size(c.db.db_memory)}{host}){store}")
 
 
 def _what(item: Item) -> str:
@@ -130,6 +132,9 @@ class _PlanLines(PlanProgress):
     def item_failed(self, item: Item, error: str) -> None:
         click.echo(f"{item.name} step {item.step.index} ({item.step.kind}) failed: {error}; "
                    "the plan goes on", err=True)
+
+    def datastore(self, name: str, what: str) -> None:
+        click.echo(f"plan {self.plan.name}: datastore {name}: {what}", err=True)
 
 
 @plan.command("run")

@@ -11,6 +11,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 from ..config import format_size
@@ -100,11 +101,26 @@ def detach_loop(device: Path) -> None:
     subprocess.run(["losetup", "--detach", str(device)], capture_output=True, timeout=60)
 
 
-def loops_of(image: Path) -> list[Path]:
-    """The loop devices attached to ``image`` (losetup --associated)."""
-    p = subprocess.run(["losetup", "--associated", str(image), "--noheadings", "--output",
-                        "NAME"], capture_output=True, text=True, timeout=60)
-    return [Path(line.strip()) for line in p.stdout.splitlines() if line.strip()]
+def loops_under(folder: Path) -> list[Path]:
+    """The loop devices whose backing file is in ``folder`` (deleted files too)."""
+    p = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+                       capture_output=True, text=True, timeout=60)
+    prefix = str(folder.absolute()).rstrip("/") + "/"
+    return [Path(w[0]) for w in map(str.split, p.stdout.splitlines())
+            if len(w) > 1 and w[1].startswith(prefix)]
+
+
+def detach_all(folder: Path, within_s: float = 5.0) -> None:
+    """Detach every loop device over a file in ``folder``; a device still held a moment (a
+    udev probe right after it was attached) is tried again until ``within_s`` passes."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = loops_under(folder)
+        for loop in left:
+            detach_loop(loop)
+        if not left or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
 
 
 def loop_backing(device: Path) -> str | None:

@@ -130,6 +130,9 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
     try:
         home.mkdir(parents=True)
         undo.append(lambda: shutil.rmtree(home, ignore_errors=True))
+        # every loop device over our files, found afresh: Ctrl-C may land after losetup
+        # attached one, before it answered
+        undo.append(lambda: dev.detach_all(home / "images"))
         devices = list(spec.devices)
         if spec.loop_count:
             images = home / "images"
@@ -138,9 +141,6 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
                 image = images / f"disk{i}.img"
                 on_step(f"allocating {image.name}")
                 dev.make_backing_file(image, spec.loop_bytes)
-                # before losetup: Ctrl-C may land after it attached, before it answered
-                undo.append(lambda image=image: [dev.detach_loop(loop)
-                                                 for loop in dev.loops_of(image)])
                 devices.append(dev.attach_loop(image))
         on_step(f"making {spec.fs} on {len(devices)} device(s)")
         mkfs = _mkfs(spec, devices)
@@ -222,10 +222,9 @@ def destroy(name: str, root: Path = DEFAULT_ROOT,
             raise OltplabError(f"datastore {name!r}: cannot unmount {mount}: {why} "
                                "(stop what uses it: a server, a shell inside it)")
     if doc["loop"]:  # loop devices over our files: whichever still serve them
-        for image in sorted((home / "images").glob("*.img")):
-            for loop in dev.loops_of(image):
-                dev.wipe(loop)
-                dev.detach_loop(loop)
+        for loop in dev.loops_under(home / "images"):
+            dev.wipe(loop)
+        dev.detach_all(home / "images")
     else:
         for d in map(Path, doc["devices"]):
             if os.path.exists(d):

@@ -54,6 +54,19 @@ class DatastoreSpec:
             opts.append("nodatasum")
         return opts + list(self.mount_options)
 
+    def describe(self) -> str:
+        """"btrfs raid5/raid1, zstd:3 on 4 loop devices of 2GiB"."""
+        what = self.fs
+        if self.fs == "btrfs":
+            what += f" {self.raid or 'default'}/{self.metadata or 'default'}"
+            extra = [x for x in (f"checksum {self.checksum}" if self.checksum else None,
+                                 self.compress if self.compress not in (None, "none") else None)
+                     if x]
+            what += f", {', '.join(extra)}" if extra else ""
+        on = (f"{self.loop_count} loop devices of {format_size(self.loop_bytes)}"
+              if self.loop_count else ", ".join(map(str, self.devices)))
+        return f"{what} on {on}"
+
     def policy(self) -> dict:
         return {"fs": self.fs, "raid": self.raid, "metadata": self.metadata,
                 "checksum": self.checksum, "compress": self.compress}

@@ -31,15 +31,25 @@ MiB = 1024**2
 POLL_S = 0.2
 
 
-def _datastore(datadir: Path, what: str) -> dict:
-    doc = service.holding(Path(datadir))
+def planned(spec) -> dict:
+    """What the checks need of a datastore a plan will make (a DatastoreSpec): its name, file
+    system, profiles and devices (a loop device by its number until it exists)."""
+    devices = [str(d) for d in spec.devices] or [f"loop device {i + 1}"
+                                                  for i in range(spec.loop_count)]
+    return {"name": spec.name, "fs": spec.fs, "raid": spec.raid, "metadata": spec.metadata,
+            "devices": devices}
+
+
+def _datastore(datadir: Path, what: str, planned: dict | None = None) -> dict:
+    """The datastore under ``datadir`` (or the one a plan will make there), checked."""
+    doc = planned or service.holding(Path(datadir))
     if doc is None:
         raise UsageError(f"--inject {what}: the data directory {datadir} is on no datastore "
                          "(make one with oltplab datastore create)")
     if doc["fs"] != "btrfs":
         raise UsageError(f"--inject {what}: datastore {doc['name']!r} is {doc['fs']}; "
                          "device faults need btrfs")
-    if not service.mounted(doc):
+    if planned is None and not service.mounted(doc):
         raise UsageError(f"--inject {what}: datastore {doc['name']!r} is not mounted")
     return doc
 
@@ -150,8 +160,8 @@ class RemoveDevice(_BtrfsWork):
         return arg
 
     @classmethod
-    def check(cls, db, event: InjectEvent) -> None:
-        doc = _datastore(db.datadir, event.text)
+    def check(cls, db, event: InjectEvent, planned: dict | None = None) -> None:
+        doc = _datastore(db.datadir, event.text, planned)
         cls.pick(doc, event.arg)
         left = len(doc["devices"]) - 1
         for part in ("raid", "metadata"):
@@ -177,11 +187,11 @@ class Convert(_BtrfsWork):
     cancel = ("balance", "cancel")
 
     @staticmethod
-    def check(db, event: InjectEvent) -> None:
+    def check(db, event: InjectEvent, planned: dict | None = None) -> None:
         if event.arg not in PROFILES:
             raise UsageError(f"--inject {event.text}: {event.arg!r} is not one of "
                              f"{', '.join(PROFILES)}")
-        doc = _datastore(db.datadir, event.text)
+        doc = _datastore(db.datadir, event.text, planned)
         need = PROFILES[event.arg]
         if len(doc["devices"]) < need:
             raise UsageError(f"--inject {event.text}: {event.arg} needs {need} devices; "
@@ -203,8 +213,8 @@ class Scrub(_BtrfsWork):
     cancel = ("scrub", "cancel")
 
     @staticmethod
-    def check(db, event: InjectEvent) -> None:
-        _datastore(db.datadir, event.text)
+    def check(db, event: InjectEvent, planned: dict | None = None) -> None:
+        _datastore(db.datadir, event.text, planned)
 
     def command(self, doc: dict):
         return ["btrfs", "scrub", "start", "-B", "-R", doc["mount"]], 0, {}

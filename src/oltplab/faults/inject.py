@@ -41,8 +41,9 @@ CLOSE_WAIT_S = ORPHANS_WAIT_S + 180.0  # a restart under way: its orphans, then 
 
 # --------------------------------------------------------------------------- before the run
 
-def preflight(db: DbSpec, run: RunSpec) -> None:
-    """Refuse (UsageError, one line) what cannot be injected here, before anything starts."""
+def preflight(db: DbSpec, run: RunSpec, planned: dict | None = None) -> None:
+    """Refuse (UsageError, one line) what cannot be injected here, before anything starts;
+    ``planned``: the datastore a plan will make for the data directory (faults/datastore.py)."""
     if db.engine != "postgres":
         raise UsageError("--inject is not available for MariaDB yet")
     if len(run.users) != 1:
@@ -54,7 +55,7 @@ def preflight(db: DbSpec, run: RunSpec) -> None:
         if db.dsn is not None:
             raise UsageError(f"--inject {e.text!r}: {e.kind} needs a managed server; it does not "
                              "go with --dsn")
-        FAULTS[e.kind].check(db, e)
+        FAULTS[e.kind].check(db, e, planned)
     windows = sorted((e.at_s, e.at_s + e.for_s) for e in run.inject if FAULTS[e.kind].lasts)
     for (_, end), (start, _) in zip(windows, windows[1:]):
         if start < end:

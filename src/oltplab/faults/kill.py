@@ -49,7 +49,7 @@ class KillServer:
         return cls(target, need_connections)
 
     @staticmethod
-    def check(db, event) -> None:
+    def check(db, event, planned=None) -> None:
         """Nothing beyond a managed server (inject.preflight)."""
 
     def __init__(self, target, need_connections: int):
@@ -93,7 +93,7 @@ class KillBackend:
         return cls(target)
 
     @staticmethod
-    def check(db, event) -> None:
+    def check(db, event, planned=None) -> None:
         """Nothing beyond a managed server (inject.preflight)."""
 
     def __init__(self, target, application_name: str = "oltplab"):

@@ -79,7 +79,7 @@ class Throttle:
         return cls(target, event)
 
     @staticmethod
-    def check(db, event: InjectEvent) -> None:
+    def check(db, event: InjectEvent, planned=None) -> None:
         """A block-IO controller we may write, and a block device under the data directory."""
         io_root()
         device_of(db.datadir)

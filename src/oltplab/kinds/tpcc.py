@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from .. import workloads
-from ..plans.keys import KEYS, StepKind, checked_run
+from ..plans.keys import KEYS, StepKind, checked_run, planned_store
 from ..report import plancharts
 from ..report import tpcc as report
 from ..runs.kind import Metric, RunKind
@@ -15,7 +15,8 @@ from ..runs.kind import Metric, RunKind
 def _make(cell, opts: dict, label: str, results_dir: Path):
     opts = dict(opts)
     opts.update(opts.pop("users", {}))  # the user sequence and users_auto, as a cell has them
-    return checked_run(cell.db, dataclasses.replace(cell.run, name=label, **opts))
+    return checked_run(cell.db, dataclasses.replace(cell.run, name=label, **opts),
+                       planned_store(cell.datastore))
 
 
 def _run(item, progress, labels: dict) -> dict:

@@ -20,7 +20,8 @@ from ..options import BUILD, DB, NEIGHBOURS, PLAN, RUN, TELEMETRY, Option, rows
 # --------------------------------------------------------------------------- the option table
 
 KEYS = rows(DB, BUILD, RUN, TELEMETRY, PLAN, NEIGHBOURS, plans=True)
-TARGET_KEYS = ("engine", "datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname")
+TARGET_KEYS = ("engine", "datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname",
+               "datastore")
 
 
 def typed(where: str, key: str, value: Any, keys: dict[str, Option] = KEYS,
@@ -68,9 +69,18 @@ class StepKind:
     own_servers: bool = False  # it starts servers of its own (the cell's are not used)
 
 
-def checked_run(db, run):
-    """``run``, after the checks ``tpcc run`` makes of its options before anything starts."""
+def checked_run(db, run, planned: dict | None = None):
+    """``run``, after the checks ``tpcc run`` makes of its options before anything starts
+    (``planned``: the datastore the plan will make for the data, faults/datastore.py)."""
     if run.inject:
         from ..faults.inject import preflight
-        preflight(db, run)
+        preflight(db, run, planned)
     return run
+
+
+def planned_store(spec) -> dict | None:
+    """What the fault checks need of the datastore a plan will make (None: no datastore)."""
+    if spec is None:
+        return None
+    from ..faults.datastore import planned
+    return planned(spec)

@@ -46,10 +46,10 @@ from typing import Any
 from ..config import DbSpec, RunSpec
 from ..errors import UsageError
 from .. import kinds
-from .keys import KEYS, TARGET_KEYS, StepKind, checked_run, typed
+from .keys import KEYS, TARGET_KEYS, StepKind, checked_run, planned_store, typed
 
 PLAN_KEYS = {"name": str, "repeat": int, "baseline": str}
-TOP_KEYS = ("plan", "defaults", "matrix", "targets", "step")
+TOP_KEYS = ("plan", "defaults", "matrix", "targets", "datastores", "step")
 LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
@@ -68,6 +68,7 @@ class Cell:
     build_users: int
     run: RunSpec
     target: str | None = None  # the named target the cell's data lives in
+    datastore: Any = None  # the DatastoreSpec of the plan's datastore its data lives in
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class Plan:
     steps: tuple[Step, ...] = (Step(1, kinds.DEFAULT_STEP),)
     items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
     baseline: str | None = None  # the label of the cell the report sets the others against
+    datastores: tuple = ()  # (DatastoreSpec, keep) of each [datastores.NAME], in file order
 
 
 # --------------------------------------------------------------------------- loading
@@ -208,6 +210,7 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             typed(f"targets.{tname}", key, value)
         targets[tname] = table
 
+    stores = _datastores(_table(doc, "datastores"))
     defaults = _table(doc, "defaults")
     for key, value in defaults.items():
         typed("defaults", key, value)
@@ -236,26 +239,51 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
         merged = {**(targets[target] if target else {}), **values}
         label = _label(name, chosen, i)
         try:
-            cells.append(_cell(i, cname, label, merged, results_dir))
+            cells.append(_cell(i, cname, label, merged, results_dir, stores))
         except UsageError as e:
             raise UsageError(f"cell {cname}: {e}") from None
     if len({c.label for c in cells}) != len(cells):  # labels cut to 64 characters may collide
         cells = [_relabel(c, f"{name}.c{c.index + 1}") for c in cells]
-    items = _items(name, cells, steps, targets, results_dir)
+    items = _items(name, cells, steps, targets, results_dir, stores)
     if repeat > 1 and (any(c.run.users_auto for c in cells) or any(
             i.kind.searches(i.spec) for i in items)):
         raise UsageError("users = \"auto\" searches for the best user count in one run; "
                          "give plan.repeat = 1")
     baseline = head.get("baseline")
     if baseline is not None:
-        found = [c for c in cells if baseline in (c.name, c.label)]
+        found = [c for c in cells if baseline in (c.name, c.label) or (
+            c.datastore is not None and c.datastore.name == baseline)]
         if not found:
             raise UsageError(f"plan.baseline: no cell is named {baseline!r} (cells: "
                              f"{', '.join(c.name for c in cells)})")
         baseline = found[0].label
+    used = {c.datastore.name for c in cells if c.datastore} | {
+        i.cell.datastore.name for i in items if i.cell.datastore}
     return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
-                baseline=baseline,
-                steps=steps, items=items)
+                baseline=baseline, steps=steps, items=items,
+                datastores=tuple(v for k, v in stores.items() if k in used))
+
+
+def _datastores(tables: dict) -> dict:
+    """``[datastores.NAME]``: name -> (DatastoreSpec, keep), checked as ``datastore create``
+    checks its options."""
+    from ..datastores.spec import make_spec
+    from ..options import DATASTORE, rows
+    keys = rows(DATASTORE, plans=True)
+    out = {}
+    for dname, table in tables.items():
+        where = f"datastores.{dname}"
+        if not isinstance(table, dict):
+            raise UsageError(f"{where} must be a table ([{where}])")
+        given = {k: typed(where, k, v, keys, "a datastore takes") for k, v in table.items()}
+        keep = bool(given.pop("keep", False))
+        try:
+            out[dname] = (make_spec(dname, **given), keep)
+        except UsageError as e:
+            raise UsageError(f"{where}: {e}") from None
+    if out and os.geteuid() != 0:
+        raise UsageError("datastores: making file systems and loop devices needs root")
+    return out
 
 
 def _neighbours_keys_need_a_step(steps: tuple[Step, ...], defaults: dict, matrix: dict) -> None:
@@ -304,7 +332,7 @@ def _steps(raw: Any, targets: dict) -> tuple[Step, ...]:
 
 
 def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: dict,
-           results_dir: Path) -> tuple[Item, ...]:
+           results_dir: Path, stores: dict) -> tuple[Item, ...]:
     """Every (step, cell) pair - (step, datastore) for per-target kinds - with its spec."""
     items: list[Item] = []
     seen: set = set()
@@ -313,7 +341,7 @@ def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: 
             kind = kinds.steps()[step.kind]
             where = f"step.{step.index} ({step.kind}) in cell {cell.name}"
             given = dict(step.options)
-            home = _retarget(cell, given.pop("target"), targets, results_dir) \
+            home = _retarget(cell, given.pop("target"), targets, results_dir, stores) \
                 if "target" in given else cell
             try:
                 opts = {k: typed(f"step.{step.index}", k, v, kind.keys)
@@ -338,11 +366,13 @@ def _items(plan_name: str, cells: list[Cell], steps: tuple[Step, ...], targets: 
     return tuple(items)
 
 
-def _retarget(cell: Cell, target: str, targets: dict, results_dir: Path) -> Cell:
+def _retarget(cell: Cell, target: str, targets: dict, results_dir: Path,
+              stores: dict) -> Cell:
     """The cell as it would be with its data in ``target`` (a step's own ``target``)."""
     values = {k: v for k, v in cell.values if k not in TARGET_KEYS}
     values["target"] = target
-    return _cell(cell.index, cell.name, cell.label, {**targets[target], **values}, results_dir)
+    return _cell(cell.index, cell.name, cell.label, {**targets[target], **values}, results_dir,
+                 stores)
 
 
 def _step_label(base: str, name: str, step: Step, steps: tuple[Step, ...]) -> str:
@@ -378,7 +408,26 @@ def _db_spec(values: dict) -> DbSpec:
     return DbSpec.of(flag="", **values)
 
 
-def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) -> Cell:
+def _on_datastore(values: dict, stores: dict):
+    """The cell's values with its data directory in its datastore's mount (ROOT/NAME/mnt/
+    ENGINE), and that datastore's spec; the values as they are without a datastore."""
+    name = values.get("datastore")
+    if name is None:
+        return values, None
+    if name not in stores:
+        raise UsageError(f"datastore: unknown datastore {name!r} (known: "
+                         f"{', '.join(stores) or 'none: add a [datastores.NAME] table'})")
+    if "datadir" in values or "dsn" in values:
+        raise UsageError("datastore puts the data directory in its mount; it does not go with "
+                         f"{'datadir' if 'datadir' in values else 'dsn'}")
+    spec = stores[name][0]
+    engine = values.get("engine", "postgres")
+    return {**values, "datadir": str(spec.root / name / "mnt" / engine)}, spec
+
+
+def _cell(index: int, name: str, label: str, values: dict, results_dir: Path,
+          stores: dict) -> Cell:
+    values, store = _on_datastore(values, stores)
     conv = {k: typed("cell", k, v) for k, v in values.items()}
     db = _db_spec({k: v for k, v in conv.items() if KEYS[k].part == "db"})
     if db.dsn and db.listen:
@@ -387,8 +436,10 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path) ->
         raise UsageError("host_memory limits a managed server; it does not go with dsn")
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
     run.update(run.pop("users", {}))
-    rspec = checked_run(db, RunSpec(name=label, results_dir=results_dir, **run))
+    rspec = checked_run(db, RunSpec(name=label, results_dir=results_dir, **run),
+                        planned_store(store))
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
                 warehouses=conv.get("warehouses"),
                 build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,
-                target=conv.get("target"))
+                target=conv.get("target"), datastore=store)
+

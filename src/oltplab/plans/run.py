@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Interrupted, OltplabError, UsageError
+from .datastores import ensure, last_cells, release
 from .model import Cell, Item, Plan
 
 SUPERSEDED = "superseded"
@@ -85,6 +86,8 @@ def fingerprint(item: Item) -> str:
                                              if k not in ("name", "results_dir")}}
     if item.kind.needs_db:
         what.update(db=spec_dict(item.cell.db), warehouses=item.cell.warehouses)
+    if item.cell.datastore is not None:  # the storage under it, as the plan makes it
+        what["datastore"] = item.cell.datastore.describe()
     text = json.dumps(what, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -136,6 +139,9 @@ class PlanProgress:
     def item_failed(self, item: Item, error: str) -> None:
         """The item failed; the plan goes on with the next one."""
 
+    def datastore(self, name: str, what: str) -> None:
+        """A datastore of the plan was made, reused or destroyed (or a step of making it)."""
+
 
 def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
              progress: PlanProgress | None = None) -> list[ItemState]:
@@ -151,11 +157,39 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
                              "add --resume to run only what is not done, or use another "
                              "--results-dir")
         states = [s for s in plan_status(plan, results_dir) if s.todo]
+        last = last_cells(plan)
         for cell in plan.cells:
             mine = [s for s in states if s.item.cell.index == cell.index]
-            if mine:
+            if mine and _stores_ready(plan, mine, progress):
                 _run_cell(plan, mine, results_dir, progress)
+            for spec, keep in plan.datastores:
+                if last.get(spec.name) == cell.index and not keep:
+                    try:
+                        release(spec)
+                        progress.datastore(spec.name, "destroyed")
+                    except OltplabError as e:
+                        progress.datastore(spec.name, f"not destroyed: {e}")
         return plan_status(plan, results_dir)
+
+
+def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress) -> bool:
+    """The datastores of the cell's items made (or found); where one cannot be, its items
+    fail (recorded) and the plan goes on."""
+    specs = {s.item.cell.datastore for s in states if s.item.cell.datastore is not None}
+    for spec in sorted(specs, key=lambda x: x.name):
+        try:
+            progress.datastore(spec.name, ensure(spec, on_step=lambda text, n=spec.name:
+                                                  progress.datastore(n, text)))
+        except KeyboardInterrupt:
+            raise Interrupted(f"plan {plan.name} interrupted while datastore {spec.name} was "
+                              "made; --resume goes on from there") from None
+        except OltplabError as e:
+            for s in states:
+                if s.item.cell.datastore == spec:
+                    _failed_record(plan, s.item, s.todo[0], f"datastore {spec.name}: {e}")
+                    progress.item_failed(s.item, f"datastore {spec.name}: {e}")
+            return False
+    return True
 
 
 @contextmanager

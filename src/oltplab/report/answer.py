@@ -48,7 +48,8 @@ def plan_title(plan) -> str:
     return f"Plan {plan.name}: {varied}{repeats}"
 
 
-def _baseline(groups: list[Group], baseline: str | None) -> Group:
+def baseline_group(groups: list[Group], baseline: str | None) -> Group:
+    """The group named ``baseline`` (its label, or the start of it), else the first."""
     if baseline:
         for test in (lambda g: g.label == baseline, lambda g: g.label.startswith(baseline + "."),
                      lambda g: g.label.startswith(baseline)):
@@ -65,7 +66,7 @@ def headline_section(kind: RunKind, groups: list[Group], baseline: str | None = 
     if not kind.metrics or not groups:
         return None
     metric = kind.metrics[0]
-    base = _baseline(groups, baseline)
+    base = baseline_group(groups, baseline)
     base_values = metric.values(base)
     rows, peaks = [], []
     for g in groups:

@@ -19,6 +19,7 @@ from .. import __version__
 from ..errors import UsageError
 from . import compare
 from .answer import comparison_title, headline_section
+from .datastores import datastore_section
 from .model import Chart, Link, Report, Section, Table
 from .events import events_chart, events_table
 from .output import write_file
@@ -135,6 +136,9 @@ def build_report(records: list[dict], sections: list[Section] = (), *, title: st
             if answer is not None:
                 report.sections.append(answer if len(kinds) == 1 else Section(
                     f"Headline: {kind}", answer.charts, answer.tables, answer.notes))
+    stores = datastore_section(groups, baseline)
+    if stores is not None:
+        report.sections.append(stores)
     report.sections.extend(sections)
     for kind in kinds:
         kgroups = [g for g in groups if g.runs[0].kind == kind]

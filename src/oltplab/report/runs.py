@@ -90,6 +90,8 @@ class RunData:
             if isinstance(device, dict) and device.get("name"):
                 out.add(str(device["name"]))
                 out.update(str(s) for s in device.get("slaves") or ())
+        for store in (self.record.get("datastores") or {}).values():  # every member of it
+            out.update(str(d["name"]) for d in store.get("devices") or () if d.get("name"))
         return out
 
     @property

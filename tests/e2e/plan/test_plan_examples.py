@@ -133,3 +133,50 @@ def test_engines_postgres_and_mariadb_cells_side_by_side(server_tmp):
     html = (report / "report.html").read_text()
     assert "engines.target-mariadb (MariaDB)" in html and "compare them by NOPM" in html
     assert (report / "plan_tpm_nopm.png").is_file()
+
+
+def _need_datastores() -> None:
+    import os
+    import shutil
+    if os.geteuid() != 0 or shutil.which("mkfs.btrfs") is None:
+        pytest.skip("datastores need root and btrfs-progs")
+
+
+def test_e7_policies_three_datastores_made_compared_and_destroyed(tmp_path):
+    _need_datastores()
+    runs, report = _run(tmp_path, "e7-policies", *SHORT, "--set",
+                        'matrix.datastore=["r1", "r5-zstd", "xfs"]')
+    assert [r["plan"]["cell"] for r in runs] == ["datastore=r1", "datastore=r5-zstd",
+                                                 "datastore=xfs"]
+    stores = [r["datastores"]["datadir"] for r in runs]
+    assert [(s["fs"], s["raid"], s["compress"]) for s in stores] == [
+        ("btrfs", "raid1", "none"), ("btrfs", "raid5", "zstd:3"), ("xfs", None, None)]
+    r1, r5z, xfs = (s["space_after"] for s in stores)
+    assert r1["data_ratio"] > 1.8 and r5z["compression_ratio"] > 1.2, (r1, r5z)
+    assert not (tmp_path / "oltplab-data" / "datastores").exists() or not any(
+        (tmp_path / "oltplab-data" / "datastores").iterdir()), "each is destroyed after its cell"
+    html = (report / "report.html").read_text()
+    assert "Storage policies: performance and space, against e7-policies.datastore-r1" in html
+    for column in ("NOPM (best step)", "disk IOPS there", "disk await ms there",
+                   "CPU busy % there", "space used MiB", "% saved"):
+        assert column in html, column
+    assert (report / "datastore_space.png").is_file()
+    import re
+    table = html[html.index('id="table-datastores-datastores"'):]
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", row)
+            for row in re.findall(r"<tr><td.*?</tr>", table[:table.index("</table>")])]
+    assert [r[1] for r in rows] == ["r1", "r5-zstd", "xfs"] and rows[0][-1] == "baseline"
+    assert 20 < float(rows[1][-1]) < 100, rows  # raid5 and zstd take less room than raid1
+    assert all(float(r[4].replace(",", "")) > 0 for r in rows), rows  # NOPM on each
+
+
+def test_e8_rebuild_removes_a_device_under_load(tmp_path):
+    _need_datastores()
+    runs, report = _run(tmp_path, "e8-rebuild", "--set", "duration=10s", "--set", "rampup=1s",
+                        "--set", 'inject=["at=3s,remove-device=1"]')
+    (run,) = runs
+    (event,) = run["events"]
+    assert event["kind"] == "remove-device" and "error" not in event, event.get("error")
+    assert event["bytes_moved"] > 0 and event["mb_per_s"] > 0 and "dip_avg_pct" in event
+    assert run["check"]["ok"]
+    assert len(run["datastores"]["datadir"]["devices"]) == 4  # as it was when the run began

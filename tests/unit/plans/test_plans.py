@@ -292,3 +292,59 @@ def test_cell_database_options_are_checked_as_a_command_checks_them(tmp_path, ex
     """One set of rules for the database spec of a command and of a plan's cell."""
     with pytest.raises(UsageError, match=message):
         plan_of(tmp_path, f"[plan]\nname = \"p\"\n[defaults]\n{extra}\n")
+
+
+STORES = """
+[plan]
+name = "s"
+baseline = "r1"
+[defaults]
+users = [1]
+[matrix]
+datastore = ["r1", "x"]
+[datastores.r1]
+raid = "raid1"
+loop = "4x1GiB"
+[datastores.x]
+fs = "xfs"
+loop = "1x1GiB"
+keep = true
+"""
+
+
+def test_cells_on_datastores_put_their_data_in_its_mount(tmp_path, monkeypatch):
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    plan = plan_of(tmp_path, STORES)
+    r1, x = plan.cells
+    assert r1.db.datadir == Path("oltplab-data/datastores/r1/mnt/postgres")
+    assert (r1.datastore.raid, r1.datastore.loop_count, x.datastore.fs) == ("raid1", 4, "xfs")
+    assert [(s.name, keep) for s, keep in plan.datastores] == [("r1", False), ("x", True)]
+    assert plan.baseline == "s.datastore-r1"
+    inject = STORES.replace('users = [1]', 'users = [1]\nduration = "20s"\n'
+                            'inject = ["at=5s,remove-device=2"]')
+    with pytest.raises(UsageError, match="xfs; device faults need btrfs"):
+        plan_of(tmp_path, inject)
+    ok = inject.replace('datastore = ["r1", "x"]', 'datastore = ["r1"]')
+    assert plan_of(tmp_path, ok).cells[0].run.inject[0].arg == "2"
+    with pytest.raises(UsageError, match="raid1 raid needs 2 devices; 1 would be left"):
+        plan_of(tmp_path, ok.replace('"4x1GiB"', '"2x1GiB"'))
+
+
+@pytest.mark.parametrize("change, needle", [
+    (('datastore = ["r1", "x"]', 'datastore = ["r1", "y"]'), "unknown datastore 'y'"),
+    (('users = [1]', 'users = [1]\ndatadir = "/d"'), "it does not go with datadir"),
+    (('raid = "raid1"\nloop = "4x1GiB"', 'raid = "raid6"\nloop = "2x1GiB"'),
+     "datastores.r1: --raid raid6 needs at least 3"),
+    (('keep = true', 'keep = 1'), "datastores.x.keep: 1 is the wrong type"),
+    (('keep = true', 'size = 1'), "unknown key datastores.x.size"),
+])
+def test_bad_datastores_are_refused_naming_the_key(tmp_path, monkeypatch, change, needle):
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    with pytest.raises(UsageError, match=needle.replace("(", r"\(")):
+        plan_of(tmp_path, STORES.replace(*change))
+
+
+def test_datastores_need_root(tmp_path, monkeypatch):
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    with pytest.raises(UsageError, match="needs root"):
+        plan_of(tmp_path, STORES)

@@ -1,0 +1,108 @@
+"""The storage policies side by side: for each group whose runs record a datastore under
+their data directory, what it is made of, the best step's NOPM with the disk IOPS, latency and
+CPU there, and the space its files take after the runs (allocated, data ratio, compression
+ratio) with the percentage saved against the baseline group, as the vSAN papers print them;
+and a bar chart of the space used and held."""
+
+from __future__ import annotations
+
+from .answer import baseline_group
+from .charts import bar_chart
+from .model import Section, Table
+from .runs import Group
+from .stats import mean
+
+MiB = 1024**2
+
+
+def _store(run) -> dict | None:
+    return (run.record.get("datastores") or {}).get("datadir")
+
+
+def policy(store: dict) -> str:
+    if store.get("fs") != "btrfs":
+        return store.get("fs") or "?"
+    parts = [f"data {store.get('raid')}", f"metadata {store.get('metadata')}",
+             f"checksum {store.get('checksum')}"]
+    if store.get("compress") not in (None, "none"):
+        parts.append(f"compress {store['compress']}")
+    return "btrfs " + ", ".join(parts)
+
+
+def _best_step(run) -> tuple[dict | None, dict | None]:
+    """The step with the highest NOPM (or the first) and its telemetry figures."""
+    steps = list(run.steps)
+    if not steps:
+        return None, None
+    i = max(range(len(steps)), key=lambda k: steps[k].get("nopm") or 0)
+    return steps[i], run.figures[i] if i < len(run.figures) else None
+
+
+def _at_best(run, store: dict) -> tuple:
+    """(NOPM, disk IOPS over the datastore's devices, their mean await ms, CPU busy %)."""
+    step, f = _best_step(run)
+    devices = [d.get("name") for d in store.get("devices") or () if d.get("name")]
+    figures = [((f or {}).get("devices") or {}).get(d) or {} for d in devices]
+    iops = [(x.get("read_iops") or 0) + (x.get("write_iops") or 0) for x in figures if x]
+    waits = [x["await_ms"] for x in figures if x.get("await_ms") is not None]
+    idle = ((f or {}).get("cpu") or {}).get("cpu_idle_pct")
+    return ((step or {}).get("nopm"), sum(iops) if iops else None, mean(waits),
+            None if idle is None else 100 - idle)
+
+
+def _space(run, store: dict) -> dict:
+    return store.get("space_after") or store.get("space_before") or {}
+
+
+def datastore_section(groups: list[Group], baseline: str | None = None) -> Section | None:
+    """None when no run records a datastore."""
+    measured = [(g, [(r, _store(r)) for r in g.runs if _store(r)]) for g in groups]
+    measured = [(g, pairs) for g, pairs in measured if pairs]
+    if not measured:
+        return None
+    base = baseline_group([g for g, _ in measured], baseline)
+    allocated = {g.label: mean([_space(r, s).get("allocated_bytes") for r, s in pairs])
+                 for g, pairs in measured}
+    base_alloc = allocated.get(base.label)
+    rows = []
+    for g, pairs in measured:
+        store = pairs[-1][1]
+        at = [_at_best(r, s) for r, s in pairs]
+        spaces = [_space(r, s) for r, s in pairs]
+        alloc = allocated[g.label]
+        saved = (round(100 * (1 - alloc / base_alloc), 1) if alloc is not None and base_alloc
+                 and g is not base else None)
+        rows.append((g.label, store.get("name"), policy(store), len(store.get("devices") or ()),
+                     mean([a[0] for a in at]), mean([a[1] for a in at]),
+                     mean([a[2] for a in at]), mean([a[3] for a in at]),
+                     None if alloc is None else round(alloc / MiB, 1),
+                     mean([x.get("data_ratio") for x in spaces]),
+                     mean([x.get("compression_ratio") for x in spaces]),
+                     "baseline" if g is base else saved))
+    table = Table("datastores", f"Storage policies: performance and space, against {base.label}",
+                  ("group", "datastore", "policy", "devices", "NOPM (best step)",
+                   "disk IOPS there", "disk await ms there", "CPU busy % there",
+                   "space used MiB", "data ratio", "compression ratio", "% saved"),
+                  tuple(rows),
+                  caption="Space used is what the file system allocated on its devices for the "
+                          "runs' files after the last run, every copy and parity included, "
+                          "less what it used empty; the data ratio sets it against the data "
+                          "the files hold, the compression ratio is uncompressed / on-disk "
+                          "bytes of their extents; % saved is against the baseline's space "
+                          "used. IOPS and await are over the datastore's devices at the step "
+                          "with the highest NOPM; means over repeated runs.")
+    chart = bar_chart(
+        "datastore_space", "Space used per datastore", "datastore", "MiB",
+        [("space used (allocated)", "#4c72b0", 0,
+          {g.label: [_space(r, s).get("allocated_bytes") and
+                     _space(r, s)["allocated_bytes"] / MiB for r, s in pairs]
+           for g, pairs in measured}),
+         ("data held (logical)", "#dd8452", 1,
+          {g.label: [_space(r, s).get("logical_bytes") and
+                     _space(r, s)["logical_bytes"] / MiB for r, s in pairs]
+           for g, pairs in measured})],
+        why="no run recorded the space of its datastore", section="Datastores",
+        order=lambda label: [g.label for g, _ in measured].index(label),
+        caption="Per datastore: what the file system allocated for the files (every copy and "
+                "parity) beside the data they hold.")
+    return Section("Datastores", charts=(chart,), tables=(table,))
