@@ -21,6 +21,10 @@ import pytest
 
 _counter = itertools.count()
 
+# bpftrace's start costs a second of CPU per run: the suite's runs go without per-IO latencies,
+# except the tests of that source, which ask for them (tests/integration/telemetry)
+os.environ["OLTPLAB_IO_LATENCY"] = "off"
+
 
 # test servers listen below Linux's ephemeral range (32768-60999), where no client socket of
 # the suite takes a port from under them

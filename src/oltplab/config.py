@@ -196,6 +196,14 @@ def parse_inject(text: str) -> InjectEvent:
     return InjectEvent(kind, at, for_, limit, value, str(text), arg)
 
 
+IO_LATENCY = ("auto", "on", "off")
+
+
+def io_latency_default() -> str:
+    """--io-latency's default: OLTPLAB_IO_LATENCY where set (to one of IO_LATENCY), else auto."""
+    value = os.environ.get("OLTPLAB_IO_LATENCY", "auto")
+    return value if value in IO_LATENCY else "auto"
+
 DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>
 
 
@@ -289,6 +297,8 @@ class RunSpec:
     results_dir: Path = Path("results")
     sample_interval: float = 1.0  # telemetry sampling, seconds; 0 turns the sampler off
     power: str = "auto"  # power meter: auto | none | rapl[:DIR] | ipmi | redfish:URL | cmd:COMMAND
+    # per-IO block-layer latency (telemetry/iolatency.py): auto | on | off
+    io_latency: str = field(default_factory=io_latency_default)  # noqa: E731
     cold: bool = False  # drop the page cache before each step
     inject: tuple[InjectEvent, ...] = ()  # faults during the run (--inject)
     workload: str = "tpcc"  # whose transactions the users run (workloads/)

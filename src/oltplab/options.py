@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import (DEFAULT_DATA, MODES, parse_duration, parse_host_memory, parse_inject,
+from .config import (DEFAULT_DATA, IO_LATENCY, MODES, io_latency_default, parse_duration, parse_host_memory, parse_inject,
                      parse_setting, parse_size, parse_user_option, parse_users)
 from .datastores.spec import CHECKSUMS, FILESYSTEMS, PROFILES
 from .datastores.spec import DEFAULT_ROOT as DEFAULT_DATASTORES
@@ -288,6 +288,10 @@ TELEMETRY: tuple[Option, ...] = (
               "Telemetry sampling interval (0 turns the sampler off)."),
     Option("power", "run", "Power meter: auto, none, rapl[:DIR], ipmi, redfish:URL or "
            "cmd:COMMAND.", ("--power",), default="auto", show_default=True, toml=(str,)),
+    Option("io_latency", "run", "Every IO's latency per device from the block layer "
+           "(bpftrace): auto (where it can run), on (refuse where it cannot), off.",
+           ("--io-latency",), choices=IO_LATENCY, default=io_latency_default(),
+           show_default=True, envvar="OLTPLAB_IO_LATENCY", toml=(str,)),
 )
 
 # backup run; a plan's backup step

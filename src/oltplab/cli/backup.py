@@ -21,7 +21,7 @@ def backup():
 @table_options(BACKUP)
 @telemetry_options
 def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, jobs, name,
-               results_dir, sample_interval, power, **kw):
+               results_dir, sample_interval, power, io_latency, **kw):
     """Back up, restore into a scratch copy, start it and check it; per cycle, timed."""
     from ..scenarios.backup import BackupSpec, run_backup
     from .ui import LiveLine, err
@@ -31,7 +31,8 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
         engines.get(spec.engine).backup  # noqa: B018 - one line when the engine has none
     bspec = BackupSpec(cycles=cycles, method=method, to=to, interval=interval, compress=compress,
                        max_rate=max_rate, restore=not no_restore, jobs=jobs, name=name,
-                       results_dir=results_dir, sample_interval=sample_interval, power=power)
+                       results_dir=results_dir, sample_interval=sample_interval, power=power,
+                       io_latency=io_latency)
     line = LiveLine(every=5)
 
     def progress(cycle: int, phase: str, nbytes: int, seconds: float) -> None:

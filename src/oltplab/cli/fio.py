@@ -61,7 +61,7 @@ def fio_profiles():
 @table_options
 @repeat_option
 @telemetry_options
-def fio_run(repeat, sample_interval, power, **raw):
+def fio_run(repeat, sample_interval, power, io_latency, **raw):
     """Run storage profiles with fio and save them as a run.
 
     Each profile runs with direct IO; fio's json+ output gives IOPS, MB/s and completion-latency
@@ -69,7 +69,8 @@ def fio_run(repeat, sample_interval, power, **raw):
     """
     spec = spec_from_options(raw)
     runs = run_group(repeat, spec.name,
-                     lambda labels: run_fio_printed(spec, sample_interval, power, labels))
+                     lambda labels: run_fio_printed(spec, sample_interval, power, labels,
+                                                    io_latency))
     print_repeats(runs)
     raise_for_status(runs[-1])
 
@@ -107,11 +108,11 @@ class _FioLines(FioProgress):
 
 
 def run_fio_printed(spec: FioSpec, sample_interval: float = 1.0, power: str = "auto",
-                    labels: dict | None = None) -> dict:
+                    labels: dict | None = None, io_latency: str = "auto") -> dict:
     """One recorded fio run with its progress on stderr, then its table and folder."""
     from .ui import out
     progress = _FioLines()
-    run = run_fio_recorded(spec, sample_interval, power, progress, labels)
+    run = run_fio_recorded(spec, sample_interval, power, progress, labels, io_latency)
     out.print(steps_table(run))
     click.echo(f"saved {run['_path']}", err=True)
     return run

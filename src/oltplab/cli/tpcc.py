@@ -55,7 +55,7 @@ def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
 @telemetry_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
              workers, seed, name, check, cold, inject, results_dir, repeat, sample_interval,
-             power, **kw):
+             power, io_latency, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     if users["users_auto"] is not None and repeat > 1:
@@ -65,7 +65,7 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
-                    cold=cold, inject=inject)
+                    io_latency=io_latency, cold=cold, inject=inject)
     if rspec.inject:
         from ..faults.inject import preflight
         preflight(spec, rspec)
@@ -164,7 +164,8 @@ def tpcc_check(after_run, **kw):
 @db_options
 @table_options(QUICKSTART)
 @telemetry_options
-def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval, power, **kw):
+def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval, power,
+               io_latency, **kw):
     """Build a small schema on the managed server, run a short user sequence, save it."""
     spec = make_db_spec(kw)
     from .. import engines
@@ -173,7 +174,7 @@ def quickstart(warehouses, users, rampup, duration, results_dir, sample_interval
     engine.driver  # noqa: B018 - an engine without a driver fails here, before the build
     rspec = RunSpec(users=users, rampup=rampup, duration=duration,
                     name="quickstart", check=True, results_dir=results_dir,
-                    sample_interval=sample_interval, power=power)
+                    sample_interval=sample_interval, power=power, io_latency=io_latency)
     with engine.database(spec, need_connections=max(rspec.users) + 20) as target:
         t0 = time.monotonic()
         from .ui import BuildLines

@@ -17,7 +17,8 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
     if cell.db.dsn and "to" not in opts:
         raise UsageError("a backup of a server given by dsn needs 'to' (where backups go)")
     return BackupSpec(name=label, results_dir=results_dir, **opts,
-                      sample_interval=cell.run.sample_interval, power=cell.run.power)
+                      sample_interval=cell.run.sample_interval, power=cell.run.power,
+                      io_latency=cell.run.io_latency)
 
 
 def _run(item, progress, labels: dict) -> dict:

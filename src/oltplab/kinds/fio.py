@@ -41,7 +41,7 @@ def _run(item, progress, labels: dict) -> dict:
     if "path" not in dict(item.step.options) and not Path(item.spec.target).exists():
         Path(item.spec.target).mkdir(parents=True)  # the folder the cell's datadir goes in
     return run_fio_recorded(item.spec, item.cell.run.sample_interval, item.cell.run.power,
-                            progress, labels)
+                            progress, labels, item.cell.run.io_latency)
 
 
 def _profiles(value, what):

@@ -82,8 +82,9 @@ def fingerprint(item: Item) -> str:
     """What a run of the item measures, hashed: the step's kind and spec and, for a step on the
     cell's server, that server and its warehouses (not the runs' label or results folder)."""
     from ..runs.lifecycle import spec_dict
+    # io_latency: what the sampler adds beside the run, not what the run measures
     what = {"kind": item.step.kind, "spec": {k: v for k, v in _spec(item).items()
-                                             if k not in ("name", "results_dir")}}
+                                             if k not in ("name", "results_dir", "io_latency")}}
     if item.kind.needs_db:
         what.update(db=spec_dict(item.cell.db), warehouses=item.cell.warehouses)
     if item.cell.datastore is not None:  # the storage under it, as the plan makes it

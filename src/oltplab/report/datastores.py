@@ -46,8 +46,11 @@ def _at_best(run, store: dict) -> tuple:
     iops = [(x.get("read_iops") or 0) + (x.get("write_iops") or 0) for x in figures if x]
     waits = [x["await_ms"] for x in figures if x.get("await_ms") is not None]
     idle = ((f or {}).get("cpu") or {}).get("cpu_idle_pct")
+    per_io = [op.get("p99_us") for d in devices
+              for op in (((f or {}).get("io_latency") or {}).get(d) or {}).values()
+              if isinstance(op, dict) and op.get("p99_us") is not None]
     return ((step or {}).get("nopm"), sum(iops) if iops else None, mean(waits),
-            None if idle is None else 100 - idle)
+            None if idle is None else 100 - idle, max(per_io) / 1000 if per_io else None)
 
 
 def _space(run, store: dict) -> dict:
@@ -74,14 +77,16 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
                  and g is not base else None)
         rows.append((g.label, store.get("name"), policy(store), len(store.get("devices") or ()),
                      mean([a[0] for a in at]), mean([a[1] for a in at]),
-                     mean([a[2] for a in at]), mean([a[3] for a in at]),
+                     mean([a[2] for a in at]), mean([a[4] for a in at]),
+                     mean([a[3] for a in at]),
                      None if alloc is None else round(alloc / MiB, 1),
                      mean([x.get("data_ratio") for x in spaces]),
                      mean([x.get("compression_ratio") for x in spaces]),
                      "baseline" if g is base else saved))
     table = Table("datastores", f"Storage policies: performance and space, against {base.label}",
                   ("group", "datastore", "policy", "devices", "NOPM (best step)",
-                   "disk IOPS there", "disk await ms there", "CPU busy % there",
+                   "disk IOPS there", "disk await ms there", "per-IO p99 ms there",
+                   "CPU busy % there",
                    "space used MiB", "data ratio", "compression ratio", "% saved"),
                   tuple(rows),
                   caption="Space used is what the file system allocated on its devices for the "
@@ -89,8 +94,10 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
                           "less what it used empty; the data ratio sets it against the data "
                           "the files hold, the compression ratio is uncompressed / on-disk "
                           "bytes of their extents; % saved is against the baseline's space "
-                          "used. IOPS and await are over the datastore's devices at the step "
-                          "with the highest NOPM; means over repeated runs.")
+                          "used. IOPS, await and the per-IO p99 (the highest of its devices' "
+                          "reads and writes, where --io-latency measured it) are over the "
+                          "datastore's devices at the step with the highest NOPM; means over "
+                          "repeated runs.")
     chart = bar_chart(
         "datastore_space", "Space used per datastore", "datastore", "MiB",
         [("space used (allocated)", "#4c72b0", 0,

@@ -347,6 +347,30 @@ def devices_table(run: RunData) -> Table:
                          "2^20 and 2^30 bytes.")
 
 
+def io_latency_table(run: RunData) -> Table | None:
+    """Every IO's latency per step, device and direction (telemetry/iolatency.py); None when
+    no step has it (the steps that could not measure it say why in their telemetry)."""
+    rows = []
+    for i, s in enumerate(run.steps):
+        for dev, ops in ((fig(run, i) or {}).get("io_latency") or {}).items():
+            if not isinstance(ops, dict):
+                continue
+            for op in ("read", "write"):
+                d = ops.get(op)
+                if d:
+                    rows.append((s.get("users"), dev, op, d["ios"], d["p50_us"] / 1000,
+                                 d["p99_us"] / 1000, d["p999_us"] / 1000, d["max_us"] / 1000))
+    if not rows:
+        return None
+    return Table("io_latency_per_step", "Per-IO latency per step (block layer)",
+                 ("users", "device", "op", "IOs", "p50 (ms)", "p99 (ms)", "p99.9 (ms)",
+                  "max (ms)"), tuple(rows),
+                 caption="Every request from issue to completion at the block layer "
+                         "(bpftrace on block_rq_issue/complete), over each step's measured "
+                         "window to within 0.25 s; percentiles of all IOs, not of per-second "
+                         "averages.")
+
+
 def host_memory_table(run: RunData) -> Table | None:
     """--host-memory: the limit and peak per step beside what was read from the devices, which
     shows whether the step ran in memory or from the device."""
@@ -393,10 +417,10 @@ def best_users_table(run: RunData) -> Table | None:
 
 
 def tables(run: RunData) -> list[Table]:
-    memory, best = host_memory_table(run), best_users_table(run)
+    memory, best, io = host_memory_table(run), best_users_table(run), io_latency_table(run)
     return [steps_table(run), *([best] if best else []), inputs_table(run),
             warnings_table(run), transactions_table(run), host_steps_table(run),
-            *([memory] if memory else []), devices_table(run)]
+            *([memory] if memory else []), devices_table(run), *([io] if io else [])]
 
 
 def headline(run: dict) -> str:

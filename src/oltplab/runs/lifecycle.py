@@ -131,7 +131,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         datadir = server["settings"].get("data_directory") or server["settings"].get("datadir")
         if not paths and datadir:
             paths["datadir"] = Path(datadir)
-        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn, engine.name)
+        sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn, engine.name,
+                               rspec.io_latency)
         record = new_record(
             rspec.results_dir, "tpcc", rspec.name, paths,
             engine=engine.name, workload="tpcc",
@@ -330,7 +331,8 @@ def _copy_log(target, run_dir: Path, offset: int) -> None:
 # --------------------------------------------------------------------------- fio
 
 def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
-                     progress: FioProgress | None = None, labels: dict | None = None) -> dict:
+                     progress: FioProgress | None = None, labels: dict | None = None,
+                     io_latency: str = "auto") -> dict:
     """Check everything, then run the fio plan and keep the record (and fio's raw json+) on
     disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_tpcc_recorded``."""
     from ..results.store import atomic_write
@@ -342,7 +344,8 @@ def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
     fio_bin = find_fio()
     with prepared(spec.target, spec.size) as target:
         jobs = plan_jobs(spec, target, fio_bin)
-        sampler = make_sampler(sample_interval, {"target": spec.target}, power)
+        sampler = make_sampler(sample_interval, {"target": spec.target}, power,
+                               io_latency=io_latency)
         record = new_record(
             spec.results_dir, "fio", spec.name, {"target": spec.target},
             config={"fio": spec.as_dict()},

@@ -7,13 +7,14 @@ import json
 
 
 def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = None,
-                 engine: str | None = None):
+                 engine: str | None = None, io_latency: str = "auto"):
     """A telemetry sampler for a run's timeline (not started), or None when turned off;
-    ``dsn`` adds ``engine``'s database counters."""
+    ``dsn`` adds ``engine``'s database counters, ``io_latency`` the per-IO latencies."""
     if not interval:
         return None
     from ..telemetry.sampler import Sampler
-    return Sampler(interval, paths=paths, db_dsn=dsn, power=power, db_engine=engine)
+    return Sampler(interval, paths=paths, db_dsn=dsn, power=power, db_engine=engine,
+                   io_latency=io_latency)
 
 
 def save_timeline(sampler, record) -> None:

@@ -150,6 +150,7 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
         paths = {"datadir": datadir, "backup": to} if datadir else {"backup": to}
         to.mkdir(parents=True, exist_ok=True)
         sampler = make_sampler(spec.sample_interval, paths, spec.power, target.dsn,
+                               io_latency=spec.io_latency,
                                engine=db.engine)
         record = new_record(
             spec.results_dir, "backup", spec.name, paths, engine=db.engine,

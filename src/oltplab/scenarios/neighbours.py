@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import engines
-from ..config import DbSpec, RunSpec, format_size
+from ..config import DbSpec, RunSpec, format_size, io_latency_default
 from ..engines.base import MIN_DB_MEMORY
 from ..errors import DatabaseError, OltplabError, UsageError
 from ..results.store import atomic_write
@@ -73,6 +73,7 @@ class NeighboursSpec:
     results_dir: Path = Path("results")
     sample_interval: float = 1.0
     power: str = "auto"
+    io_latency: str = field(default_factory=io_latency_default)
 
     def __post_init__(self):
         n, k = self.instances, self.backup
@@ -481,7 +482,8 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
     root = Path(os.path.abspath(spec.root))
     _check_binaries(spec)
     schema = prepare(spec, mems, progress)
-    sampler = make_sampler(spec.sample_interval, {"datadir": root}, spec.power)
+    sampler = make_sampler(spec.sample_interval, {"datadir": root}, spec.power,
+                           io_latency=spec.io_latency)
     entries = [{"name": m.name, "role": m.role, "datadir": str(m.db.datadir), "port": m.db.port,
                 "db_memory": m.db.db_memory, "status": "pending", "error": None} for m in mems]
     record = new_record(spec.results_dir, "neighbours", spec.name, {"datadir": root},

@@ -303,6 +303,11 @@ def step_figures(timeline, window: StepWindow, *, tpm: float | None = None,
     """Figures of one step's measured window, with the step's TPM and NOPM when given."""
     users = users if users is not None else window.users
     f = window_figures(timeline, window.ramp_end_ns, window.end_ns)
+    io = getattr(as_timeline(timeline), "io_latency", None) or {}
+    # every IO's latency per device (telemetry/iolatency.py), or why there is none
+    f["io_latency"] = ((io.get("steps") or {}).get(str(window.step), {})
+                       if io.get("available") else {"unavailable": io.get("reason")}
+                       if io else None)
     per_user = users is not None and users > 0
     f.update({
         "step": window.step, "users": users, "complete": window.complete,

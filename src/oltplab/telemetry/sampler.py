@@ -26,6 +26,7 @@ call from ``finally`` after Ctrl-C, and more than once.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import threading
@@ -34,6 +35,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from ..errors import OltplabError, UsageError
+from .iolatency import IoLatency
 from .sources import NAN, Source
 from .sources.cpu import CpuSource
 from .sources.disks import DiskSource
@@ -92,6 +94,7 @@ class Timeline:
     database: dict | None = None
     errors: list[dict] = field(default_factory=list)
     overhead: dict = field(default_factory=dict)
+    io_latency: dict = field(default_factory=dict)  # per-IO latencies per step (iolatency.py)
 
     def __len__(self) -> int:
         return len(self.columns.get("t_ns", ()))
@@ -105,7 +108,7 @@ class Timeline:
                 "end_ns": self.end_ns, "columns": self.columns, "units": self.units,
                 "devices": self.devices, "roles": self.roles, "interfaces": self.interfaces,
                 "marks": self.marks, "power": self.power, "database": self.database,
-                "errors": self.errors, "overhead": self.overhead}
+                "errors": self.errors, "overhead": self.overhead, "io_latency": self.io_latency}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Timeline":
@@ -146,7 +149,8 @@ class Sampler:
                  interfaces="auto", db_dsn: str | None = None, power="auto",
                  proc_root: str = "/proc", sys_root: str = "/sys",
                  extra_sources: list[Source] | None = None,
-                 db_maintenance: str | None = ..., db_engine: str | None = None):
+                 db_maintenance: str | None = ..., db_engine: str | None = None,
+                 io_latency: str = "off"):
         try:
             interval = float(interval)
         except (TypeError, ValueError):
@@ -185,12 +189,16 @@ class Sampler:
         self._cpu_ns = 0
         self._opened: dict[int, bool] = {}
         self._timeline: Timeline | None = None
+        self._iolat = IoLatency(io_latency)
 
     # -- public ---------------------------------------------------------------------------------
     def start(self) -> "Sampler":
         """Open the sources, take the baseline reading, and start sampling."""
         if self._thread is not None:
             raise OltplabError("the sampler was started already")
+        self._iolat.start()
+        if self._iolat.mode == "on" and self._iolat.reason:
+            raise UsageError(f"--io-latency on: {self._iolat.reason}")
         self._thread = threading.Thread(target=self._run, name="oltplab-sampler", daemon=True)
         self._thread.start()
         self._ready.wait(START_TIMEOUT_S)
@@ -202,6 +210,7 @@ class Sampler:
         t = time.monotonic_ns() if t_ns is None else int(t_ns)
         entry = {"name": str(name), "t_ns": t,
                  **{str(k): v if isinstance(v, _JSON_TYPES) else str(v) for k, v in attrs.items()}}
+        self._iolat.mark(entry["name"], t, entry)
         with self._cond:
             self._marks.append(entry)
             if self._t0 is not None and not self._stopping and t > self._last:
@@ -219,7 +228,8 @@ class Sampler:
             self._cond.notify()
         if self._thread is not None:
             self._thread.join(timeout=10.0)
-        self._timeline = self._build()
+        io_latency = self._iolat.stop()
+        self._timeline = dataclasses.replace(self._build(), io_latency=io_latency)
         return self._timeline
 
     @property

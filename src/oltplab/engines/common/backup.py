@@ -11,12 +11,12 @@ import subprocess
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Event
 from typing import Any, Callable, Iterator
 
-from ...config import DbSpec
+from ...config import DbSpec, io_latency_default
 from ...errors import DatabaseError, UsageError
 
 METHODS = ("basebackup", "dump")
@@ -47,6 +47,7 @@ class BackupSpec:
     results_dir: Path = Path("results")
     sample_interval: float = 1.0
     power: str = "auto"
+    io_latency: str = field(default_factory=io_latency_default)
 
     def __post_init__(self):
         if self.cycles < 1:

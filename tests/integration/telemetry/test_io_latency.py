@@ -1,0 +1,72 @@
+"""Every IO's latency from the block layer (bpftrace), per step and device, against fio's own
+count of the same IOs on a loop device; and what is recorded where it cannot run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from oltplab.telemetry.iolatency import IoLatency, bucket_value, device_name, why_unavailable
+from oltplab.telemetry.sampler import Sampler
+
+MiB = 1024**2
+
+
+def test_buckets_keep_ten_bits_and_name_the_device():
+    assert [bucket_value(0, 87), bucket_value(3, 1000)] == [87, 8004]
+    # a latency v lands in (s, v >> s) with v >> s < 1024: its bucket is within 0.1% of it
+    for v in (1, 999, 1023, 1024, 5000, 123_456, 7_654_321):
+        s = 0
+        while v >> s >= 1024:
+            s += 1
+        assert abs(bucket_value(s, v >> s) - v) <= max(1, v / 1000)
+    assert device_name((7 << 20) | 3) == "loop3"
+
+
+@pytest.fixture
+def loop_device(tmp_path):
+    reason = why_unavailable()
+    if reason:
+        pytest.skip(f"per-IO latency: {reason}")
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(64 * MiB)
+    p = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        pytest.skip(f"no loop device: {p.stderr.strip()}")
+    yield p.stdout.strip()
+    subprocess.run(["losetup", "--detach", p.stdout.strip()])
+
+
+def test_each_step_gets_the_ios_fio_made_with_their_percentiles(loop_device):
+    sampler = Sampler(0.5, devices=[loop_device.rsplit("/", 1)[1]], power="none",
+                      io_latency="on")
+    sampler.start()
+    try:
+        t0 = time.monotonic_ns()
+        sampler.mark("ramp_end", t_ns=t0, step=0)
+        p = subprocess.run(["fio", "--name=r", f"--filename={loop_device}", "--rw=randread",
+                            "--bs=4k", "--direct=1", "--ioengine=psync", "--runtime=2",
+                            "--time_based", "--output-format=json"], capture_output=True,
+                           text=True, check=True)
+        time.sleep(0.6)  # the last dump of the step's IOs
+        sampler.mark("measure_end", step=0)
+    finally:
+        tl = sampler.stop()
+    fio_ios = json.loads(p.stdout)["jobs"][0]["read"]["total_ios"]
+    assert tl.io_latency["available"], tl.io_latency
+    read = tl.io_latency["steps"]["0"][loop_device.rsplit("/", 1)[1]]["read"]
+    assert abs(read["ios"] - fio_ios) <= 0.02 * fio_ios + 10, (read, fio_ios)
+    assert 0 < read["p50_us"] <= read["p99_us"] <= read["p999_us"] <= read["max_us"]
+
+
+def test_off_records_why_and_measures_nothing():
+    lat = IoLatency("off")
+    lat.start()
+    out = lat.stop()
+    assert out["available"] is False and out["reason"].startswith("off")
+    assert out["steps"] == {} and lat.proc is None
