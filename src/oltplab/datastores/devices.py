@@ -71,11 +71,13 @@ def check_device(device: Path, force: bool, owned: dict[str, str]) -> None:
 
 
 def check_free_space(folder: Path, count: int, size: int) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(folder).free
+    """Refuse loop files that would not fit where they go (``folder``, or the nearest folder
+    above it that exists: nothing is made before the checks pass)."""
+    where = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    free = shutil.disk_usage(where).free
     if count * size > free:
         raise UsageError(f"--loop: {count} x {format_size(size)} is more than the "
-                         f"{free / 1024**3:.1f} GiB free in {folder}")
+                         f"{free / 1024**3:.1f} GiB free in {where}")
 
 
 def make_backing_file(path: Path, size: int) -> None:
