@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
-                mariadb-client zstd libmariadb-dev btrfs-progs xfsprogs bpftrace
+                mariadb-client zstd libmariadb-dev btrfs-progs xfsprogs duperemove bpftrace
 STAMP  := $(VENV)/.installed
 # the suite runs in this many pytest processes (each starts its own test servers); 1 runs it in one
 TEST_WORKERS ?= 2

@@ -399,6 +399,8 @@ DATASTORE: tuple[Option, ...] = (
            metavar="OPTS", toml=(str,)),
     Option("force", "datastore", "Overwrite devices that carry a file system or partition "
            "table.", ("--force",), is_flag=True),
+    Option("dedupe", "datastore", "Run duperemove over it after each build (timed and "
+           "recorded); btrfs or xfs.", ("--dedupe",), is_flag=True, toml=(bool,)),
     Option("keep", "datastore", "A plan's datastore stays after the plan's last cell on it.",
            toml=(bool,)),
 )

@@ -84,6 +84,15 @@ def datastore_show(name: str, as_json: bool, root: Path):
         click.echo(f"  warning: {line}")
 
 
+@datastore.command("dedupe")
+@click.argument("name")
+@table_options(DATASTORE_ROOT)
+def datastore_dedupe(name: str, root: Path):
+    """Run duperemove over NAME's files now (it runs after each build where --dedupe)."""
+    from .tpcc import dedupe_line
+    click.echo(dedupe_line(service.dedupe(name, root)))
+
+
 @datastore.command("destroy")
 @click.argument("name")
 @table_options(DATASTORE_ROOT)

@@ -34,9 +34,23 @@ def tpcc_build(warehouses, build_users, force, seed, **kw):
     engine = engines.get(spec.engine)
     with engine.database(spec, need_connections=bspec.build_users + 10) as target:
         summary = _build(engine, target.dsn, bspec)
-    click.echo(f"built {summary.get('warehouses', warehouses)} warehouses in "
-               f"{summary.get('seconds', 0):.1f} s "
-               f"({60 * warehouses / max(summary.get('seconds', 1e-9), 1e-9):.1f} warehouses/min)")
+        seconds = summary.get("seconds", 0)
+        click.echo(f"built {summary.get('warehouses', warehouses)} warehouses in "
+                   f"{seconds:.1f} s ({60 * warehouses / max(seconds, 1e-9):.1f} "
+                   "warehouses/min)")
+        if spec.dsn is None:
+            from ..datastores.service import after_build
+            entry = after_build(spec.datadir)  # a datastore made with --dedupe
+            if entry is not None:
+                click.echo(dedupe_line(entry))
+
+
+def dedupe_line(entry: dict) -> str:
+    mib = 1024**2
+    return (f"dedupe: duperemove took {entry['seconds']:.1f} s; allocated "
+            f"{entry['allocated_before_bytes'] / mib:,.1f} -> "
+            f"{entry['allocated_after_bytes'] / mib:,.1f} MiB, "
+            f"{(entry['dedupe_saved_bytes'] or 0) / mib:,.1f} MiB shared")
 
 
 def _build(engine, dsn: str, bspec: BuildSpec) -> dict:

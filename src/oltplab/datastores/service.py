@@ -154,7 +154,7 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
             dev._run(["btrfs", "device", "scan"] + [str(d) for d in devices], "btrfs scan")
         undo.append(lambda: subprocess.run(["umount", str(mount)], capture_output=True))
         dev._run(cmd + [str(devices[0]), str(mount)], "mount")
-        doc = {"format": FORMAT, "version": 1, "name": spec.name,
+        doc = {"format": FORMAT, "version": 1, "name": spec.name, "dedupe": spec.dedupe,
                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "asked": spec.policy(), **spec.policy(),
                "mount": str(mount.absolute()), "mount_options": opts,
@@ -200,6 +200,8 @@ def show(name: str, root: Path = DEFAULT_ROOT) -> dict:
     out = {k: doc[k] for k in ("name", "fs", "raid", "metadata", "checksum", "compress",
                                "mount", "created", "warnings")}
     out["mounted"] = mounted(doc)
+    out["dedupe"] = doc.get("dedupe", False)
+    out["dedupe_runs"] = doc.get("dedupe_runs", [])
     out["mount_options"] = doc["mount_options"]
     out["mount_options_in_force"] = _live_options(doc["mount"])
     out["devices"] = [dev.facts(Path(d)) for d in doc["devices"]]
@@ -252,6 +254,8 @@ def describe(doc: dict, with_space: bool = True) -> dict:
     options in force and (``with_space``) the space figures now."""
     out = {k: doc[k] for k in ("name", "fs", "raid", "metadata", "checksum", "compress",
                                "mount")}
+    out["dedupe"] = doc.get("dedupe", False)
+    out["dedupe_runs"] = doc.get("dedupe_runs", [])
     out["mount_options"] = _live_options(doc["mount"])
     out["devices"] = [dev.facts(Path(d)) for d in doc["devices"]]
     out["loop"] = doc["loop"]
@@ -277,3 +281,36 @@ def update(doc: dict, **fields) -> dict:
     home = Path(doc["mount"]).parent
     atomic_write(home / "datastore.json", json.dumps(doc, indent=2) + "\n")
     return doc
+
+
+def dedupe(name: str, root: Path = DEFAULT_ROOT, doc: dict | None = None) -> dict:
+    """Run duperemove over the datastore's files (``-dr``: find duplicate extents, share
+    them), timed; the space before and after; the entry added to ``dedupe_runs``."""
+    import tempfile
+    doc = doc or load(name, root)
+    if not mounted(doc):
+        raise OltplabError(f"datastore {doc['name']!r} is not mounted")
+    mount = Path(doc["mount"])
+    before = measure(doc["fs"], mount, doc["empty_used_bytes"])
+    with tempfile.TemporaryDirectory(prefix="oltplab-dedupe-") as scratch:
+        t0 = time.monotonic()
+        dev._run(["duperemove", "-dr", "-q", f"--hashfile={scratch}/hashes", str(mount)],
+                 "duperemove", timeout=24 * 3600)
+        seconds = time.monotonic() - t0
+    os.sync()  # the freed extents leave the file system's count at its next commit
+    after = measure(doc["fs"], mount, doc["empty_used_bytes"])
+    entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 3),
+             "allocated_before_bytes": before["allocated_bytes"],
+             "allocated_after_bytes": after["allocated_bytes"],
+             "dedupe_saved_bytes": after["dedupe_saved_bytes"]}
+    update(doc, dedupe_runs=doc.get("dedupe_runs", []) + [entry])
+    return entry
+
+
+def after_build(datadir: Path) -> dict | None:
+    """After a build into ``datadir``: duperemove over its datastore when that was made with
+    --dedupe; the dedupe's entry, or None."""
+    doc = holding(Path(datadir))
+    if doc is None or not doc.get("dedupe"):
+        return None
+    return dedupe(doc["name"], doc=doc)

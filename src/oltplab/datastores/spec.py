@@ -39,6 +39,7 @@ class DatastoreSpec:
     loop_bytes: int = 0
     force: bool = False
     mount_options: tuple[str, ...] = ()
+    dedupe: bool = False  # duperemove after each build on it
     root: Path = field(default=DEFAULT_ROOT)
 
     @property
@@ -63,13 +64,17 @@ class DatastoreSpec:
                                  self.compress if self.compress not in (None, "none") else None)
                      if x]
             what += f", {', '.join(extra)}" if extra else ""
+        what += ", dedupe" if self.dedupe else ""
         on = (f"{self.loop_count} loop devices of {format_size(self.loop_bytes)}"
               if self.loop_count else ", ".join(map(str, self.devices)))
         return f"{what} on {on}"
 
     def policy(self) -> dict:
-        return {"fs": self.fs, "raid": self.raid, "metadata": self.metadata,
-                "checksum": self.checksum, "compress": self.compress}
+        out = {"fs": self.fs, "raid": self.raid, "metadata": self.metadata,
+               "checksum": self.checksum, "compress": self.compress}
+        if self.dedupe:
+            out["dedupe"] = True
+        return out
 
 
 def parse_loop(text: str, flag: str = "--loop") -> tuple[int, int]:
@@ -117,7 +122,7 @@ def make_spec(name: str, fs: str = "btrfs", raid: str | None = None,
               metadata: str | None = None, checksum: str | None = None,
               compress: str | None = None, devices: str | None = None, loop: str | None = None,
               force: bool = False, mount_options: str | None = None,
-              root: Path | None = None) -> DatastoreSpec:
+              root: Path | None = None, dedupe: bool = False) -> DatastoreSpec:
     """The spec of ``datastore create``'s options; every inconsistency is a UsageError."""
     check_name(name)
     if fs not in FILESYSTEMS:
@@ -144,9 +149,13 @@ def make_spec(name: str, fs: str = "btrfs", raid: str | None = None,
         if profile is not None and n < PROFILES[profile]:
             raise UsageError(f"{flag} {profile} needs at least {PROFILES[profile]} devices; "
                              f"{n} given")
+    if dedupe and fs == "ext4":
+        raise UsageError("--dedupe needs shared extents (btrfs, or xfs with reflink); ext4 has "
+                         "none")
     if raid == "dup" and n > 1:
         raise UsageError("--raid dup keeps both copies on one device; give one device")
     opts = tuple(o for o in (mount_options or "").split(",") if o)
     return DatastoreSpec(name=name, fs=fs, raid=raid, metadata=metadata, checksum=checksum,
                          compress=compress, devices=devs, loop_count=count, loop_bytes=size,
-                         force=force, mount_options=opts, root=root or DEFAULT_ROOT)
+                         force=force, mount_options=opts, root=root or DEFAULT_ROOT,
+                         dedupe=dedupe)

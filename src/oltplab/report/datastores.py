@@ -26,6 +26,8 @@ def policy(store: dict) -> str:
              f"checksum {store.get('checksum')}"]
     if store.get("compress") not in (None, "none"):
         parts.append(f"compress {store['compress']}")
+    if store.get("dedupe"):
+        parts.append("dedupe")
     return "btrfs " + ", ".join(parts)
 
 

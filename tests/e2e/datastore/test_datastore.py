@@ -183,3 +183,30 @@ def test_a_run_on_a_datastore_records_the_policy_and_the_space(root, built_w1):
     assert before["data_ratio"] < 4 / 3, before  # parity, less what compression saved
     assert after["logical_bytes"] >= before["logical_bytes"] * 0.9
     ds(root, "destroy", "r5z")
+
+
+def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
+    ds(root, "create", "dd", "--loop", "2x400MiB", "--raid", "raid1", "--dedupe")
+    mount = Path(json.loads(ds(root, "show", "dd", "--json").stdout)["mount"])
+    flags = ["--datadir", str(mount / "pg"), "--port", str(free_port())]
+    try:
+        p = oltplab("tpcc", "build", *flags, "-w", "1", "--build-users", "2", cwd=root.parent,
+                    check_rc=0)
+    finally:
+        oltplab("db", "stop", *flags, cwd=root.parent)
+    assert "dedupe: duperemove took" in p.stdout, p.stdout
+    blob = os.urandom(8 * MiB)
+    for name in ("a", "b"):  # the same 8 MiB twice, in extents of their own
+        with open(mount / name, "wb") as f:
+            f.write(blob)
+    os.sync()
+    before = json.loads(ds(root, "show", "dd", "--json").stdout)["space"]
+    assert "shared" in ds(root, "dedupe", "dd").stdout
+    doc = json.loads(ds(root, "show", "dd", "--json").stdout)
+    assert doc["dedupe"] is True and len(doc["dedupe_runs"]) == 2  # the build's, then ours
+    saved = doc["space"]["dedupe_saved_bytes"] - before["dedupe_saved_bytes"]
+    # duperemove shares whole blocks of its own size; an extent partly shared stays allocated
+    assert saved >= 4 * MiB, (before, doc["space"])
+    assert doc["space"]["allocated_bytes"] <= before["allocated_bytes"]
+    p = ds(root, "create", "e", "--fs", "ext4", "--loop", "1x320MiB", "--dedupe", rc=2)
+    assert "ext4 has none" in p.stderr
