@@ -133,7 +133,8 @@ class InjectEvent:
     arg: str | None = None  # remove-device's device, convert's profile
 
 
-ACTIONS = ("kill-server", "kill-backend", "throttle=", "remove-device=", "convert=", "scrub")
+ACTIONS = ("kill-server", "kill-backend", "throttle=", "remove-device=", "replace-device=",
+           "convert=", "scrub")
 
 
 def parse_inject(text: str) -> InjectEvent:
@@ -175,12 +176,12 @@ def parse_inject(text: str) -> InjectEvent:
                     value = parse_size(amount.strip().removesuffix("/s"), f"{limit} rate")
                 except UsageError as e:
                     raise bad(str(e)) from None
-        elif sep and key in ("remove-device", "convert"):
+        elif sep and key in ("remove-device", "replace-device", "convert"):
             if kind is not None:
                 raise bad("give one action")
             kind, arg = key, val.strip()
             if not re.fullmatch(r"[\w/.:-]+", arg):
-                what = "a device (1, 2 ... or its path)" if key == "remove-device" else \
+                what = "a device (1, 2 ... or its path)" if key != "convert" else \
                     "a btrfs profile (raid1, raid5 ...)"
                 raise bad(f"{key}= needs {what}")
         else:

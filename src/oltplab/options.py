@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import (DEFAULT_DATA, IO_LATENCY, MODES, io_latency_default, parse_duration, parse_host_memory, parse_inject,
-                     parse_setting, parse_size, parse_user_option, parse_users)
+from .config import (DEFAULT_DATA, IO_LATENCY, MODES, io_latency_default, parse_duration,
+                     parse_host_memory, parse_inject, parse_setting, parse_size,
+                     parse_user_option, parse_users)
 from .datastores.spec import CHECKSUMS, FILESYSTEMS, PROFILES
 from .datastores.spec import DEFAULT_ROOT as DEFAULT_DATASTORES
 from .engines import ENGINES
@@ -399,6 +400,9 @@ DATASTORE: tuple[Option, ...] = (
            metavar="OPTS", toml=(str,)),
     Option("force", "datastore", "Overwrite devices that carry a file system or partition "
            "table.", ("--force",), is_flag=True),
+    Option("spares", "datastore", "Devices kept out of the file system for --inject "
+           "replace-device; with --loop, a number of spare loop devices.", ("--spares",),
+           metavar="N|DEV[,DEV...]", toml=(str, int), convert=lambda v, w: str(v)),
     Option("dedupe", "datastore", "Run duperemove over it after each build (timed and "
            "recorded); btrfs or xfs.", ("--dedupe",), is_flag=True, toml=(bool,)),
     Option("keep", "datastore", "A plan's datastore stays after the plan's last cell on it.",

@@ -64,7 +64,7 @@ def owned_devices(root: Path = DEFAULT_ROOT) -> dict[str, str]:
             doc = load(name, root)
         except OltplabError:
             continue
-        for d in doc["devices"]:
+        for d in doc["devices"] + doc.get("spares", []):
             out[os.path.realpath(d)] = name
     return out
 
@@ -122,10 +122,10 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
     if home.exists():
         raise UsageError(f"datastore {spec.name!r} exists ({home}); destroy it first")
     owned = owned_devices(spec.root)
-    for d in spec.devices:
+    for d in (*spec.devices, *spec.spares):
         dev.check_device(d, spec.force, owned)
     if spec.loop_count:
-        dev.check_free_space(spec.root, spec.loop_count, spec.loop_bytes)
+        dev.check_free_space(spec.root, spec.loop_count + spec.spare_loops, spec.loop_bytes)
     undo: list[Callable[[], None]] = []
     try:
         home.mkdir(parents=True)
@@ -142,6 +142,14 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
                 on_step(f"allocating {image.name}")
                 dev.make_backing_file(image, spec.loop_bytes)
                 devices.append(dev.attach_loop(image))
+            spares = list(spec.spares)
+            for i in range(spec.spare_loops):
+                image = images / f"spare{i}.img"
+                on_step(f"allocating {image.name}")
+                dev.make_backing_file(image, spec.loop_bytes)
+                spares.append(dev.attach_loop(image))
+        else:
+            spares = list(spec.spares)
         on_step(f"making {spec.fs} on {len(devices)} device(s)")
         mkfs = _mkfs(spec, devices)
         undo.append(lambda: [dev.wipe(d) for d in devices])
@@ -158,7 +166,7 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "asked": spec.policy(), **spec.policy(),
                "mount": str(mount.absolute()), "mount_options": opts,
-               "devices": [str(d) for d in devices],
+               "devices": [str(d) for d in devices], "spares": [str(d) for d in spares],
                "loop": ({"count": spec.loop_count, "bytes": spec.loop_bytes}
                         if spec.loop_count else None),
                "mkfs": mkfs, "warnings": warnings(spec)}
@@ -227,8 +235,8 @@ def destroy(name: str, root: Path = DEFAULT_ROOT,
         for loop in dev.loops_under(home / "images"):
             dev.wipe(loop)
         dev.detach_all(home / "images")
-    else:
-        for d in map(Path, doc["devices"]):
+    else:  # the devices it has, and those it had or kept aside
+        for d in map(Path, doc["devices"] + doc.get("spares", []) + doc.get("removed", [])):
             if os.path.exists(d):
                 dev.wipe(d)
     shutil.rmtree(home)

@@ -40,6 +40,8 @@ class DatastoreSpec:
     force: bool = False
     mount_options: tuple[str, ...] = ()
     dedupe: bool = False  # duperemove after each build on it
+    spares: tuple[Path, ...] = ()  # devices kept out of the file system, for replace-device
+    spare_loops: int = 0  # or that many more loop devices
     root: Path = field(default=DEFAULT_ROOT)
 
     @property
@@ -67,6 +69,8 @@ class DatastoreSpec:
         what += ", dedupe" if self.dedupe else ""
         on = (f"{self.loop_count} loop devices of {format_size(self.loop_bytes)}"
               if self.loop_count else ", ".join(map(str, self.devices)))
+        if self.spares or self.spare_loops:
+            on += f", {len(self.spares) or self.spare_loops} spare"
         return f"{what} on {on}"
 
     def policy(self) -> dict:
@@ -122,7 +126,8 @@ def make_spec(name: str, fs: str = "btrfs", raid: str | None = None,
               metadata: str | None = None, checksum: str | None = None,
               compress: str | None = None, devices: str | None = None, loop: str | None = None,
               force: bool = False, mount_options: str | None = None,
-              root: Path | None = None, dedupe: bool = False) -> DatastoreSpec:
+              root: Path | None = None, dedupe: bool = False,
+              spares: str | None = None) -> DatastoreSpec:
     """The spec of ``datastore create``'s options; every inconsistency is a UsageError."""
     check_name(name)
     if fs not in FILESYSTEMS:
@@ -149,6 +154,20 @@ def make_spec(name: str, fs: str = "btrfs", raid: str | None = None,
         if profile is not None and n < PROFILES[profile]:
             raise UsageError(f"{flag} {profile} needs at least {PROFILES[profile]} devices; "
                              f"{n} given")
+    spare_devs, spare_loops = (), 0
+    if spares is not None:
+        if fs != "btrfs":
+            raise UsageError(f"--spares: {fs} replaces no device; spares are for btrfs")
+        if spares.strip().isdigit():
+            spare_loops = int(spares)
+            if not loop or not 1 <= spare_loops <= 4:
+                raise UsageError("--spares N makes N (1 to 4) more loop devices: give --loop "
+                                 "too, or name the spare devices")
+        else:
+            spare_devs = parse_devices(spares, "--spares")
+            if loop or {str(d) for d in spare_devs} & {str(d) for d in devs}:
+                raise UsageError("--spares: give devices that are not in --devices (with --loop,"
+                                 " a number of spare loop devices)")
     if dedupe and fs == "ext4":
         raise UsageError("--dedupe needs shared extents (btrfs, or xfs with reflink); ext4 has "
                          "none")
@@ -158,4 +177,4 @@ def make_spec(name: str, fs: str = "btrfs", raid: str | None = None,
     return DatastoreSpec(name=name, fs=fs, raid=raid, metadata=metadata, checksum=checksum,
                          compress=compress, devices=devs, loop_count=count, loop_bytes=size,
                          force=force, mount_options=opts, root=root or DEFAULT_ROOT,
-                         dedupe=dedupe)
+                         dedupe=dedupe, spares=spare_devs, spare_loops=spare_loops)

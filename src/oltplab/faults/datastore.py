@@ -3,13 +3,15 @@ run while the workload runs; each waits for the file system's work to end and re
 
 - ``remove-device=N``: ``btrfs device remove``; the data leaves device N (1 is the first of
   the datastore's devices, or give its path) and is rebuilt on the others.
+- ``replace-device=N``: ``btrfs replace start``; device N's data is copied onto the
+  datastore's first spare (``datastore create --spares``), which takes its place.
 - ``convert=PROFILE``: ``btrfs balance start -dconvert=PROFILE``, an online change of the data
   profile (the RAID level); every data chunk is rewritten.
 - ``scrub``: ``btrfs scrub start -B``: every copy is read and its checksum verified.
 
-The event records ``seconds`` (start to end), ``bytes_moved`` (the chunks the removal or the
-conversion relocated, the bytes the scrub read) and ``mb_per_s``, with the throughput dip and
-recovery that every fault gets. When the run ends first, the work is cancelled (the file system
+The event records ``seconds`` (start to end), ``bytes_moved`` (the chunks the removal, the
+replacement or the conversion relocated, the bytes the scrub read) and ``mb_per_s``, with the
+throughput dip and recovery that every fault gets. When the run ends first, the work is cancelled (the file system
 goes back as it was) and the event says so. The btrfs commands run in a session of their own,
 so a Ctrl-C reaches only oltplab, which cancels them.
 """
@@ -36,8 +38,10 @@ def planned(spec) -> dict:
     system, profiles and devices (a loop device by its number until it exists)."""
     devices = [str(d) for d in spec.devices] or [f"loop device {i + 1}"
                                                   for i in range(spec.loop_count)]
+    spares = [str(d) for d in spec.spares] or [f"spare loop device {i + 1}"
+                                               for i in range(spec.spare_loops)]
     return {"name": spec.name, "fs": spec.fs, "raid": spec.raid, "metadata": spec.metadata,
-            "devices": devices}
+            "devices": devices, "spares": spares}
 
 
 def _datastore(datadir: Path, what: str, planned: dict | None = None) -> dict:
@@ -147,22 +151,22 @@ class RemoveDevice(_BtrfsWork):
     cancel = ("device", "remove", "cancel")
 
     @staticmethod
-    def pick(doc: dict, arg: str) -> str:
-        devices = doc["devices"]
+    def pick(doc: dict, event: InjectEvent) -> str:
+        devices, arg = doc["devices"], event.arg
         if arg.isdigit():
             if not 1 <= int(arg) <= len(devices):
-                raise UsageError(f"--inject remove-device={arg}: datastore {doc['name']!r} has "
+                raise UsageError(f"--inject {event.text}: datastore {doc['name']!r} has "
                                  f"devices 1 to {len(devices)}")
             return devices[int(arg) - 1]
         if arg not in devices:
-            raise UsageError(f"--inject remove-device={arg}: not a device of datastore "
+            raise UsageError(f"--inject {event.text}: not a device of datastore "
                              f"{doc['name']!r} ({', '.join(devices)})")
         return arg
 
     @classmethod
     def check(cls, db, event: InjectEvent, planned: dict | None = None) -> None:
         doc = _datastore(db.datadir, event.text, planned)
-        cls.pick(doc, event.arg)
+        cls.pick(doc, event)
         left = len(doc["devices"]) - 1
         for part in ("raid", "metadata"):
             need = PROFILES.get(doc[part] or "single", 1)
@@ -171,13 +175,13 @@ class RemoveDevice(_BtrfsWork):
                                  f"devices; {left} would be left")
 
     def command(self, doc: dict):
-        device = self.pick(doc, self.event.arg)
+        device = self.pick(doc, self.event)
         moved = device_allocated(doc["mount"]).get(device, 0)
         return (["btrfs", "device", "remove", device, doc["mount"]], moved,
                 {"device": device, "devices_before": len(doc["devices"])})
 
     def after(self, doc: dict, out: str) -> dict:
-        device = self.pick(doc, self.event.arg)
+        device = self.pick(doc, self.event)
         service.update(doc, devices=[d for d in doc["devices"] if d != device],
                        removed=doc.get("removed", []) + [device])
         return {}
@@ -224,3 +228,31 @@ class Scrub(_BtrfsWork):
         moved = int(stats.get("data_bytes_scrubbed", 0)) + int(stats.get("tree_bytes_scrubbed", 0))
         errors = sum(int(v) for k, v in stats.items() if k.endswith("_errors"))
         return {"bytes_moved": moved, "errors": errors}
+
+
+class ReplaceDevice(RemoveDevice):
+    cancel = ("replace", "cancel")
+
+    @classmethod
+    def check(cls, db, event: InjectEvent, planned: dict | None = None) -> None:
+        doc = _datastore(db.datadir, event.text, planned)
+        cls.pick(doc, event)
+        if not doc.get("spares"):
+            raise UsageError(f"--inject {event.text}: datastore {doc['name']!r} has no spare "
+                             "(datastore create --spares)")
+
+    def command(self, doc: dict):
+        device = self.pick(doc, self.event)
+        if not doc.get("spares"):
+            raise DatabaseError(f"datastore {doc['name']!r} has no spare left")
+        moved = device_allocated(doc["mount"]).get(device, 0)
+        spare = doc["spares"][0]
+        return (["btrfs", "replace", "start", "-B", "-f", device, spare, doc["mount"]], moved,
+                {"device": device, "spare": spare})
+
+    def after(self, doc: dict, out: str) -> dict:
+        device = self.pick(doc, self.event)
+        spare = doc["spares"][0]
+        service.update(doc, devices=[spare if d == device else d for d in doc["devices"]],
+                       spares=doc["spares"][1:], removed=doc.get("removed", []) + [device])
+        return {}

@@ -74,3 +74,32 @@ def test_device_faults_are_refused_off_a_datastore_or_beyond_the_profile(datasto
              (("at=2s,remove-device=1", "raid1 raid needs 2 devices; 1 would"),
               ("at=2s,remove-device=3", "has devices 1 to 2"),
               ("at=2s,convert=raid6", "raid6 needs 3 devices")))
+
+
+def test_replace_a_device_with_the_spare_under_load(datastore_root, built_w1):
+    root = datastore_root
+    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "3x2GiB",
+       "--spares", "1")
+    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
+    spare = json.loads((root / "r1" / "datastore.json").read_text())["spares"][0]
+    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
+             str(free_port()), "--db-memory", "64MiB"]
+    try:
+        run = _run(root, flags, "at=3s,replace-device=2")
+    finally:
+        oltplab("db", "stop", *flags, cwd=root.parent)
+    assert run["status"] == "completed", run.get("error")
+    [event] = run["events"]
+    assert "error" not in event, event.get("error")
+    old = doc["devices"][1]["path"]
+    assert (event["device"], event["spare"]) == (old, spare)
+    assert event["bytes_moved"] > 0 and event["seconds"] > 0 and event["mb_per_s"] > 0
+    assert run["check"]["ok"]
+    after = json.loads(ds(root, "show", "r1", "--json").stdout)
+    assert [d["path"] for d in after["devices"]] == [doc["devices"][0]["path"], spare,
+                                                     doc["devices"][2]["path"]]
+    p = oltplab("tpcc", "run", *flags, "--users", "1", "--duration", "5s", "--inject",
+                "at=2s,replace-device=1", cwd=root.parent, check_rc=2)
+    assert "has no spare" in p.stderr
+    ds(root, "destroy", "r1")
+    assert loops_over(root) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,13 @@ def test_a_btrfs_policy_gives_its_mount_options():
     (dict(loop="2x1MiB"), "too small"),
     (dict(loop="99x1GiB"), "count of 1 to 16"),
     (dict(loop="4GiB"), "is not COUNTxSIZE"),
+    (dict(devices="/dev/a,/dev/b", spares="2"), "--spares N makes N (1 to 4) more loop"),
+    (dict(devices="/dev/a,/dev/b", spares="/dev/b"), "--spares: give devices that are not in"),
+    (dict(fs="xfs", devices="/dev/a", spares="/dev/b"), "--spares: xfs replaces no device"),
+    (dict(fs="ext4", devices="/dev/a", dedupe=True), "ext4 has none"),
 ])
 def test_inconsistent_options_are_refused_in_one_line(kw, message):
-    with pytest.raises(UsageError, match=message.replace("(", r"\(")) as e:
+    with pytest.raises(UsageError, match=re.escape(message)) as e:
         make_spec("x", **kw)
     assert "\n" not in str(e.value)
 
@@ -57,3 +62,11 @@ def test_names_are_folder_names():
         with pytest.raises(UsageError, match="datastore name"):
             make_spec(bad, loop="1x1GiB")
     assert parse_loop("2X512MiB") == (2, 512 * 1024**2)
+
+
+def test_spares_are_loop_devices_or_named_devices():
+    spec = make_spec("r", raid="raid1", loop="3x1GiB", spares="1")
+    assert (spec.spare_loops, spec.spares) == (1, ())
+    assert spec.describe() == "btrfs raid1/default on 3 loop devices of 1GiB, 1 spare"
+    spec = make_spec("r", raid="raid1", devices="/dev/a,/dev/b", spares="/dev/c")
+    assert spec.spares == (Path("/dev/c"),) and spec.spare_loops == 0
