@@ -134,7 +134,7 @@ class InjectEvent:
 
 
 ACTIONS = ("kill-server", "kill-backend", "throttle=", "remove-device=", "replace-device=",
-           "convert=", "scrub")
+           "fail-device=", "convert=", "scrub")
 
 
 def parse_inject(text: str) -> InjectEvent:
@@ -176,7 +176,7 @@ def parse_inject(text: str) -> InjectEvent:
                     value = parse_size(amount.strip().removesuffix("/s"), f"{limit} rate")
                 except UsageError as e:
                     raise bad(str(e)) from None
-        elif sep and key in ("remove-device", "replace-device", "convert"):
+        elif sep and key in ("remove-device", "replace-device", "fail-device", "convert"):
             if kind is not None:
                 raise bad("give one action")
             kind, arg = key, val.strip()
@@ -192,7 +192,7 @@ def parse_inject(text: str) -> InjectEvent:
         raise bad("give at= (seconds from the start of the measured window)")
     if kind == "throttle" and not for_:
         raise bad("a throttle needs for= (how long the limit holds)")
-    if kind != "throttle" and for_ is not None:
+    if kind not in ("throttle", "fail-device") and for_ is not None:
         raise bad(f"{kind} takes no for=")
     return InjectEvent(kind, at, for_, limit, value, str(text), arg)
 

@@ -10,10 +10,10 @@ reaches the server only through the run's target and the engine registry.
 
 from __future__ import annotations
 
-from .datastore import Convert, RemoveDevice, ReplaceDevice, Scrub
+from .datastore import Convert, FailDevice, RemoveDevice, ReplaceDevice, Scrub
 from .kill import KillBackend, KillServer
 from .throttle import Throttle
 
 FAULTS = {"kill-server": KillServer, "kill-backend": KillBackend, "throttle": Throttle,
-          "remove-device": RemoveDevice, "replace-device": ReplaceDevice, "convert": Convert,
-          "scrub": Scrub}
+          "remove-device": RemoveDevice, "replace-device": ReplaceDevice,
+          "fail-device": FailDevice, "convert": Convert, "scrub": Scrub}

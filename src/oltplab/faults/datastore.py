@@ -8,6 +8,10 @@ run while the workload runs; each waits for the file system's work to end and re
 - ``convert=PROFILE``: ``btrfs balance start -dconvert=PROFILE``, an online change of the data
   profile (the RAID level); every data chunk is rewritten.
 - ``scrub``: ``btrfs scrub start -B``: every copy is read and its checksum verified.
+- ``fail-device=N`` (``for=`` optional: else until the run ends): device N, a loop device,
+  fails every write with EIO (its backing file is made immutable, ``chattr +i``: the loop
+  device writes with direct IO, which the kernel then refuses); the event records what the
+  file system did: the errors btrfs counted per device, and whether it went read-only.
 
 The event records ``seconds`` (start to end), ``bytes_moved`` (the chunks the removal, the
 replacement or the conversion relocated, the bytes the scrub read) and ``mb_per_s``, with the
@@ -256,3 +260,77 @@ class ReplaceDevice(RemoveDevice):
         service.update(doc, devices=[spare if d == device else d for d in doc["devices"]],
                        spares=doc["spares"][1:], removed=doc.get("removed", []) + [device])
         return {}
+
+
+def device_stats(mount: str) -> dict[str, dict[str, int]]:
+    """btrfs device stats: device -> {write_io_errs: n, read_io_errs: n, ...}."""
+    out: dict[str, dict[str, int]] = {}
+    for line in _btrfs("device", "stats", mount).splitlines():
+        m = re.match(r"\[(.+)\]\.(\w+)\s+(\d+)", line)
+        if m:
+            out.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3))
+    return out
+
+
+def read_only(mount: str) -> bool:
+    from ..host.facts import path_storage
+    return "ro" in (path_storage(mount).get("mount_options") or "").split(",")
+
+
+class FailDevice(RemoveDevice):
+    """A loop device that fails its writes, as a dying disk does, for ``for_s`` or until the
+    run ends; what btrfs did is recorded."""
+
+    lasts = True
+
+    @classmethod
+    def check(cls, db, event: InjectEvent, planned: dict | None = None) -> None:
+        doc = _datastore(db.datadir, event.text, planned)
+        cls.pick(doc, event)
+        if planned is None and not doc.get("loop"):
+            raise UsageError(f"--inject {event.text}: datastore {doc['name']!r} is on real "
+                             "devices; fail-device fails a loop device's writes")
+        if planned is not None and not planned["devices"][0].startswith("loop device"):
+            raise UsageError(f"--inject {event.text}: fail-device fails a loop device's "
+                             "writes; give the datastore loop devices")
+
+    def __init__(self, target, event: InjectEvent):
+        super().__init__(target, event)
+        self._lock = threading.Lock()
+        self.image: str | None = None
+        self.doc: dict | None = None
+        self.before: dict = {}
+
+    def fire(self, rec: dict, stop: threading.Event) -> None:
+        from ..datastores.devices import loop_backing
+        with self._lock:
+            self.doc = doc = service.holding(self.datadir) if self.datadir else None
+            if doc is None:
+                raise DatabaseError(f"{self.datadir} is no longer on a datastore")
+            device = self.pick(doc, self.event)
+            self.image = (loop_backing(Path(device)) or "").removesuffix(" (deleted)") or None
+            if self.image is None:
+                raise DatabaseError(f"{device} is not a loop device")
+            self.before = device_stats(doc["mount"])
+            subprocess.run(["chattr", "+i", self.image], check=True, capture_output=True)
+            rec.update(device=device, datastore=doc["name"], backing_file=self.image)
+        if not self.event.for_s:
+            stop.wait()  # until the run ends
+
+    def end(self, rec: dict) -> None:
+        with self._lock:
+            if self.image is None:
+                return
+            image, self.image = self.image, None
+            subprocess.run(["chattr", "-i", image], capture_output=True)
+            after = device_stats(self.doc["mount"])
+            errors = {d: {k: v - self.before.get(d, {}).get(k, 0) for k, v in stats.items()
+                          if v - self.before.get(d, {}).get(k, 0)}
+                      for d, stats in after.items()}
+            errors = {d: e for d, e in errors.items() if e}
+            ro = read_only(self.doc["mount"])
+            failed = sum(e.get("write_io_errs", 0) for e in errors.values())
+            rec.update(device_errors=errors, read_only=ro,
+                       outcome=("the file system went read-only" if ro else
+                                f"degraded: the file system kept going read-write with "
+                                f"{failed} write errors counted on the failed device"))

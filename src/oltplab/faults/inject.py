@@ -56,7 +56,7 @@ def preflight(db: DbSpec, run: RunSpec, planned: dict | None = None) -> None:
             raise UsageError(f"--inject {e.text!r}: {e.kind} needs a managed server; it does not "
                              "go with --dsn")
         FAULTS[e.kind].check(db, e, planned)
-    windows = sorted((e.at_s, e.at_s + e.for_s) for e in run.inject if FAULTS[e.kind].lasts)
+    windows = sorted((e.at_s, e.at_s + e.for_s) for e in run.inject if e.kind == "throttle")
     for (_, end), (start, _) in zip(windows, windows[1:]):
         if start < end:
             raise UsageError("--inject: throttles must not overlap (the server's processes are "

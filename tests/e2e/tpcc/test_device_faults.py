@@ -5,6 +5,7 @@ throughput dip; the database passes its checks after."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from ..conftest import datastore as ds
@@ -103,3 +104,26 @@ def test_replace_a_device_with_the_spare_under_load(datastore_root, built_w1):
     assert "has no spare" in p.stderr
     ds(root, "destroy", "r1")
     assert loops_over(root) == []
+
+
+def test_a_device_that_fails_its_writes_under_load(datastore_root, built_w1):
+    root = datastore_root
+    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "2x1GiB")
+    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
+    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
+             str(free_port()), "--db-memory", "32MiB"]
+    try:
+        run = _run(root, flags, "at=2s,fail-device=2")
+    finally:
+        oltplab("db", "stop", *flags, cwd=root.parent)
+    [event] = run["events"]
+    failed = doc["devices"][1]["path"]
+    assert "error" not in event and event["device"] == failed, event
+    # this kernel's btrfs: a raid1 mirror whose writes fail is written around, counted
+    assert event["read_only"] is False and event["outcome"].startswith("degraded"), event
+    assert event["device_errors"][failed]["write_io_errs"] > 0, event
+    assert run["status"] == "completed" and run["check"]["ok"], run.get("error")
+    images = root / "r1" / "images"
+    assert "i" not in subprocess.run(["lsattr", str(images / "disk1.img")], capture_output=True,
+                                     text=True).stdout.split()[0]  # writable again
+    ds(root, "destroy", "r1")
