@@ -19,13 +19,19 @@ def _run(root: Path, flags: list[str], *inject: str, duration: str = "12s") -> d
     return saved_runs(root.parent / "results")[-1]
 
 
+def _raid1(root: Path, built_w1, *create: str) -> tuple[dict, list[str]]:
+    """A btrfs raid1 datastore "r1" (``create``: its devices) holding a copy of the W=1 data
+    directory: its ``show --json`` and the flags of a server there."""
+    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", *create)
+    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
+    return doc, ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
+                 str(free_port()), "--db-memory", "64MiB"]
+
+
 def test_remove_a_device_then_convert_and_scrub_under_load(datastore_root, built_w1):
     root = datastore_root
-    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "4x2GiB")
-    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
+    doc, flags = _raid1(root, built_w1, "--loop", "4x2GiB")
     first = doc["devices"][0]["path"]
-    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
-             str(free_port()), "--db-memory", "64MiB"]
     try:
         run = _run(root, flags, "at=3s,remove-device=1")
         assert run["status"] == "completed", run.get("error")
@@ -79,12 +85,8 @@ def test_device_faults_are_refused_off_a_datastore_or_beyond_the_profile(datasto
 
 def test_replace_a_device_with_the_spare_under_load(datastore_root, built_w1):
     root = datastore_root
-    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "3x2GiB",
-       "--spares", "1")
-    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
+    doc, flags = _raid1(root, built_w1, "--loop", "3x2GiB", "--spares", "1")
     spare = json.loads((root / "r1" / "datastore.json").read_text())["spares"][0]
-    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
-             str(free_port()), "--db-memory", "64MiB"]
     try:
         run = _run(root, flags, "at=3s,replace-device=2")
     finally:
@@ -108,10 +110,7 @@ def test_replace_a_device_with_the_spare_under_load(datastore_root, built_w1):
 
 def test_a_device_that_fails_its_writes_under_load(datastore_root, built_w1):
     root = datastore_root
-    ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "2x1GiB")
-    doc = json.loads(ds(root, "show", "r1", "--json").stdout)
-    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
-             str(free_port()), "--db-memory", "32MiB"]
+    doc, flags = _raid1(root, built_w1, "--loop", "2x1GiB")
     try:
         run = _run(root, flags, "at=2s,fail-device=2")
     finally:
