@@ -210,6 +210,7 @@ def show(name: str, root: Path = DEFAULT_ROOT) -> dict:
     out["mounted"] = mounted(doc)
     out["dedupe"] = doc.get("dedupe", False)
     out["dedupe_runs"] = doc.get("dedupe_runs", [])
+    out["builds"] = doc.get("builds", [])
     out["mount_options"] = doc["mount_options"]
     out["mount_options_in_force"] = _live_options(doc["mount"])
     out["devices"] = [dev.facts(Path(d)) for d in doc["devices"]]
@@ -316,9 +317,17 @@ def dedupe(name: str, root: Path = DEFAULT_ROOT, doc: dict | None = None) -> dic
 
 
 def after_build(datadir: Path) -> dict | None:
-    """After a build into ``datadir``: duperemove over its datastore when that was made with
-    --dedupe; the dedupe's entry, or None."""
+    """After a build into ``datadir`` on a datastore: the space its files take, kept in the
+    record's ``builds`` (the last 20), then duperemove when it was made with --dedupe; the
+    dedupe's entry, or None."""
     doc = holding(Path(datadir))
-    if doc is None or not doc.get("dedupe"):
+    if doc is None:
+        return None
+    os.sync()
+    space = measure(doc["fs"], Path(doc["mount"]), doc["empty_used_bytes"])
+    builds = doc.get("builds", []) + [{"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                       "datadir": str(datadir), "space": space}]
+    update(doc, builds=builds[-20:])
+    if not doc.get("dedupe"):
         return None
     return dedupe(doc["name"], doc=doc)

@@ -302,12 +302,13 @@ def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
     built = ensure_schema(cell.db.engine, dsn, cell.warehouses, managed=cell.db.managed,
                           build_users=cell.build_users,
                           on_build=lambda: progress.building(cell, cell.warehouses))
-    if built == "built" and cell.datastore is not None and cell.datastore.dedupe:
+    if built == "built" and cell.datastore is not None:
         from ..datastores.service import after_build
-        entry = after_build(cell.db.datadir)
-        progress.datastore(cell.datastore.name,
-                           f"dedupe after the build: {entry['seconds']:.1f} s, "
-                           f"{(entry['dedupe_saved_bytes'] or 0) / 2**20:,.1f} MiB shared")
+        entry = after_build(cell.db.datadir)  # the space after the build; dedupe if asked
+        if entry is not None:
+            progress.datastore(cell.datastore.name,
+                               f"dedupe after the build: {entry['seconds']:.1f} s, "
+                               f"{(entry['dedupe_saved_bytes'] or 0) / 2**20:,.1f} MiB shared")
 
 
 def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:

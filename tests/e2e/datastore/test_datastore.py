@@ -16,7 +16,7 @@ from conftest import free_port
 from ..conftest import datastore as ds
 from ..conftest import loops_over as _loops_over
 from ..conftest import mounts_under as _mounts_under
-from ..conftest import oltplab
+from ..conftest import oltplab, saved_runs
 
 MiB = 1024**2
 
@@ -195,6 +195,14 @@ def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
     finally:
         oltplab("db", "stop", *flags, cwd=root.parent)
     assert "dedupe: duperemove took" in p.stdout, p.stdout
+    [built] = json.loads(ds(root, "show", "dd", "--json").stdout)["builds"]
+    assert built["space"]["logical_bytes"] > 50 * MiB and built["datadir"] == str(mount / "pg")
+    # fio in the mount records the datastore under its target too
+    oltplab("fio", "run", "--target", str(mount), "--size", "16MiB", "--duration", "1s",
+            "--ramp", "0s", "--profile", "4k-randread", "--sample-interval", "0",
+            "--results-dir", str(root.parent / "fio"), check_rc=0)
+    [fio] = saved_runs(root.parent / "fio")
+    assert fio["datastores"]["target"]["name"] == "dd"
     blob = os.urandom(8 * MiB)
     for name in ("a", "b"):  # the same 8 MiB twice, in extents of their own
         with open(mount / name, "wb") as f:
