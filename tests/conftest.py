@@ -216,11 +216,3 @@ def mariadb():
         inst.stop()
         shutil.rmtree(root, ignore_errors=True)
 
-
-# the longest test first: in two processes, one runs it while the other works through the rest,
-# instead of both waiting on it at the end
-LONGEST_FIRST = ("integration/native/test_native_sanitizers.py",)
-
-
-def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=lambda item: not any(name in item.nodeid for name in LONGEST_FIRST))
