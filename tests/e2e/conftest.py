@@ -80,10 +80,8 @@ def server_pids(path: Path) -> list[int]:
 
 def loops_over(folder: Path) -> list[str]:
     """The loop devices whose backing file is under ``folder``."""
-    out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-                         capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if len(line.split()) > 1 and line.split()[1].startswith(str(folder))]
+    from oltplab.datastores.devices import loops_under
+    return [str(p) for p in loops_under(folder)]
 
 
 def mounts_under(folder: Path) -> list[str]:

@@ -22,7 +22,7 @@ from ..host.facts import block_device
 SYS_BLOCK = Path("/sys/block")
 
 
-def _run(cmd: list[str], what: str, timeout: float = 600) -> str:
+def run_tool(cmd: list[str], what: str, timeout: float = 600) -> str:
     """Run a tool; its own last line of error is the message when it fails."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -95,7 +95,7 @@ def make_backing_file(path: Path, size: int) -> None:
 
 def attach_loop(image: Path) -> Path:
     """A new loop device over ``image`` (direct IO asked for; see ``facts``)."""
-    out = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)], "losetup")
+    out = run_tool(["losetup", "--find", "--show", "--direct-io=on", str(image)], "losetup")
     return Path(out.strip())
 
 

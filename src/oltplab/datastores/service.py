@@ -100,7 +100,7 @@ def _mkfs(spec: DatastoreSpec, devices: list[Path]) -> list[str]:
 
 def btrfs_made(mount: Path, device: Path) -> dict:
     """The profiles and checksum the file system has (which mkfs chose where none was asked)."""
-    out = dev._run(["btrfs", "filesystem", "df", "-b", str(mount)], "btrfs filesystem df")
+    out = dev.run_tool(["btrfs", "filesystem", "df", "-b", str(mount)], "btrfs filesystem df")
     made: dict = {"raid": None, "metadata": None, "checksum": None}
     for line in out.splitlines():
         kind, _, rest = line.partition(",")
@@ -109,7 +109,7 @@ def btrfs_made(mount: Path, device: Path) -> dict:
             made["raid"] = profile
         elif kind == "Metadata":
             made["metadata"] = profile
-    sb = dev._run(["btrfs", "inspect-internal", "dump-super", str(device)], "btrfs dump-super")
+    sb = dev.run_tool(["btrfs", "inspect-internal", "dump-super", str(device)], "btrfs dump-super")
     for line in sb.splitlines():
         if line.startswith("csum_type"):
             made["checksum"] = line.split("(")[-1].rstrip(")").replace("xxhash64", "xxhash")
@@ -153,15 +153,15 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
         on_step(f"making {spec.fs} on {len(devices)} device(s)")
         mkfs = _mkfs(spec, devices)
         undo.append(lambda: [dev.wipe(d) for d in devices])
-        dev._run(mkfs, mkfs[0])
+        dev.run_tool(mkfs, mkfs[0])
         mount = home / "mnt"
         mount.mkdir()
         opts = spec.mount_opts()
         cmd = ["mount", "-t", spec.fs] + (["-o", ",".join(opts)] if opts else [])
         if spec.fs == "btrfs":  # a multi-device btrfs needs every member known first
-            dev._run(["btrfs", "device", "scan"] + [str(d) for d in devices], "btrfs scan")
+            dev.run_tool(["btrfs", "device", "scan"] + [str(d) for d in devices], "btrfs scan")
         undo.append(lambda: subprocess.run(["umount", str(mount)], capture_output=True))
-        dev._run(cmd + [str(devices[0]), str(mount)], "mount")
+        dev.run_tool(cmd + [str(devices[0]), str(mount)], "mount")
         doc = {"format": FORMAT, "version": 1, "name": spec.name, "dedupe": spec.dedupe,
                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "asked": spec.policy(), **spec.policy(),
@@ -303,7 +303,7 @@ def dedupe(name: str, root: Path = DEFAULT_ROOT, doc: dict | None = None) -> dic
     before = measure(doc["fs"], mount, doc["empty_used_bytes"])
     with tempfile.TemporaryDirectory(prefix="oltplab-dedupe-") as scratch:
         t0 = time.monotonic()
-        dev._run(["duperemove", "-dr", "-q", f"--hashfile={scratch}/hashes", str(mount)],
+        dev.run_tool(["duperemove", "-dr", "-q", f"--hashfile={scratch}/hashes", str(mount)],
                  "duperemove", timeout=24 * 3600)
         seconds = time.monotonic() - t0
     os.sync()  # the freed extents leave the file system's count at its next commit

@@ -6,22 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from oltplab.datastores import service
+from oltplab.datastores.devices import loops_under
 from oltplab.datastores.spec import make_spec
 from oltplab.errors import OltplabError
 
 from conftest import ctrl_c_when
-
-
-def _loops_over(folder: Path) -> list[str]:
-    out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-                         capture_output=True, text=True).stdout
-    return [w[0] for w in map(str.split, out.splitlines()) if len(w) > 1
-            and w[1].startswith(str(folder))]
 
 
 @pytest.fixture
@@ -29,23 +22,23 @@ def root(tmp_path):
     if os.geteuid() != 0 or shutil.which("mkfs.btrfs") is None:
         pytest.skip("needs root and btrfs-progs")
     yield tmp_path / "ds"
-    for loop in _loops_over(tmp_path):
+    for loop in loops_under(tmp_path):
         subprocess.run(["losetup", "--detach", loop])
 
 
 def test_ctrl_c_while_the_devices_are_made_leaves_nothing(root):
     spec = make_spec("r1", raid="raid1", loop="3x320MiB", root=root)
     steps = []
-    with ctrl_c_when(lambda: len(_loops_over(root)) >= 2) as sent:
+    with ctrl_c_when(lambda: len(loops_under(root)) >= 2) as sent:
         with pytest.raises(KeyboardInterrupt):
             service.create(spec, on_step=steps.append)
     assert sent and steps[0] == "allocating disk0.img"
-    assert _loops_over(root) == [] and not (root / "r1").exists()
+    assert loops_under(root) == [] and not (root / "r1").exists()
 
 
 def test_a_failing_mount_undoes_the_file_system_and_the_loops(root):
     spec = make_spec("bad", loop="2x320MiB", mount_options="no_such_option_here", root=root)
     with pytest.raises(OltplabError, match="mount"):
         service.create(spec)
-    assert _loops_over(root) == [] and not (root / "bad").exists()
+    assert loops_under(root) == [] and not (root / "bad").exists()
     assert service.names(root) == []
