@@ -50,7 +50,9 @@ def dedupe_line(entry: dict) -> str:
     return (f"dedupe: duperemove took {entry['seconds']:.1f} s; allocated "
             f"{entry['allocated_before_bytes'] / mib:,.1f} -> "
             f"{entry['allocated_after_bytes'] / mib:,.1f} MiB, "
-            f"{(entry['dedupe_saved_bytes'] or 0) / mib:,.1f} MiB shared")
+            f"{(entry['dedupe_saved_bytes'] or 0) / mib:,.1f} MiB shared"
+            + (f" (duperemove: {entry['duperemove_shared_bytes'] / mib:,.1f} MiB newly shared)"
+               if entry.get("duperemove_shared_bytes") is not None else ""))
 
 
 def _build(engine, dsn: str, bspec: BuildSpec) -> dict:

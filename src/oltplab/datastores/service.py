@@ -303,17 +303,29 @@ def dedupe(name: str, root: Path = DEFAULT_ROOT, doc: dict | None = None) -> dic
     before = measure(doc["fs"], mount, doc["empty_used_bytes"])
     with tempfile.TemporaryDirectory(prefix="oltplab-dedupe-") as scratch:
         t0 = time.monotonic()
-        dev.run_tool(["duperemove", "-dr", "-q", f"--hashfile={scratch}/hashes", str(mount)],
-                 "duperemove", timeout=24 * 3600)
+        out = dev.run_tool(["duperemove", "-dr", "-q", f"--hashfile={scratch}/hashes",
+                            str(mount)], "duperemove", timeout=24 * 3600)
         seconds = time.monotonic() - t0
     os.sync()  # the freed extents leave the file system's count at its next commit
     after = measure(doc["fs"], mount, doc["empty_used_bytes"])
     entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 3),
              "allocated_before_bytes": before["allocated_bytes"],
              "allocated_after_bytes": after["allocated_bytes"],
-             "dedupe_saved_bytes": after["dedupe_saved_bytes"]}
+             "dedupe_saved_bytes": after["dedupe_saved_bytes"],
+             "duperemove_shared_bytes": duperemove_shared(out)}
     update(doc, dedupe_runs=doc.get("dedupe_runs", []) + [entry])
     return entry
+
+
+def duperemove_shared(output: str) -> int | None:
+    """duperemove's own count of the bytes its run newly shared (its summary's "net change in
+    shared extents"), or None when it printed none."""
+    for line in output.splitlines():
+        if "net change in shared extents" in line:
+            words = line.rsplit(":", 1)[-1].split()
+            if words and words[0].lstrip("-").isdigit():
+                return int(words[0])
+    return None
 
 
 def after_build(datadir: Path) -> dict | None:

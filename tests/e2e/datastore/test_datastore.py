@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -185,6 +186,11 @@ def test_a_run_on_a_datastore_records_the_policy_and_the_space(root, built_w1):
     ds(root, "destroy", "r5z")
 
 
+def built_dedupe_ran(root, name) -> bool:
+    [run] = json.loads(ds(root, "show", name, "--json").stdout)["dedupe_runs"]
+    return run["seconds"] > 0 and run["dedupe_saved_bytes"] is not None
+
+
 def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
     ds(root, "create", "dd", "--loop", "2x400MiB", "--raid", "raid1", "--dedupe")
     mount = Path(json.loads(ds(root, "show", "dd", "--json").stdout)["mount"])
@@ -203,18 +209,23 @@ def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
             "--results-dir", str(root.parent / "fio"), check_rc=0)
     [fio] = saved_runs(root.parent / "fio")
     assert fio["datastores"]["target"]["name"] == "dd"
+    assert built_dedupe_ran(root, "dd")
+    shutil.rmtree(mount / "pg")  # the on-demand run below reads the two copies alone
     blob = os.urandom(8 * MiB)
     for name in ("a", "b"):  # the same 8 MiB twice, in extents of their own
         with open(mount / name, "wb") as f:
             f.write(blob)
+            os.fsync(f.fileno())
     os.sync()
     before = json.loads(ds(root, "show", "dd", "--json").stdout)["space"]
-    assert "shared" in ds(root, "dedupe", "dd").stdout
+    out = ds(root, "dedupe", "dd").stdout
+    assert "shared" in out
     doc = json.loads(ds(root, "show", "dd", "--json").stdout)
     assert doc["dedupe"] is True and len(doc["dedupe_runs"]) == 2  # the build's, then ours
     saved = doc["space"]["dedupe_saved_bytes"] - before["dedupe_saved_bytes"]
     # duperemove shares whole blocks of its own size; an extent partly shared stays allocated
-    assert saved >= 4 * MiB, (before, doc["space"])
+    assert saved >= 4 * MiB, (out, before["dedupe_saved_bytes"], doc["dedupe_runs"][-1])
+    assert doc["dedupe_runs"][-1]["duperemove_shared_bytes"] >= 4 * MiB, out
     assert doc["space"]["allocated_bytes"] <= before["allocated_bytes"]
     p = ds(root, "create", "e", "--fs", "ext4", "--loop", "1x320MiB", "--dedupe", rc=2)
     assert "ext4 has none" in p.stderr

@@ -70,3 +70,12 @@ def test_spares_are_loop_devices_or_named_devices():
     assert spec.describe() == "btrfs raid1/default on 3 loop devices of 1GiB, 1 spare"
     spec = make_spec("r", raid="raid1", devices="/dev/a,/dev/b", spares="/dev/c")
     assert spec.spares == (Path("/dev/c"),) and spec.spare_loops == 0
+
+
+def test_duperemove_shared_reads_its_summary_line():
+    from oltplab.datastores.service import duperemove_shared
+    out = ("Total files:  2\nFound 2 identical extents.\n"
+           "Comparison of extent info shows a net change in shared extents of: 16777216\n")
+    assert duperemove_shared(out) == 16777216
+    assert duperemove_shared("Total files: 0\n") is None
+    assert duperemove_shared("net change in shared extents of: -4096") == -4096
