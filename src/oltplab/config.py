@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import UsageError
 
@@ -303,6 +304,7 @@ class RunSpec:
     cold: bool = False  # drop the page cache before each step
     inject: tuple[InjectEvent, ...] = ()  # faults during the run (--inject)
     workload: str = "tpcc"  # whose transactions the users run (workloads/)
+    params: Any = None  # the workload's own run parameters (the shop's DvdsParams); None: defaults
 
     def __post_init__(self):
         from .workloads import WORKLOADS

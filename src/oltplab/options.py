@@ -282,6 +282,64 @@ RUN: tuple[Option, ...] = (
     _results_dir("run"),
 )
 
+# dvds: the DVD-Store-derived shop's database (its own database beside tpcc's)
+DVDS_DB: tuple[Option, ...] = tuple(
+    Option(**{**o.__dict__, "default": "dvds"}) if o.name == "dbname" else o for o in DB)
+
+
+def a_dvds_size(value, what):
+    from .workloads.dvds.sizes import parse_size
+    try:
+        return parse_size(str(value))
+    except UsageError as e:
+        raise UsageError(f"{what}: {e}") from None
+
+
+def a_percentage(value, what):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{what}: {value!r} is not a number") from None
+    if not 0 <= x <= 100:
+        raise UsageError(f"{what}: {x:g} is not within 0..100")
+    return x
+
+
+# dvds build
+DVDS_BUILD: tuple[Option, ...] = (
+    Option("size", "dvds_build", "Database size: n MB or n GB, e.g. 10MB, 1GB, 20GB, 100GB (the "
+           "shop's rows scale with it).", ("--size",), required=True, parse=a_dvds_size,
+           toml=(str,), convert=a_dvds_size),
+    Option("build_users", "dvds_build", "Parallel loaders [default: CPU count].",
+           ("--build-users",), type=int, parse=at_least_one, toml=(int,), convert=positive),
+    Option("force", "dvds_build", "Drop and rebuild an existing schema.", ("--force",),
+           is_flag=True),
+    Option("seed", "dvds_build", "Seed for reproducible data.", ("--seed",), type=int),
+)
+
+# dvds run: the shop driver's parameters (the telemetry rows follow)
+DVDS_RUN: tuple[Option, ...] = (
+    *(o for o in RUN if o.name in ("users", "rampup", "duration", "mode")),
+    _duration("think_time", "dvds_run", "0s", "Think time after each order: uniform 0..2x "
+              "(0: none)."),
+    Option("pct_new_customers", "dvds_run", "Percent of orders begun by a new customer.",
+           ("--pct-new-customers",), default="20", show_default=True, parse=a_percentage,
+           toml=(int, float), convert=a_percentage),
+    Option("searches", "dvds_run", "Mean browses per order (uniform 1..2n-1).", ("--searches",),
+           type=int, default=3, show_default=True, parse=at_least_one, toml=(int,),
+           convert=positive),
+    Option("search_batch", "dvds_run", "Mean rows per browse (uniform 1..2n-1).",
+           ("--search-batch",), type=int, default=5, show_default=True, parse=at_least_one,
+           toml=(int,), convert=positive),
+    Option("line_items", "dvds_run", "Mean items per cart (uniform 1..2n-1, at most 10).",
+           ("--line-items",), type=int, default=5, show_default=True, parse=at_least_one,
+           toml=(int,), convert=positive),
+    *(o for o in RUN if o.name in ("workers", "seed")),
+    _name("run", "dvds"),
+    *(o for o in RUN if o.name in ("check", "cold", "inject", "results_dir")),
+)
+
+
 # the sampler that records CPU, disks, memory, network, database and power (every command
 # that saves a run); a plan's cell takes them for all its steps
 TELEMETRY: tuple[Option, ...] = (
@@ -375,6 +433,9 @@ QUICKSTART: tuple[Option, ...] = (
 # a plan's own keys, that no command takes
 PLAN: tuple[Option, ...] = (
     Option("target", "plan", "A target named under [targets].", toml=(str,)),
+    Option("workload", "plan", "The workload the cell builds and runs: tpcc (default) or dvds "
+           "(the DVD-Store-derived shop; its size and run options apply).", toml=(str,),
+           choices=("tpcc", "dvds")),
     Option("datastore", "plan", "A datastore named under [datastores]: the data directory "
            "goes in its mount.", toml=(str,)),
 )

@@ -11,8 +11,8 @@ import pytest
 from oltplab import kinds
 from oltplab.cli.main import cli
 from oltplab.fio.spec import OPTIONS as FIO
-from oltplab.options import (BACKUP, BUILD, DB, NEIGHBOURS, PLAN, QUICKSTART, RUN, TELEMETRY,
-                             Option)
+from oltplab.options import (BACKUP, BUILD, DB, DVDS_BUILD, DVDS_DB, DVDS_RUN, NEIGHBOURS, PLAN,
+                             QUICKSTART, RUN, TELEMETRY, Option)
 from oltplab.plans.keys import KEYS
 
 # command: (its tables, the options it has outside them)
@@ -26,9 +26,13 @@ COMMANDS = {
     ("quickstart",): ((DB, QUICKSTART, TELEMETRY), ()),
     ("backup", "run"): ((DB, BACKUP, TELEMETRY), ()),
     ("neighbours", "run"): ((NEIGHBOURS, TELEMETRY), ()),
+    ("dvds", "build"): ((DVDS_DB, DVDS_BUILD), ()),
+    ("dvds", "run"): ((DVDS_DB, DVDS_RUN, TELEMETRY), ("repeat",)),
+    ("dvds", "check"): ((DVDS_DB,), ()),
 }
 TABLES = {"DB": DB, "BUILD": BUILD, "RUN": RUN, "TELEMETRY": TELEMETRY, "BACKUP": BACKUP,
-          "NEIGHBOURS": NEIGHBOURS, "QUICKSTART": QUICKSTART}
+          "NEIGHBOURS": NEIGHBOURS, "QUICKSTART": QUICKSTART, "DVDS_BUILD": DVDS_BUILD,
+          "DVDS_RUN": DVDS_RUN}
 
 
 def _command(path: tuple[str, ...]) -> click.Command:
@@ -69,13 +73,13 @@ def test_every_row_a_plan_takes_is_a_plan_key_and_the_others_are_not():
     places = {"DB": [KEYS], "BUILD": [KEYS], "RUN": [KEYS, steps["tpcc"].keys],
               "TELEMETRY": [KEYS, steps["tpcc"].keys, steps["neighbours"].keys],
               "BACKUP": [steps["backup"].keys], "NEIGHBOURS": [steps["neighbours"].keys],
-              "QUICKSTART": []}
+              "QUICKSTART": [], "DVDS_BUILD": [KEYS], "DVDS_RUN": [KEYS]}
     for name, table in TABLES.items():
         for o in table:
             for keys in places[name]:
                 if o.toml:
                     assert o.name in keys, (name, o.name)
-                    if keys is not KEYS or o.part in ("db", "build", "run"):
+                    if keys is not KEYS or o.part in ("db", "build", "run", "dvds_run"):
                         assert keys[o.name] is o, (name, o.name)  # the same help, converters
                 elif keys is not KEYS:
                     assert o.name not in keys, (name, o.name)

@@ -25,6 +25,7 @@ def cli():
 from .backup import backup  # noqa: E402
 from .datastore import datastore  # noqa: E402
 from .db import db  # noqa: E402
+from .dvds import dvds  # noqa: E402
 from .fio import fio  # noqa: E402
 from .neighbours import neighbours  # noqa: E402
 from .plan import plan  # noqa: E402
@@ -32,7 +33,7 @@ from .report import report  # noqa: E402
 from .results import results  # noqa: E402
 from .tpcc import quickstart, tpcc  # noqa: E402
 
-for _command in (db, tpcc, backup, quickstart, fio, datastore, neighbours, plan, results,
+for _command in (db, tpcc, dvds, backup, quickstart, fio, datastore, neighbours, plan, results,
                  report):
     cli.add_command(_command)
 

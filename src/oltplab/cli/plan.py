@@ -114,7 +114,9 @@ class _PlanLines(PlanProgress):
 
     def building(self, cell: Cell, warehouses: int):
         from .ui import BuildLines
-        return BuildLines().start(f"building {warehouses} warehouses for cell {cell.name}")
+        what = f"the {warehouses} shop" if isinstance(warehouses, str) else \
+            f"{warehouses} warehouses"
+        return BuildLines().start(f"building {what} for cell {cell.name}")
 
     def run_progress(self, item: Item, repeat: int):
         live = resolve(kinds.get(item.step.kind).live)

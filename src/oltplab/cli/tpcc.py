@@ -224,7 +224,11 @@ def show_run(data: dict) -> None:
 
 
 def plan_lines(spec: RunSpec) -> TpccLines:
-    """The live lines of a plan's tpcc step."""
+    """The live lines of a plan's workload step (the shop's when its cell runs dvds)."""
+    if spec.workload != "tpcc":
+        from .. import kinds
+        from ..runs.kind import resolve
+        return resolve(kinds.get(spec.workload).live)(spec)
     return TpccLines(len(spec.users), bool(spec.users_auto))
 
 

@@ -281,11 +281,14 @@ class Engine(Protocol):
 
     def check_reachable(self, dsn: str) -> None: ...
 
-    def monitor(self, dsn: str, sampler_db=None, patient: bool = False) -> Monitor: ...
+    def monitor(self, dsn: str, sampler_db=None, patient: bool = False,
+                workload: str | None = None) -> Monitor: ...
 
     def telemetry_source(self, dsn: str, **kw) -> Any: ...
 
-    def schema_info(self, dsn: str) -> SchemaInfo: ...
+    def schema_info(self, dsn: str, workload: str | None = None) -> SchemaInfo: ...
+
+    def dialect_for(self, workload: str | None) -> Dialect: ...
 
     @property
     def driver(self) -> ModuleType: ...
@@ -340,13 +343,29 @@ class EngineParts:
 
     @property
     def dialect(self) -> Dialect:
-        return self._part("tpcc", "the TPC-C workload").DIALECT
+        return self.dialect_for("tpcc")
 
-    def schema_info(self, dsn: str) -> SchemaInfo:
-        return self.dialect.schema_info(dsn)
+    def dialect_for(self, workload: str | None) -> Dialect:
+        """The workload's dialect package ``engines/<engine>/<workload>/`` (its ``DIALECT``);
+        UsageError when this engine does not speak it yet."""
+        from .. import workloads
+        wl = workloads.get(workload)
+        try:
+            module = importlib.import_module(f"{self.package}.{wl.name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{self.package}.{wl.name}":
+                raise
+            raise UsageError(f"the {wl.label} workload does not run on {self.label} yet") from None
+        return module.DIALECT
 
-    def monitor(self, dsn: str, sampler_db=None, patient: bool = False) -> Monitor:
-        return self._part("monitor", "the run monitor").Monitor(dsn, sampler_db, patient)
+    def schema_info(self, dsn: str, workload: str | None = None) -> SchemaInfo:
+        return self.dialect_for(workload).schema_info(dsn)
+
+    def monitor(self, dsn: str, sampler_db=None, patient: bool = False,
+                workload: str | None = None) -> Monitor:
+        """The run monitor of ``workload``'s run (the default workload's for None)."""
+        return self._part("monitor", "the run monitor").Monitor(
+            dsn, sampler_db, patient, dialect=self.dialect_for(workload))
 
     def telemetry_source(self, dsn: str, **kw):
         return self._part("telemetry", "database telemetry").DatabaseSource(dsn, **kw)

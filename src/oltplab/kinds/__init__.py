@@ -1,4 +1,4 @@
-"""The run kinds, registered once: tpcc, fio, backup, neighbours (each declared in its own
+"""The run kinds, registered once: tpcc, dvds, fio, backup, neighbours (each declared in its own
 module here, runs/kind.py has the contract).
 
 ``get(name)`` gives a kind (UsageError for an unknown one), ``find(name)`` the kind or None,
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..runs.kind import RunKind
-from . import backup, fio, neighbours, tpcc
+from . import backup, dvds, fio, neighbours, tpcc
 
 DEFAULT_STEP = "tpcc"  # a plan without [[step]] tables runs the workload's user sequence
-_KINDS: dict[str, RunKind] = {k.name: k for k in (tpcc.KIND, fio.KIND, backup.KIND,
+_KINDS: dict[str, RunKind] = {k.name: k for k in (tpcc.KIND, dvds.KIND, fio.KIND, backup.KIND,
                                                    neighbours.KIND)}
 
 

@@ -55,18 +55,18 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     is kept partial once it measures), for runs in a thread, which Ctrl-C does not reach.
     """
     eng = engines.get(engine)
-    info = eng.schema_info(dsn)
+    info = eng.schema_info(dsn, spec.workload)
     rng = random.Random(spec.seed)
-    constants = workloads.get(spec.workload).draw_constants(rng, info)
+    constants = workloads.get(spec.workload).draw_constants(rng, info, spec)
     eng.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
-    monitor = eng.monitor(dsn, sampler_db, patient=bool(spec.inject))
+    monitor = eng.monitor(dsn, sampler_db, patient=bool(spec.inject), workload=spec.workload)
     steps: list[dict] = []
     status, error, most_workers, stopped = "completed", None, 0, None
     try:
         monitor.precheck(spec)
         index, users = 0, spec.users[0]
         while users is not None:
-            step = Step(index, dsn, spec, users, info.warehouses, constants,
+            step = Step(index, dsn, spec, users, getattr(info, "warehouses", 0), constants,
                         rng.getrandbits(63), monitor, on_tick, on_mark, engine=eng.name,
                         stop=stop)
             most_workers = max(most_workers, step.nworkers)

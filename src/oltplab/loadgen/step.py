@@ -148,7 +148,8 @@ class Step:
         self.connected: set[int] = set()
         self.flushed: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self.progress: dict[int, tuple[int, int]] = {}
-        self.points: dict[int, list[tuple[int, int]]] = {}  # per worker: (t_ns, completed)
+        # per worker: (t_ns, completed), or (t_ns, units) for a workload with a unit row
+        self.points: dict[int, list[tuple[int, int]]] = {}
         self.rates = collections.deque(maxlen=RATE_WINDOW + 1)
         self.t0 = self.ramp_end = self.measure_end = None
         self.s0 = self.s1 = None
@@ -218,7 +219,8 @@ class Step:
     def _handle(self, msg) -> None:
         if isinstance(msg, Progress):
             self.progress[msg.worker] = (msg.completed, msg.headline)
-            self.points.setdefault(msg.worker, []).append((msg.t_ns, msg.completed))
+            self.points.setdefault(msg.worker, []).append(
+                (msg.t_ns, msg.headline if self.workload.unit_row else msg.completed))
         elif isinstance(msg, Final):
             self.finals[msg.worker] = msg
         elif isinstance(msg, Flushed):
@@ -395,8 +397,9 @@ class Step:
             for name, c, h in zip(names, f.counts, f.histograms):
                 counts[name] = counts[name] + c
                 hists[name] = merge([hists[name], h])
-        tpm = nopm = workload_tpm = None
+        tpm = units = workload_tpm = None
         server = None
+        wl = self.workload
         if self.s0 is not None and self.s1 is not None:
             server = counters_delta(self.s0, self.s1)
             # the users' and the monitor's own transactions between the snapshots are not TPM
@@ -415,23 +418,28 @@ class Step:
             # boundaries, whatever the manager's delay in snapshotting: per minute of the
             # window, the client's time base.
             server["snapshot_s"] = round((self.s1.t_ns - self.s0.t_ns) / 1e9, 3)
-            tpm, nopm = server_rates(server["xacts_delta"], server["d_next_o_id_delta"],
-                                     measured_s)
+            if wl.server_unit_key != "d_next_o_id_delta":
+                server[wl.server_unit_key] = server.pop("d_next_o_id_delta")
+            tpm, units = server_rates(server["xacts_delta"], server[wl.server_unit_key],
+                                      measured_s)
             workload_tpm = rate(server["workload_xacts_delta"], measured_s)
-        client_tpm, client_nopm = client_rates(counts, measured_s,
-                                               self.workload.unit_transaction)
+        calls = {name: counts[name] for name in wl.calls}
+        client_tpm, _ = client_rates(calls, measured_s, wl.unit_transaction)
+        client_units = rate(counts[wl.unit_transaction].committed, measured_s)
         series = [self.points[k] for k in sorted(self.points)]
-        rigor = self.workload.step_rigor(
+        rigor = wl.step_rigor(
             counts, inputs, client_tpm=client_tpm,
             server_tpm=workload_tpm if workload_tpm is not None else tpm, series=series,
             start_ns=self.ramp_end, end_ns=end_ns, warehouses=self.warehouses,
             autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0),
-            per_second=bool(self.spec.inject))
+            per_second=bool(self.spec.inject), client_unit=client_units, server_unit=units,
+            params=self.spec.params)
         transactions = {name: transaction_entry(counts[name], hists[name]) for name in names}
         for name, fields in rigor.pop("transaction_fields", {}).items():
             transactions[name].update(fields)
         cpu_s = sum(f.cpu_s for f in self.finals.values())
         completed = sum(f.completed for f in self.finals.values())
+        key = wl.unit_key
         return {
             "users": self.users,
             "rampup_s": self.spec.rampup,
@@ -442,10 +450,11 @@ class Step:
             "ended_at": _wall(end_ns),
             "tpm": tpm,
             "workload_tpm": workload_tpm,
-            "nopm": nopm,
+            key: units,
             "client_tpm": client_tpm,
-            "client_nopm": client_nopm,
+            f"client_{key}": client_units,
             "server": server,
+            **wl.step_fields(counts, hists),
             "transactions": transactions,
             "histograms": {name: encode(hists[name]) for name in names},
             "driver": {"workers": self.nworkers, "cpu_s": round(cpu_s, 3),

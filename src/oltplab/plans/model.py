@@ -35,6 +35,7 @@ plans/run.py.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
@@ -69,6 +70,7 @@ class Cell:
     run: RunSpec
     target: str | None = None  # the named target the cell's data lives in
     datastore: Any = None  # the DatastoreSpec of the plan's datastore its data lives in
+    size: Any = None  # the dvds workload's database size (workloads.dvds.sizes.Size)
 
 
 @dataclass(frozen=True)
@@ -398,7 +400,6 @@ def _label(plan: str, chosen: dict, index: int) -> str:
 
 
 def _relabel(cell: Cell, label: str) -> Cell:
-    import dataclasses
     return dataclasses.replace(cell, label=label, run=dataclasses.replace(cell.run, name=label))
 
 
@@ -436,10 +437,28 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path,
         raise UsageError("host_memory limits a managed server; it does not go with dsn")
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
     run.update(run.pop("users", {}))
+    workload = conv.get("workload", "tpcc")
+    size = None
+    shop = {k: v for k, v in conv.items() if KEYS[k].part in ("dvds_build", "dvds_run")}
+    if workload == "dvds":
+        from ..workloads.dvds.params import DvdsParams
+        for key in ("warehouses", "keying_thinking", "all_warehouses"):
+            if key in conv:
+                raise UsageError(f"{key} is a TPC-C option; the dvds workload does not take it")
+        if "size" not in conv:
+            raise UsageError("workload = \"dvds\" needs a size (such as size = \"10MB\")")
+        size = shop.pop("size")
+        run.update(workload="dvds", params=DvdsParams(**{
+            k: v for k, v in shop.items() if KEYS[k].part == "dvds_run"}))
+        if "dbname" not in values and not db.dsn:
+            db = dataclasses.replace(db, dbname="dvds")
+    elif shop:
+        raise UsageError(f"{next(iter(shop))} is an option of the dvds workload; give "
+                         "workload = \"dvds\"")
     rspec = checked_run(db, RunSpec(name=label, results_dir=results_dir, **run),
                         planned_store(store))
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
-                warehouses=conv.get("warehouses"),
+                warehouses=conv.get("warehouses"), size=size,
                 build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,
                 target=conv.get("target"), datastore=store)
 

@@ -87,6 +87,8 @@ def fingerprint(item: Item) -> str:
                                              if k not in ("name", "results_dir", "io_latency")}}
     if item.kind.needs_db:
         what.update(db=spec_dict(item.cell.db), warehouses=item.cell.warehouses)
+        if item.cell.size is not None:
+            what["size"] = item.cell.size.name
     if item.cell.datastore is not None:  # the storage under it, as the plan makes it
         what["datastore"] = item.cell.datastore.describe()
     text = json.dumps(what, sort_keys=True, default=str)
@@ -297,11 +299,13 @@ def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path)
 
 
 def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
-    """Reuse the schema when it has the cell's warehouses; build it (again) otherwise."""
+    """Reuse the schema when it has the cell's warehouses (or shop size); build it (again)
+    otherwise."""
     from ..runs.schema import ensure_schema
     built = ensure_schema(cell.db.engine, dsn, cell.warehouses, managed=cell.db.managed,
-                          build_users=cell.build_users,
-                          on_build=lambda: progress.building(cell, cell.warehouses))
+                          build_users=cell.build_users, size=cell.size,
+                          on_build=lambda: progress.building(
+                              cell, cell.warehouses if cell.size is None else cell.size.name))
     if built == "built" and cell.datastore is not None:
         from ..datastores.service import after_build
         entry = after_build(cell.db.datadir)  # the space after the build; dedupe if asked

@@ -1,5 +1,5 @@
 """The storage policies side by side: for each group whose runs record a datastore under
-their data directory, what it is made of, the best step's NOPM with the disk IOPS, latency and
+their data directory, what it is made of, the best step's headline (NOPM, or the shop's OPM) with the disk IOPS, latency and
 CPU there, and the space its files take after the runs (allocated, data ratio, compression
 ratio) with the percentage saved against the baseline group, as the vSAN papers print them;
 and a bar chart of the space used and held."""
@@ -31,12 +31,20 @@ def policy(store: dict) -> str:
     return "btrfs " + ", ".join(parts)
 
 
+def _unit(run) -> tuple[str, str]:
+    """(the step's key of the run's headline, its name): ("nopm", "NOPM"), ("opm", "OPM")."""
+    from .. import workloads
+    wl = workloads.of_record(run.record)
+    return wl.unit_key, wl.unit
+
+
 def _best_step(run) -> tuple[dict | None, dict | None]:
-    """The step with the highest NOPM (or the first) and its telemetry figures."""
+    """The step with the highest headline figure (or the first) and its telemetry figures."""
     steps = list(run.steps)
     if not steps:
         return None, None
-    i = max(range(len(steps)), key=lambda k: steps[k].get("nopm") or 0)
+    key = _unit(run)[0]
+    i = max(range(len(steps)), key=lambda k: steps[k].get(key) or 0)
     return steps[i], run.figures[i] if i < len(run.figures) else None
 
 
@@ -51,7 +59,7 @@ def _at_best(run, store: dict) -> tuple:
     per_io = [op.get("p99_us") for d in devices
               for op in (((f or {}).get("io_latency") or {}).get(d) or {}).values()
               if isinstance(op, dict) and op.get("p99_us") is not None]
-    return ((step or {}).get("nopm"), sum(iops) if iops else None, mean(waits),
+    return ((step or {}).get(_unit(run)[0]), sum(iops) if iops else None, mean(waits),
             None if idle is None else 100 - idle, max(per_io) / 1000 if per_io else None)
 
 
@@ -69,6 +77,8 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
     allocated = {g.label: mean([_space(r, s).get("allocated_bytes") for r, s in pairs])
                  for g, pairs in measured}
     base_alloc = allocated.get(base.label)
+    units = sorted({_unit(r)[1] for g, pairs in measured for r, _ in pairs})
+    unit = "/".join(units)
     rows = []
     for g, pairs in measured:
         store = pairs[-1][1]
@@ -86,7 +96,7 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
                      mean([x.get("compression_ratio") for x in spaces]),
                      "baseline" if g is base else saved))
     table = Table("datastores", f"Storage policies: performance and space, against {base.label}",
-                  ("group", "datastore", "policy", "devices", "NOPM (best step)",
+                  ("group", "datastore", "policy", "devices", f"{unit} (best step)",
                    "disk IOPS there", "disk await ms there", "per-IO p99 ms there",
                    "CPU busy % there",
                    "space used MiB", "data ratio", "compression ratio", "% saved"),
@@ -98,7 +108,7 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
                           "bytes of their extents; % saved is against the baseline's space "
                           "used. IOPS, await and the per-IO p99 (the highest of its devices' "
                           "reads and writes, where --io-latency measured it) are over the "
-                          "datastore's devices at the step with the highest NOPM; means over "
+                          f"datastore's devices at the step with the highest {unit}; means over "
                           "repeated runs.")
     chart = bar_chart(
         "datastore_space", "Space used per datastore", "datastore", "MiB",

@@ -1,6 +1,6 @@
 """The charts of a plan's cells, one line (or bar) per cell, per kind: TPC-C runs give TPM and
 NOPM, CPU idle and iowait, and average and 99th-percentile disk latency per user count
-(experiments E1 to E3 of the storage whitepapers); backup runs give MB/s per cycle (E4);
+(experiments E1 to E3 of the storage whitepapers), the shop's runs OPM; backup runs give MB/s per cycle (E4);
 neighbours runs give the NOPM of each workload instance and of the average one, a bar per cell,
 and a table of each cell's averages against the first cell (E5: baseline and noisy side by
 side). Values of repeated runs are averaged; a step cut short (``partial``) is left out.
@@ -112,3 +112,13 @@ def neighbours_table(groups: list[Group]) -> Table:
                  caption="TPM and NOPM of the average workload instance of each run, averaged "
                          "over the cell's repeats; the last column sets each cell against the "
                          "first (the baseline, when it backs nothing up).")
+
+
+def dvds_charts(groups: list[Group]) -> list[Chart]:
+    """The shop's cells: OPM per user count, then the host's CPU and disk latency as for
+    TPC-C's cells."""
+    return [_lines("plan_opm", "OPM per user count, one line per cell", "orders per minute",
+                   groups, [("OPM", lambda r, i, s: s.get("opm"))], why="no step has OPM",
+                   caption="Orders the server committed per minute of every cell, averaged "
+                           "over its repeats, measured interval only."),
+            *tpcc_charts(groups)[1:]]

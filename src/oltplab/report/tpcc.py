@@ -71,10 +71,6 @@ def _no_telemetry(groups: list[Group]) -> str:
 
 def charts(groups: list[Group], section: str = "") -> list[Chart]:
     """The per-user-count charts of one or more groups of TPC-C-derived runs."""
-    interval = _interval(groups)
-    per = "per-second" if interval == 1 else f"per-{interval:g} s"
-    no_tel = _no_telemetry(groups)
-    devs = busy_step_devices(groups)
     out = []
 
     def step_value(key):
@@ -99,6 +95,19 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
         why="no step has New-Order response times", section=section,
         caption="Client-side response times of committed and rolled-back New-Orders "
                 "(HDR histograms, microsecond resolution), measured interval only."))
+    out += telemetry_charts(groups, section)
+    return out
+
+
+def telemetry_charts(groups: list[Group], section: str = "", orders_per_watt: bool = True
+                     ) -> list[Chart]:
+    """The per-user-count charts of the host's telemetry, whatever the workload: CPU idle,
+    disk latency and IOPS, orders per watt (TPC-C's NOPM per watt), data moved per device."""
+    interval = _interval(groups)
+    per = "per-second" if interval == 1 else f"per-{interval:g} s"
+    no_tel = _no_telemetry(groups)
+    devs = busy_step_devices(groups)
+    out = []
     out.append(bar_chart(
         "cpu_idle", "CPU idle per user count", USERS, "CPU idle (% of all CPUs)",
         entries(groups, [("CPU idle", lambda g: per_step(
@@ -129,13 +138,15 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
         entries(groups, iops_metrics), why=why_dev, section=section,
         caption="Reads and writes per second of each device, averaged over each step's "
                 "measured window."))
-    out.append(bar_chart(
-        "orders_per_watt", "Orders per watt per user count", USERS,
-        "NOPM per watt (New-Orders per minute / W)",
-        entries(groups, [("orders per watt", lambda g: per_step(
-            g, lambda r, i, s: power(fig(r, i), "orders_per_watt")))]),
-        why=_power_why(groups, no_tel), section=section,
-        caption=figure_label("orders_per_watt") + "; watts averaged over the measured window."))
+    if orders_per_watt:
+        out.append(bar_chart(
+            "orders_per_watt", "Orders per watt per user count", USERS,
+            "NOPM per watt (New-Orders per minute / W)",
+            entries(groups, [("orders per watt", lambda g: per_step(
+                g, lambda r, i, s: power(fig(r, i), "orders_per_watt")))]),
+            why=_power_why(groups, no_tel), section=section,
+            caption=figure_label("orders_per_watt") + "; watts averaged over the measured "
+                    "window."))
     out.append(_device_totals(groups, devs, why_dev, section))
     out.append(_device_highest(groups, devs, why_dev, per, section))
     return out

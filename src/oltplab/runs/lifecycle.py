@@ -89,10 +89,11 @@ def raise_for_status(run: dict) -> None:
         raise OltplabError(f"run {status}: {run.get('error')}")
 
 
-def check_record(dsn: str, after_run: bool, engine: str = "postgres") -> dict:
+def check_record(dsn: str, after_run: bool, engine: str = "postgres",
+                 workload: str | None = None) -> dict:
     """The consistency conditions as a record: ``{ok, after_run, conditions: [...]}``."""
     from .. import engines
-    results = engines.get(engine).dialect.run_checks(dsn, after_run=after_run)
+    results = engines.get(engine).dialect_for(workload).run_checks(dsn, after_run=after_run)
     conds = [{"name": c.name, "clause": c.clause, "description": c.description, "ok": c.ok,
               "violations": c.violations, "sample": c.sample} for c in results]
     return {"ok": all(c["ok"] for c in conds), "after_run": after_run, "conditions": conds}
@@ -102,7 +103,8 @@ def check_record(dsn: str, after_run: bool, engine: str = "postgres") -> dict:
 
 def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None = None,
                       labels: dict | None = None, stop: threading.Event | None = None) -> dict:
-    """Run the user sequence against the (managed) database and keep the record on disk.
+    """Run the user sequence of ``rspec.workload`` against the (managed) database and keep
+    the record on disk (its kind is the workload's name).
 
     ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``); ``stop``,
     when set, ends the run as Ctrl-C does (run_tpcc). Returns the record as saved, whatever
@@ -113,15 +115,17 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
     from ..loadgen.manager import run_tpcc
     from ..loadgen.sequence import summary
     from ..workloads.tpcc.schema import require_warehouses
+    from .. import workloads
 
     progress = progress or TpccProgress()
+    wl = workloads.get(rspec.workload)
     labels = dict(labels or {})
     restarted = labels.pop("restarted", None)  # by a plan's cell, before its runs
     engine = engines.get(spec.engine)
     engine.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
     with engine.database(spec, need_connections=max(rspec.users) + 21) as target:
         restarted = getattr(target.instance, "restarted", None) or restarted
-        info = engine.schema_info(target.dsn)
+        info = engine.schema_info(target.dsn, wl.name)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
         paths = {"datadir": spec.datadir} if target.instance else {}
@@ -134,15 +138,15 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         sampler = make_sampler(rspec.sample_interval, paths, rspec.power, target.dsn, engine.name,
                                rspec.io_latency)
         record = new_record(
-            rspec.results_dir, "tpcc", rspec.name, paths,
-            engine=engine.name, workload="tpcc",
+            rspec.results_dir, wl.name, rspec.name, paths,
+            engine=engine.name, workload=wl.name,
             config={"db": spec_dict(spec), "run": spec_dict(rspec)},
             database={"engine": ENGINE_RECORD_NAMES.get(engine.name, engine.name),
                       "version": server["server_version"],
                       "version_num": server["server_version_num"], "settings": server["settings"],
-                      "managed": target.instance is not None, "warehouses": info.warehouses,
+                      "managed": target.instance is not None, **wl.schema_record(info, True),
                       **({"restarted": restarted} if restarted else {})},
-            schema={"warehouses": info.warehouses, "c_last_load": info.c_last_load},
+            schema=wl.schema_record(info),
             **labels,
         )
         log_offset = _log_size(target)
@@ -175,7 +179,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                 if injector is not None:  # a restart under way ends before anything else
                     injector.close()
             end.status, end.error = outcome.status, outcome.error
-            record.data["constants"] = {**outcome.constants, "c_last_load": info.c_last_load}
+            record.data["constants"] = {**outcome.constants, **(
+                {"c_last_load": info.c_last_load} if hasattr(info, "c_last_load") else {})}
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
             if rspec.users_auto is not None:
                 record.data["users_auto"] = summary(outcome.steps, rspec.users_auto,
@@ -185,7 +190,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
             _sync_steps(record, outcome.steps)
             if rspec.check and end.status == "completed":
                 record.data["check"] = check_record(target.dsn, after_run=True,
-                                                    engine=engine.name)
+                                                    engine=engine.name, workload=wl.name)
                 if not record.data["check"]["ok"]:
                     end.status, end.error = "check-failed", "consistency checks failed: " + \
                         ", ".join(c["name"] for c in record.data["check"]["conditions"]

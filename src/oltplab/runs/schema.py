@@ -1,5 +1,6 @@
-"""The schema a run needs: reused when it has the warehouses asked for, built (again) when it
-has not and the server is managed; the one rule of quickstart and of a plan's cells."""
+"""The schema a run needs: reused when it has the size asked for (TPC-C's warehouses, the
+shop's size), built (again) when it has not and the server is managed; the one rule of
+quickstart and of a plan's cells."""
 
 from __future__ import annotations
 
@@ -12,25 +13,35 @@ from ..errors import SchemaError
 
 def ensure_schema(engine_name: str, dsn: str, warehouses: int | None, *, managed: bool = True,
                   build_users: int | None = None,
-                  on_build: Callable[[], Callable | None] | None = None) -> str:
+                  on_build: Callable[[], Callable | None] | None = None,
+                  size=None) -> str:
     """"reused" or "built": the schema at ``dsn`` with ``warehouses`` (None: any schema there,
-    never built). A schema of another size is rebuilt on a managed server and refused (one
-    SchemaError line) on a server given by DSN. ``on_build()`` is called just before a build
-    and returns the build's progress callback."""
+    never built), or with ``size`` the DVD-Store-derived shop of that size
+    (workloads.dvds.sizes.Size). A schema of another size is rebuilt on a managed server and
+    refused (one SchemaError line) on a server given by DSN. ``on_build()`` is called just
+    before a build and returns the build's progress callback."""
     engine = engines.get(engine_name)
+    workload = "dvds" if size is not None else "tpcc"
+    want = size.name if size is not None else warehouses
     try:
-        info = engine.schema_info(dsn)
+        info = engine.schema_info(dsn, workload)
     except SchemaError:
-        if warehouses is None:
+        if want is None:
             raise
         info = None
-    if warehouses is None or (info is not None and info.warehouses == warehouses):
+    have = None if info is None else (info.size if size is not None else info.warehouses)
+    if want is None or (info is not None and have == want):
         return "reused"
     if not managed:
-        raise SchemaError(f"the schema at dsn has {info.warehouses if info else 'no'} "
-                          f"warehouses, not {warehouses}; only a managed server is rebuilt")
+        what = f"size {have}" if size is not None else f"{have} warehouses"
+        raise SchemaError(f"the schema at dsn has {what if info else 'no schema'}, not "
+                          f"{want}; only a managed server is rebuilt")
     progress = on_build() if on_build is not None else None
-    spec = BuildSpec(warehouses=warehouses, force=True,
-                     **({"build_users": build_users} if build_users else {}))
-    engine.dialect.build(dsn, spec, progress=progress)
+    extra = {"build_users": build_users} if build_users else {}
+    if size is not None:
+        from ..workloads.dvds.build import DvdsBuildSpec
+        spec = DvdsBuildSpec(size=size, force=True, **extra)
+    else:
+        spec = BuildSpec(warehouses=warehouses, force=True, **extra)
+    engine.dialect_for(workload).build(dsn, spec, progress=progress)
     return "built"

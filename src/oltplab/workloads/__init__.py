@@ -8,7 +8,7 @@ import importlib
 
 from ..errors import UsageError
 
-WORKLOADS = ("tpcc",)
+WORKLOADS = ("tpcc", "dvds")
 DEFAULT = "tpcc"
 
 

@@ -39,12 +39,22 @@ class Workload:
     - ``input_keys``, ``share_keys``: the raw counts of the users' drawn inputs and the shares
       derived from them, as records hold them (``zero_inputs``, ``add_inputs``);
     - ``step_rigor(counts, inputs, ...)``: the shares and warnings of one step;
-    - ``draw_constants(rng, schema)``: the constants of a run, drawn once (TPC-C's run-time C
-      of NURand), from the schema's record of the build (engines.base.SchemaInfo);
+    - ``draw_constants(rng, schema, spec)``: the constants of a run, drawn once (TPC-C's
+      run-time C of NURand; the shop's size and parameters), from the schema's record of the
+      build (the dialect's ``schema_info``) and the RunSpec;
     - ``assign_users(rng, users, warehouses, spread)``: each user's home and inputs' seed;
     - ``terminal(user, w_max, constants)``: the object that draws one user's transactions in
       the C loop (the loop takes the workload by ``name``: ``_native.WORKLOADS``);
-    - ``caveat``: the sentence every report of it carries.
+    - ``caveat``: the sentence every report of it carries;
+    - ``unit_row``: the last of ``transactions`` is not a call but the unit the calls make up
+      (the shop's order): the C loop records it from the calls' response times;
+    - ``unit_key``: the headline's key in a step's record ("nopm", "opm"; the client's is
+      ``client_<key>``);
+    - ``server_unit_key``: the key of the server's count of units in a step's ``server``;
+    - ``step_fields(counts, hists)``: fields of its own a step's record adds;
+    - ``schema_record(info, database)``: what a run records of the schema it ran on (the
+      dialect's ``schema_info``), as ``schema``, or (``database``) the part ``database``
+      repeats.
     """
 
     name: str
@@ -56,11 +66,21 @@ class Workload:
     share_keys: tuple[str, ...]
     step_rigor: Callable[..., dict]
     caveat: str
-    draw_constants: Callable[[Any, Any], Any] = lambda rng, schema: None
+    draw_constants: Callable[..., Any] = lambda rng, schema, spec=None: None
     assign_users: Callable[..., list] = lambda rng, users, warehouses, spread: []
     terminal: Callable[[Any, int, Any], Any] | None = None
     phases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     actors: tuple[str, ...] = ()
+    unit_row: bool = False
+    unit_key: str = "nopm"
+    server_unit_key: str = "d_next_o_id_delta"
+    step_fields: Callable[[dict, dict], dict] = lambda counts, hists: {}
+    schema_record: Callable[..., dict] = lambda info, database=False: {}
+
+    @property
+    def calls(self) -> tuple[str, ...]:
+        """The transaction types the users send (all of them but a unit row)."""
+        return self.transactions[:-1] if self.unit_row else self.transactions
 
     def zero_inputs(self) -> dict[str, int]:
         return {k: 0 for k in self.input_keys}

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from oltplab.workloads.tpcc.rigor import (INPUT_KEYS, input_shares, noise_range, per_interval,
+from oltplab.metrics.throughput import per_interval
+from oltplab.workloads.tpcc.rigor import (INPUT_KEYS, input_shares, noise_range,
                                           SHARES, step_warnings, variation, zero_inputs)
 from oltplab.engines.common.recorder import Recorder
 

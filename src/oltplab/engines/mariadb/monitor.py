@@ -26,8 +26,9 @@ class Monitor:
 
     flush_stats = False
 
-    def __init__(self, dsn: str, sampler_db=None, patient: bool = False):
+    def __init__(self, dsn: str, sampler_db=None, patient: bool = False, dialect=None):
         self.dsn = dsn
+        self.dialect = dialect  # the TPC-C-derived workload's: the only one MariaDB runs yet
         self.sampler_db = sampler_db
         self.patient = patient
         self.conn = None

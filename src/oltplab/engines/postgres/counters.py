@@ -4,7 +4,9 @@
   other databases and monitoring count too (HammerDB's TPM);
 - workload transactions: ``xact_commit + xact_rollback`` of the workload's database row alone
   (``current_database()`` of the snapshot's connection);
-- new orders: ``sum(d_next_o_id)`` over DISTRICT, which only committed New-Orders advance;
+- the headline's units: the workload dialect's ``unit_sql`` (TPC-C: ``sum(d_next_o_id)`` over
+  DISTRICT, which only committed New-Orders advance; the shop: the orders added since the
+  run began);
 - autovacuum runs: ``sum(autovacuum_count + autoanalyze_count)`` over the workload's tables,
   whose transactions count in both transaction figures (a few per table and run).
 
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 SNAPSHOT_SQL = """
 SELECT (SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database)::bigint,
-       (SELECT sum(d_next_o_id) FROM district)::bigint,
+       {unit}::bigint,
        (SELECT xact_commit + xact_rollback FROM pg_stat_database
          WHERE datname = current_database())::bigint,
        (SELECT sum(autovacuum_count + autoanalyze_count) FROM pg_stat_user_tables)::bigint"""
@@ -51,9 +53,15 @@ class ServerCounters:
     autovacuum_runs: int = 0
 
 
-async def snapshot(conn, timeout: float | None = 10.0) -> ServerCounters:
-    """The counters in one round trip on an asyncpg connection to the TPC-C database."""
-    row = await conn.fetchrow(SNAPSHOT_SQL, timeout=timeout)
+def snapshot_sql(unit_sql: str) -> str:
+    """The snapshot's statement with the workload's count of its unit."""
+    return SNAPSHOT_SQL.format(unit=unit_sql)
+
+
+async def snapshot(conn, sql: str, timeout: float | None = 10.0) -> ServerCounters:
+    """The counters in one round trip on an asyncpg connection to the workload's database
+    (``sql``: ``snapshot_sql`` of its unit)."""
+    row = await conn.fetchrow(sql, timeout=timeout)
     return ServerCounters(t_ns=time.monotonic_ns(), xacts=int(row[0] or 0),
                           d_next_o_id=int(row[1] or 0), workload_xacts=int(row[2] or 0),
                           autovacuum_runs=int(row[3] or 0))

@@ -26,7 +26,7 @@ from psycopg import pq
 from ... import _native
 from ..common.loop import LOOP_SAMPLES, RECONNECT_TIMEOUT_S, LoopUsers, WorkerPlan, reconnect_until
 from ..common.recorder import MAX_CONSECUTIVE_ERRORS, MAX_RETRIES, Recorder, UserFailed
-from .states import FATAL_STATES, FLUSH_SQL, IDLE_PUBLISHED_AFTER_NS, RETRYABLE_STATES
+from .states import FATAL_STATES, IDLE_PUBLISHED_AFTER_NS, RETRYABLE_STATES
 
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 
@@ -34,6 +34,11 @@ _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 def _prepared(workload: str, mode: str) -> list[tuple[str, str]]:
     """The statements of ``workload``'s dialect (engines/postgres/<workload>/) a user prepares."""
     return import_module(f"{__package__}.{workload}.transactions").prepared(mode)
+
+
+def flush_sql(workload: str) -> str:
+    """The statistics flush at a boundary, on a table of ``workload``'s schema (states.py)."""
+    return import_module(f"{__package__}.{workload}").DIALECT.flush_sql
 
 
 def kind_names(workload: str) -> tuple[str, ...]:
@@ -72,7 +77,7 @@ def open_connection(dsn: str, application_name: str, flush_stats: bool,
         for name, text in _prepared(workload, mode):
             _check(conn, conn.prepare(name.encode(), text.encode()), f"preparing {name}")
         if flush_stats:
-            _check(conn, conn.exec_(FLUSH_SQL.encode()), "statistics flush")
+            _check(conn, conn.exec_(flush_sql(workload).encode()), "statistics flush")
     except BaseException:
         conn.finish()
         raise
@@ -165,7 +170,7 @@ class ProcUsers(LoopUsers):
             workload=self.workload, libpq=libpq_path(), connections=self.conns,
             pointers=[c.pgconn_ptr for c in self.conns], terminals=self.terminals,
             names=kind_names(self.workload),
-            flush_sql=FLUSH_SQL, ramp_end_ns=rec.ramp_end,
+            flush_sql=flush_sql(self.workload), ramp_end_ns=rec.ramp_end,
             measure_end_ns=rec.measure_end, waits=self.waits, flush_stats=self.flush_stats,
             idle_published_after_ns=IDLE_PUBLISHED_AFTER_NS, max_retries=MAX_RETRIES,
             max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, retryable=RETRYABLE_STATES,

@@ -18,9 +18,7 @@ from ...config import RunSpec
 from ...errors import DatabaseError, SchemaError
 from ..base import SnapshotFailed, check_room, retry_snapshot
 from . import counters
-from .states import FLUSH_SQL
-from .tpcc.schema import FUNCTIONS as PROCEDURES
-from .tpcc.transactions import new_order
+from .dialect import PostgresDialect
 
 SNAPSHOT_TIMEOUT_S = 10.0
 RECOVERY_WAIT_S = 120.0  # with --inject: how long a snapshot waits for the server to be back
@@ -29,7 +27,11 @@ RECOVERY_WAIT_S = 120.0  # with --inject: how long a snapshot waits for the serv
 class Monitor:
     """The manager's own connection: checks before the run and the server snapshots."""
 
-    def __init__(self, dsn: str, sampler_db=None, patient: bool = False):
+    def __init__(self, dsn: str, sampler_db=None, patient: bool = False,
+                 dialect: PostgresDialect | None = None):
+        from importlib import import_module
+        self.dialect = dialect or import_module(f"{__package__}.tpcc").DIALECT
+        self.snapshot_sql = counters.snapshot_sql(self.dialect.unit_sql.format(base=0))
         self.dsn = dsn
         self.patient = patient  # faults are injected: the server may be away for a while
         self.sampler_db = sampler_db
@@ -52,19 +54,23 @@ class Monitor:
         """Raise before starting when the functions or the connection slots are missing."""
         try:
             conn = self._connection()
+            functions, signature = self.dialect.functions, self.dialect.signature
             if spec.mode == "procedures":
                 found = self._run(conn.fetch(
                     "SELECT DISTINCT proname FROM pg_proc WHERE proname = ANY($1::text[])",
-                    list(PROCEDURES)), SNAPSHOT_TIMEOUT_S)
-                missing = sorted(set(PROCEDURES) - {r[0] for r in found})
+                    list(functions)), SNAPSHOT_TIMEOUT_S)
+                missing = sorted(set(functions) - {r[0] for r in found})
                 if missing:
                     raise SchemaError(f"the transaction functions {', '.join(missing)} are missing;"
                                       " rebuild the schema or use --mode sql")
-                if self._run(conn.fetchval("SELECT to_regprocedure($1) IS NULL",
-                                           new_order.SIGNATURE), SNAPSHOT_TIMEOUT_S):
+                if signature and self._run(conn.fetchval("SELECT to_regprocedure($1) IS NULL",
+                                                         signature), SNAPSHOT_TIMEOUT_S):
                     raise SchemaError("the transaction functions are those of an older oltplab "
-                                      f"(no {new_order.SIGNATURE}): rebuild the schema with "
-                                      "'oltplab tpcc build --force' or use --mode sql")
+                                      f"(no {signature}): rebuild the schema with "
+                                      f"'oltplab {spec.workload} build --force' or use --mode sql")
+            if self.dialect.base_sql:  # the count of the unit starts here
+                base = int(self._run(conn.fetchval(self.dialect.base_sql), SNAPSHOT_TIMEOUT_S))
+                self.snapshot_sql = counters.snapshot_sql(self.dialect.unit_sql.format(base=base))
             version = int(self._run(conn.fetchval("SHOW server_version_num"), SNAPSHOT_TIMEOUT_S))
             self.flush_stats = version >= 150000
             free = self._run(conn.fetchval("""
@@ -88,9 +94,10 @@ class Monitor:
             conn = self._connection()
             with self.sampler_db.lock if self.sampler_db is not None else nullcontext():
                 if self.flush_stats:
-                    self._run(conn.execute(FLUSH_SQL, timeout=SNAPSHOT_TIMEOUT_S),
+                    self._run(conn.execute(self.dialect.flush_sql, timeout=SNAPSHOT_TIMEOUT_S),
                               SNAPSHOT_TIMEOUT_S + 1)
-                return self._run(counters.snapshot(conn, timeout=SNAPSHOT_TIMEOUT_S),
+                return self._run(counters.snapshot(conn, self.snapshot_sql,
+                                                   timeout=SNAPSHOT_TIMEOUT_S),
                                  SNAPSHOT_TIMEOUT_S + 1)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError,
                 asyncpg.InternalClientError) as e:  # the last: a connection the server dropped

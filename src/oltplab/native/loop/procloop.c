@@ -70,26 +70,40 @@ void user_lost(ProcLoop *L, User *u, const char *what, const char *message) {
     loop_fail(L, "%s: lost the database connection (%s)", what, msg);
 }
 
+/* One response time of a row (a kind, or the unit) in the window: 0, or -1 when its buffer
+ * is full (never: the loop hands over a full buffer before any user goes on). */
+static int rec_sample(ProcLoop *L, int row, int64_t us) {
+    if (L->nsamples[row] >= L->bulk) {
+        loop_fail(L, "%s: %s", workload_row_name(L->wl, row),
+                  "response-time buffer overflow (a bug)");
+        return -1;
+    }
+    L->samples[row][L->nsamples[row]++] = us;
+    return 0;
+}
+
 /* Count a completed transaction: the workload says what it was (DONE_ bits) and adds its
- * inputs when it lies in the measured window. */
+ * inputs when it lies in the measured window. A call that ends a unit (DONE_UNIT) records the
+ * unit row too, under the call's window: committed or rolled back as the call, with the
+ * unit's response time (its retries and errors stay with its calls' rows). */
 static void rec_done(ProcLoop *L, User *u, int64_t end, int has, long long value) {
     int kind = u->kind, window = u->start >= L->ramp_end && end <= L->stop_at;
-    int done = L->wl->completed(u->drawn, has, value, window ? L->inputs : NULL);
+    int64_t us = (end - u->start) / 1000, unit_us = 0;
+    int done = L->wl->completed(u->drawn, has, value, us, window ? L->inputs : NULL, &unit_us);
     __atomic_fetch_add(&L->completed, 1, __ATOMIC_RELAXED);
     if (done & DONE_HEADLINE) __atomic_fetch_add(&L->headline, 1, __ATOMIC_RELAXED);
-    if (window) {
-        int64_t us = (end - u->start) / 1000;
+    if (!window) return;
+    int rows[2] = {kind, L->wl->nkinds}, nrows = L->wl->unit && (done & DONE_UNIT) ? 2 : 1;
+    int64_t took[2] = {us, unit_us};
+    L->retries[kind] += u->retries;
+    for (int i = 0; i < nrows; i++) {
+        int row = rows[i];
         if (done & DONE_ROLLED_BACK)
-            L->rolled_back[kind]++;
+            L->rolled_back[row]++;
         else
-            L->committed[kind]++;
-        L->retries[kind] += u->retries;
-        L->total_us[kind] += us;
-        if (L->nsamples[kind] >= L->bulk) { /* never: the loop hands over a full buffer first */
-            loop_fail(L, "%s: %s", L->wl->kinds[kind], "response-time buffer overflow (a bug)");
-            return;
-        }
-        L->samples[kind][L->nsamples[kind]++] = us;
+            L->committed[row]++;
+        L->total_us[row] += took[i];
+        if (rec_sample(L, row, took[i]) < 0) return;
     }
 }
 
@@ -254,7 +268,7 @@ void txn_end(ProcLoop *L, User *u, int outcome, int has, long long value, const 
 }
 
 static int samples_full(ProcLoop *L) {
-    for (int k = 0; k < L->wl->nkinds; k++)
+    for (int k = 0, rows = workload_rows(L->wl); k < rows; k++)
         if (L->nsamples[k] >= L->bulk) return 1;
     return 0;
 }

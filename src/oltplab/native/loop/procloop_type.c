@@ -112,8 +112,8 @@ int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *p
     self->n = (int)n;
     self->users = PyMem_Calloc(n, sizeof(User));
     self->bulk = bulk;
-    int nkinds = self->wl->nkinds;
-    for (int k = 0; k < nkinds; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
+    int rows = workload_rows(self->wl); /* the kinds, and the unit's row when it has one */
+    for (int k = 0; k < rows; k++) self->samples[k] = PyMem_Malloc(sizeof(int64_t) * bulk);
     self->cross_ns[0] = PyMem_Malloc(sizeof(int64_t) * n);
     self->cross_ns[1] = PyMem_Malloc(sizeof(int64_t) * n);
     self->lost = PyMem_Malloc(sizeof(int) * n);
@@ -121,7 +121,7 @@ int loop_setup(ProcLoop *self, const Transport *tp, PyObject *conns, PyObject *p
         PyErr_NoMemory();
         goto bad;
     }
-    for (int k = 0; k < nkinds; k++)
+    for (int k = 0; k < rows; k++)
         if (!self->samples[k]) {
             PyErr_NoMemory();
             goto bad;
@@ -367,9 +367,10 @@ static PyObject *ProcLoop_take_samples(ProcLoop *self, PyObject *unused) {
         PyErr_SetString(PyExc_RuntimeError, "the ProcLoop is running");
         return NULL;
     }
-    PyObject *out = PyTuple_New(self->wl->nkinds);
+    int rows = workload_rows(self->wl);
+    PyObject *out = PyTuple_New(rows);
     if (!out) return NULL;
-    for (int k = 0; k < self->wl->nkinds; k++) {
+    for (int k = 0; k < rows; k++) {
         PyObject *b = PyBytes_FromStringAndSize((const char *)self->samples[k],
                                                 self->nsamples[k] * (Py_ssize_t)sizeof(int64_t));
         if (!b) {
@@ -395,7 +396,7 @@ static PyObject *ProcLoop_counts(ProcLoop *self, PyObject *unused) {
         Py_XDECREF(v);
     }
     if (!inputs) return NULL;
-    int nk = self->wl->nkinds;
+    int nk = workload_rows(self->wl);
     return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:L,s:L,s:L,s:N,s:N}", "committed",
                          ints(self->committed, nk), "rolled_back", ints(self->rolled_back, nk),
                          "errors", ints(self->errors, nk), "retries", ints(self->retries, nk),
@@ -442,10 +443,12 @@ static PyMethodDef ProcLoop_methods[] = {
      "replace(index, connection, pointer): a lost user's new connection; the user starts a "
      "new cycle at the next run()."},
     {"take_samples", (PyCFunction)ProcLoop_take_samples, METH_NOARGS,
-     "The response times (us, native int64) held per type, and empty the buffers."},
+     "The response times (us, native int64) held per type (and then the unit's, for a "
+     "workload that has one), and empty the buffers."},
     {"counts", (PyCFunction)ProcLoop_counts, METH_NOARGS,
-     "The counts of the measured window, the flush times at each boundary, and 'inputs': the "
-     "input counts of the window's completed transactions, by the workload's keys."},
+     "The counts of the measured window (per type, and then the unit's for a workload that "
+     "has one), the flush times at each boundary, and 'inputs': the input counts of the "
+     "window's completed transactions, by the workload's keys."},
     {NULL}};
 
 static PyGetSetDef ProcLoop_getset[] = {

@@ -8,7 +8,9 @@
  * A unit of several calls (an order made of a login, browses and a purchase, with think time
  * between them) is one kind per call: the terminal keeps where the user is in its unit, draw
  * returns the next call's kind, keying and think give the times between calls, and completed
- * sets DONE_HEADLINE on the call that completes the unit.
+ * sets DONE_HEADLINE on the call that completes the unit. Such a workload may have the loop
+ * record the unit itself as one more row after its kinds (``unit``): completed sets DONE_UNIT
+ * on the call that ends a unit and gives the unit's response time (the sum of its calls').
  */
 #ifndef OLTPLAB_WORKLOAD_H
 #define OLTPLAB_WORKLOAD_H
@@ -16,16 +18,18 @@
 #include "native.h"
 #include <mariadb/mysql.h>
 
-#define MAX_KINDS 8    /* transaction kinds of a workload */
+#define MAX_KINDS 8    /* transaction kinds of a workload, its unit row included */
 #define MAX_INPUTS 16  /* input counts of a workload */
 #define TXN_BYTES 512  /* one drawn transaction, as the workload holds it */
-#define MAX_CALL_ARGS 8 /* libpq: the arguments of one call of a prepared function */
+#define MAX_CALL_ARGS 20 /* libpq: the arguments of one call of a prepared function */
 #define ARG_TEXT 192   /* ... each one's text, its terminating NUL included */
 
 /* What a completed transaction counts as (Workload.completed). */
 enum {
     DONE_HEADLINE = 1,   /* one unit of the headline figure */
-    DONE_ROLLED_BACK = 2 /* ended by design, not by an error: counted apart from the commits */
+    DONE_ROLLED_BACK = 2, /* ended by design, not by an error: counted apart from the commits */
+    DONE_UNIT = 4         /* it ended a unit (Workload.unit): the loop records the unit row,
+                           * committed or (DONE_ROLLED_BACK) rolled back, with unit_us */
 };
 
 /* --mode sql on libpq: a user's transaction as its statements in pipelined round trips. */
@@ -61,8 +65,10 @@ typedef struct {
 
 typedef struct {
     const char *name;          /* as Python names it */
-    int nkinds;                /* 1..MAX_KINDS */
+    int nkinds;                /* 1..MAX_KINDS - unit */
     const char *const *kinds;  /* the kinds' names, in Python's order */
+    int unit;                  /* 1: the loop records the unit at row nkinds (DONE_UNIT) */
+    const char *unit_name;     /* ... that row's name */
     int ninputs;               /* 0..MAX_INPUTS */
     const char *const *input_keys; /* the keys of counts()["inputs"] */
     /* A user's terminal: 0 when it is the workload's, ready and driven by no loop, else -1
@@ -80,10 +86,14 @@ typedef struct {
     /* libmariadb: "CALL proc(args..., out_var)" into buf (size bytes): its length; -1 when
      * it does not fit. */
     int (*my_call)(const void *txn, const char *out_var, char *buf, size_t size);
-    /* A completed transaction that returned value (has: it returned one): DONE_ bits; its
-     * inputs are added to inputs[ninputs] unless NULL (outside the measured window). txn
-     * stays as it leaves it until the next draw, which may read it (a unit's next call). */
-    int (*completed)(void *txn, int has, long long value, int64_t *inputs);
+    /* A completed transaction that returned value (has: it returned one) and took us
+     * microseconds (the response time the loop records): DONE_ bits; its inputs are added to
+     * inputs[ninputs] unless NULL (outside the measured window). With DONE_UNIT, *unit_us is
+     * the unit's response time. txn stays as it leaves it until the next draw, which may read
+     * it (a unit's next call); a call that failed is not completed, and the next draw finds
+     * txn as it drew it. */
+    int (*completed)(void *txn, int has, long long value, int64_t us, int64_t *inputs,
+                     int64_t *unit_us);
     const PqSqlOps *pq_sql; /* NULL: no --mode sql */
     const MySqlOps *my_sql;
     /* Add what Python reads of it (its terminal type, constants) to the module: 0, or -1
@@ -91,8 +101,16 @@ typedef struct {
     int (*add_to_module)(PyObject *m);
 } Workload;
 
+/* The rows the loop records: one per kind, and the unit's when it has one. */
+static inline int workload_rows(const Workload *wl) { return wl->nkinds + (wl->unit ? 1 : 0); }
+/* A row's name: a kind's, or the unit's. */
+static inline const char *workload_row_name(const Workload *wl, int row) {
+    return row < wl->nkinds ? wl->kinds[row] : wl->unit_name;
+}
+
 extern const Workload *const WORKLOADS[]; /* the compiled ones, NULL-ended (workloads.c) */
-const Workload *workload_named(const char *name); /* NULL with ValueError when none is */
+/* NULL with ValueError when none is (or, a bug, its rows do not fit MAX_KINDS) */
+const Workload *workload_named(const char *name);
 /* Add value (a new reference, or NULL: making it failed) to the module as attr; steals it. */
 int module_add(PyObject *m, const char *attr, PyObject *value);
 

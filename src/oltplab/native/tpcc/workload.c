@@ -96,8 +96,9 @@ static int my_call(const void *txn, const char *out_var, char *buf, size_t size)
 }
 
 /* What a Delivery returns is the number of districts it delivered; New-Order returns -O_ID
- * when the unused item rolled it back. */
-static int completed(void *txn, int has, long long value, int64_t *in) {
+ * when the unused item rolled it back. Each transaction is a unit of its own: no unit row. */
+static int completed(void *txn, int has, long long value, int64_t us, int64_t *in,
+                     int64_t *unit_us) {
     const txn_t *x = txn;
     int rolled_back = x->kind == NEW_ORDER && has && value < 0;
     if (in) {
@@ -182,7 +183,7 @@ static int add_to_module(PyObject *m) {
 }
 
 const Workload TPCC_WORKLOAD = {
-    .name = "tpcc", .nkinds = NKINDS, .kinds = NAMES, .ninputs = NINPUTS,
+    .name = "tpcc", .nkinds = NKINDS, .kinds = NAMES, .unit = 0, .ninputs = NINPUTS,
     .input_keys = INPUT_KEYS, .accept = accept, .hold = hold, .draw = draw,
     .keying = keying, .think = think, .pq_args = pq_args, .my_call = my_call,
     .completed = completed, .pq_sql = &TPCC_PQ_SQL, .my_sql = &TPCC_MY_SQL,

@@ -20,7 +20,10 @@ WORKLOAD = Workload(
     share_keys=rigor.SHARE_KEYS,
     step_rigor=rigor.step_rigor,
     caveat=CAVEAT,
-    draw_constants=lambda rng, schema: inputs.draw_constants(rng, schema.c_last_load),
+    draw_constants=lambda rng, schema, spec=None: inputs.draw_constants(rng, schema.c_last_load),
     assign_users=inputs.assign_terminals,
     terminal=inputs.terminal,
+    schema_record=lambda info, database=False: (
+        {"warehouses": info.warehouses} if database else
+        {"warehouses": info.warehouses, "c_last_load": info.c_last_load}),
 )

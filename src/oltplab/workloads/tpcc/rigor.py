@@ -2,8 +2,7 @@
 
 - ``input_shares``: the input-variability shares of TPC-C clause 5.5 measured in the window
   (fractions 0..1; null when no transaction of the kind completed);
-- ``per_interval`` and ``variation``: completed transactions per 10 s and their coefficient of
-  variation;
+- completed transactions per 10 s and their coefficient of variation (metrics/throughput.py);
 - ``step_warnings``: one line per figure outside its bound, stating the figure and the bound.
 
 A share warns only when it lies outside the allowed range by more than sampling noise
@@ -16,8 +15,9 @@ warn only on real deviations, long runs on small ones.
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
+
+from ...metrics.throughput import INTERVAL_S, per_interval, variation
 
 # the raw counts behind the shares, counted over completed transactions in the window
 INPUT_KEYS = ("new_orders", "order_lines", "remote_order_lines", "payments", "remote_payments",
@@ -29,7 +29,6 @@ TPM_BOUND = 0.01  # client against server TPM
 FAILURE_BOUND = 0.01  # errors, retries: of transactions
 SKIPPED_BOUND = 0.01  # clause 5.4.5: at most 1% (or one) of the districts delivered
 CV_BOUND = 0.10
-INTERVAL_S = 10.0
 LINES_VARIANCE = 10.0  # of a uniform integer on 5..15: (11^2 - 1) / 12
 
 
@@ -101,47 +100,6 @@ def noise_range(r: Range, n: int, variance: float | None = None) -> tuple[float,
     return r.low - NOISE_SE * se, r.high + NOISE_SE * se
 
 
-def per_interval(series: list[list[tuple[int, int]]], start_ns: int, end_ns: int,
-                 width_ns: int = int(INTERVAL_S * 1e9)) -> list[int]:
-    """Completions in each whole interval of ``width_ns`` from ``start_ns`` to ``end_ns``.
-
-    ``series`` holds, per source, (t_ns, cumulative completions) points in time order; a
-    source's count at an interval boundary is interpolated linearly between its points. The
-    list stops at the first boundary that some source's points do not reach."""
-    out: list[int] = []
-    prev = None
-    k = 0
-    while start_ns + k * width_ns <= end_ns:
-        total = 0.0
-        for points in series:
-            v = _at(points, start_ns + k * width_ns)
-            if v is None:
-                return out
-            total += v
-        if prev is not None:
-            out.append(round(total - prev))
-        prev = total
-        k += 1
-    return out
-
-
-def _at(points: list[tuple[int, int]], t: int) -> float | None:
-    if not points or t < points[0][0] or t > points[-1][0]:
-        return None
-    for (t0, v0), (t1, v1) in zip(points, points[1:]):
-        if t0 <= t <= t1:
-            return float(v0) if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
-    return float(points[-1][1])
-
-
-def variation(values: list[int]) -> float | None:
-    """Coefficient of variation (sample standard deviation / mean); null below two values."""
-    if len(values) < 2:
-        return None
-    mean = statistics.fmean(values)
-    return None if mean <= 0 else statistics.stdev(values) / mean
-
-
 def _pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
@@ -200,11 +158,12 @@ def step_warnings(*, client_tpm: int | None, server_tpm: int | None, completed: 
 
 def step_rigor(counts: dict, inputs: dict, *, client_tpm: int | None, server_tpm: int | None,
                series: list, start_ns: int, end_ns: int, warehouses: int,
-               autovacuum_runs: int = 0, per_second: bool = False) -> dict:
+               autovacuum_runs: int = 0, per_second: bool = False, **context) -> dict:
     """A step's input shares, completions per 10 s (and per second with ``per_second``, for
     the dips of faults), warnings, and the figures the transactions' entries add: the fields a
     step's record gets. ``counts``: {transaction type: metrics.summary.TypeCounts};
-    ``series``: each worker's (t_ns, completed) points."""
+    ``series``: each worker's (t_ns, completed) points; ``context``: what the step passes every
+    workload (client_unit, server_unit, params) that this one does not need."""
     new_order = counts["new_order"]
     per_10s = per_interval(series, start_ns, end_ns) if series else []
     cv = variation(per_10s)

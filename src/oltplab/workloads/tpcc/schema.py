@@ -41,6 +41,11 @@ def no_schema(dbname: str) -> SchemaError:
     return SchemaError(f"no TPC-C schema in database {dbname}: run 'oltplab tpcc build' first")
 
 
+def other_schema(dbname: str, label: str) -> SchemaError:
+    return SchemaError(f"database {dbname} holds the {label} schema, not the TPC-C-derived "
+                       "one: use another database (--dbname) for tpcc")
+
+
 def incomplete_schema(dbname: str) -> SchemaError:
     return SchemaError(f"the TPC-C schema in database {dbname} is incomplete (its build did "
                        "not finish): run 'oltplab tpcc build --force'")

@@ -43,6 +43,8 @@ async def _schema_info(dsn: str) -> SchemaInfo:
                                       f" FROM {META_TABLE} LIMIT 1")
         if row is None and (meta or tables):
             raise common.incomplete_schema(dbname)
+        if row is None and await conn.fetchval("SELECT to_regclass('dvds_meta') IS NOT NULL"):
+            raise common.other_schema(dbname, "DVD-Store-derived")
         if row is None:
             raise common.no_schema(dbname)
         n_functions = await conn.fetchval(

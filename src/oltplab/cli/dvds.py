@@ -1,0 +1,211 @@
+"""``oltplab dvds`` (build, run, check): the DVD-Store-derived shop."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ..config import RunSpec
+from ..errors import OltplabError
+from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN
+from ..runs.lifecycle import check_record, raise_for_status, run_group, run_tpcc_recorded
+from .db import make_db_spec
+from .options import print_repeats, repeat_option, table_options, telemetry_options
+from .tpcc import TpccLines, dedupe_line
+
+WORKLOAD = "dvds"
+
+
+@click.group()
+def dvds():
+    """The DVD-Store-derived online shop: build, run, check (orders per minute, OPM)."""
+
+
+@dvds.command("build")
+@table_options(DVDS_DB)
+@table_options(DVDS_BUILD)
+def dvds_build(size, build_users, force, seed, **kw):
+    """Create and load the shop's tables, keys, full-text indexes and functions."""
+    from .. import engines
+    from ..workloads.dvds.build import DvdsBuildSpec
+    from .ui import BuildLines
+    spec = make_db_spec(kw)
+    bspec = DvdsBuildSpec(size=size, build_users=build_users or max(1, os.cpu_count() or 1),
+                          force=force, seed=seed)
+    engine = engines.get(spec.engine)
+    dialect = engine.dialect_for(WORKLOAD)
+    with engine.database(spec, need_connections=bspec.build_users + 10) as target:
+        lines = BuildLines()
+        try:
+            summary = dialect.build(target.dsn, bspec, progress=lines.start())
+        finally:
+            lines.close()
+        seconds = summary.get("seconds", 0) or 0
+        click.echo(f"built the {size.name} shop ({size.customers:,} customers, "
+                   f"{size.orders:,} orders, {size.products:,} products) in {seconds:.1f} s")
+        if spec.dsn is None:
+            from ..datastores.service import after_build
+            entry = after_build(spec.datadir)  # a datastore made with --dedupe
+            if entry is not None:
+                click.echo(dedupe_line(entry))
+
+
+@dvds.command("run")
+@table_options(DVDS_DB)
+@table_options(DVDS_RUN)
+@repeat_option
+@telemetry_options
+def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searches,
+             search_batch, line_items, workers, seed, name, check, cold, inject, results_dir,
+             repeat, sample_interval, power, io_latency, **kw):
+    """Drive virtual shoppers through a user sequence and record OPM and response times."""
+    from ..errors import UsageError
+    from ..workloads.dvds.params import DvdsParams
+    spec = make_db_spec(kw)
+    if users["users_auto"] is not None and repeat > 1:
+        raise UsageError("--users auto searches for the best user count in one run; --repeat "
+                         "does not go with it (repeat the user count it finds)")
+    if mode == "sql":
+        raise UsageError("--mode sql: the DVD-Store-derived workload runs its stored "
+                         "functions only (--mode procedures)")
+    params = DvdsParams(think_time=think_time, pct_new_customers=pct_new_customers,
+                        searches=searches, search_batch=search_batch, line_items=line_items)
+    rspec = RunSpec(**users, rampup=rampup, duration=duration, mode=mode, workers=workers,
+                    seed=seed, name=name, check=check, results_dir=results_dir,
+                    sample_interval=sample_interval, power=power, io_latency=io_latency,
+                    cold=cold, inject=inject, workload=WORKLOAD, params=params)
+    if rspec.inject:
+        from ..faults.inject import preflight
+        preflight(spec, rspec)
+    if cold:
+        from ..host.memory import check_drop_caches
+        check_drop_caches()
+    runs = run_group(repeat, name, lambda labels: run_dvds_printed(spec, rspec, labels))
+    print_repeats(runs)
+    raise_for_status(runs[-1])
+
+
+class DvdsLines(TpccLines):
+    """The run folder, the live line (client OPM) and one line per step, on stderr."""
+
+    def tick(self, t) -> None:
+        self.line.show(f"step {t.step + 1} of {self.steps}  users {t.users}  {t.phase:<10} "
+                       f"{t.elapsed_s:6.0f} s  client OPM {t.nopm:>9,.0f}  "
+                       f"calls/min {t.tpm:>9,.0f}")
+
+    def step(self, step: dict) -> None:
+        from .ui import fmt_int
+        self.line.done(f"step users={step['users']}: OPM {fmt_int(step.get('opm'))}  "
+                       f"client OPM {fmt_int(step.get('client_opm'))}  rollbacks "
+                       f"{_pct(step.get('rollback_pct'))}"
+                       f"{'  (partial)' if step.get('partial') else ''}")
+
+
+def _pct(x: Any) -> str:
+    return "-" if x is None else f"{x:.2f}%"
+
+
+def _ms(x: Any) -> str:
+    return "-" if x is None else f"{x:,.2f}"
+
+
+def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None) -> dict:
+    run = run_tpcc_recorded(spec, rspec, DvdsLines(len(rspec.users), bool(rspec.users_auto)),
+                            labels)
+    print_run(run)
+    return run
+
+
+def steps_table(run: dict) -> Table:
+    """OPM (the server's orders), the client's, rollbacks and the order's response time."""
+    t = Table(title=f"{run.get('id', '')}  [{run.get('status')}]", title_justify="left")
+    for col in ("users", "OPM", "client OPM", "OPM/user", "rollbacks", "order ms mean",
+                "order p95 ms", "order p99 ms", "new customers", "searches/order",
+                "items/cart", "errors", "retries"):
+        t.add_column(col, justify="right")
+    from .ui import fmt_int
+    for s in run.get("steps", []):
+        users = s.get("users") or 0
+        lat = s.get("order_latency") or {}
+        inputs = s.get("inputs") or {}
+        tx = {k: v for k, v in (s.get("transactions") or {}).items() if k != "order"}
+        share = inputs.get("new_customers")
+        t.add_row(f"{users}{'*' if s.get('partial') else ''}", fmt_int(s.get("opm")),
+                  fmt_int(s.get("client_opm")),
+                  fmt_int((s.get("opm") or 0) / users if users else None),
+                  _pct(s.get("rollback_pct")), _ms(lat.get("mean")), _ms(lat.get("p95")),
+                  _ms(lat.get("p99")), _pct(None if share is None else 100 * share),
+                  _ms(inputs.get("searches_per_order")), _ms(inputs.get("items_per_cart")),
+                  str(sum(v.get("errors", 0) or 0 for v in tx.values())),
+                  str(sum(v.get("retries", 0) or 0 for v in tx.values())))
+    return t
+
+
+def phases_table(run: dict) -> Table:
+    """Each phase's response time per step (ms)."""
+    t = Table(title="response time per phase (ms)", title_justify="left")
+    for col in ("users", "phase", "count", "mean", "p50", "p95", "p99", "max"):
+        t.add_column(col, justify="right")
+    for s in run.get("steps", []):
+        for phase, lat in (s.get("phases") or {}).items():
+            t.add_row(str(s.get("users")), phase, f"{lat.get('count', 0):,}",
+                      *(_ms(lat.get(k)) for k in ("mean", "p50", "p95", "p99", "max")))
+    return t
+
+
+def print_run(run: dict) -> None:
+    from .ui import err
+    _print_steps(run)
+    err.print(f"saved {run['_path']}")
+
+
+def _print_steps(run: dict) -> None:
+    from .ui import event_lines, out, warning_lines
+    out.print(steps_table(run))
+    if run.get("steps"):
+        out.print(phases_table(run))
+    for line in warning_lines(run):
+        click.echo(line)
+    for line in event_lines(run):
+        click.echo(line)
+
+
+def show_run(data: dict) -> None:
+    """``results show`` of a dvds run: its steps, the shop's size and the checks."""
+    _print_steps(data)
+    schema = data.get("schema", {})
+    db = data.get("database", {})
+    click.echo(f"database: {db.get('version', '?')}; size {schema.get('size', '?')} "
+               f"({schema.get('customers', 0):,} customers, {schema.get('products', 0):,} "
+               "products)")
+    if data.get("check"):
+        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
+        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
+    if data.get("error"):
+        click.echo(f"error: {data['error']}")
+
+
+def plan_lines(spec: RunSpec) -> DvdsLines:
+    return DvdsLines(len(spec.users), bool(spec.users_auto))
+
+
+@dvds.command("check")
+@table_options(DVDS_DB)
+def dvds_check(**kw):
+    """The shop's consistency rules in one snapshot; exit 0 when all hold."""
+    from .. import engines
+    spec = make_db_spec(kw)
+    engine = engines.get(spec.engine)
+    with engine.database(spec) as target:
+        engine.schema_info(target.dsn, WORKLOAD)
+        rec = check_record(target.dsn, after_run=True, engine=engine.name, workload=WORKLOAD)
+    for c in rec["conditions"]:
+        mark = "ok  " if c["ok"] else "FAIL"
+        click.echo(f"{mark} {c['name']:<5} {c['description']}"
+                   + ("" if c["ok"] else f"  ({c['violations']} violations, e.g. {c['sample'][:2]})"))
+    if not rec["ok"]:
+        failed = ", ".join(c["name"] for c in rec["conditions"] if not c["ok"])
+        raise OltplabError(f"consistency checks failed: {failed}")

@@ -1,0 +1,306 @@
+/*
+ * The DVD-Store-derived workload as the loop drives it (loop/workload.h): the DvdsTerminal
+ * draws each call of an order (terminal.c), the calls go as text arguments of the prepared
+ * dvds_<kind>(...) functions (libpq) or as a MariaDB CALL DVDS_<KIND>(..., @out), and a
+ * completed call counts its inputs and, for the purchase, the order: the loop's unit row
+ * (index DVDS_NKINDS, "order") with the order's response time, the sum of its calls'. The
+ * headline unit is an order whose purchase committed (returned its order id > 0); a purchase
+ * that returned -1 found a product short and rolled back by design.
+ */
+#include <stdarg.h>
+
+#include "dvds.h"
+
+/* The input counts of the measured window: the keys of ProcLoop.counts()["inputs"]. Logins
+ * count every login that returned, unknown_logins those that found no one (0: the order ends
+ * there); new_customers the customers made, taken_usernames the new_customer calls whose name
+ * was taken (0: drawn again); searches the browses of all three kinds; purchases those that
+ * returned, committed or rolled back, cart_items their items, rolled_back_purchases those
+ * that did not commit. */
+const char *const DVDS_INPUT_KEYS[DVDS_NINPUTS] = {
+    "logins", "new_customers", "searches", "browse_category", "browse_actor", "browse_title",
+    "purchases", "cart_items", "rolled_back_purchases", "unknown_logins", "taken_usernames"};
+
+/* MariaDB's procedures, by kind */
+static const char *const PROCEDURES[DVDS_NKINDS] = {
+    "DVDS_LOGIN", "DVDS_NEW_CUSTOMER", "DVDS_BROWSE_CATEGORY", "DVDS_BROWSE_ACTOR",
+    "DVDS_BROWSE_TITLE", "DVDS_PURCHASE"};
+
+/* Each kind's arguments: i an integer, t text, a an array of integers ({..} for libpq, a JSON
+ * array in a string for MariaDB). */
+static const char *const SIGNATURES[DVDS_NKINDS] = {
+    "tt",                  /* login(username, password) */
+    "ttttttttittittttiit", /* new_customer(firstname .. gender), as the contract orders them */
+    "ii",                  /* browse_category(category, batch) */
+    "ti",                  /* browse_actor(actor, batch) */
+    "ti",                  /* browse_title(title, batch) */
+    "iaa"};                /* purchase(customerid, prod_ids, quantities) */
+
+/* A word of the lists: the characters a MariaDB string literal holds as they are. */
+int dvds_word_ok(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == ' ' || c == '.' || c == '@' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The arguments as text                                                                      */
+
+/* Append one argument to text[*n] (at most max of them): -1 when it does not fit. */
+static int arg(char (*text)[ARG_TEXT], int *n, int max, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int arg(char (*text)[ARG_TEXT], int *n, int max, const char *fmt, ...) {
+    if (*n >= max) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(text[*n], ARG_TEXT, fmt, ap);
+    va_end(ap);
+    if (w < 0 || w >= ARG_TEXT) return -1;
+    (*n)++;
+    return 0;
+}
+
+/* PostgreSQL's text of an int[]: {v1,v2,...}; -1 when it does not fit. */
+static int int_array(char *buf, size_t size, const int32_t *v, int n) {
+    size_t at = 0;
+    if (size < 3) return -1;
+    buf[at++] = '{';
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(buf + at, size - at, i ? ",%d" : "%d", (int)v[i]);
+        if (w < 0 || (size_t)w >= size - at) return -1;
+        at += (size_t)w;
+    }
+    if (at + 2 > size) return -1;
+    buf[at++] = '}';
+    buf[at] = 0;
+    return 0;
+}
+
+static int profile_text(const dvds_profile_t *p, char (*text)[ARG_TEXT], int *n, int max) {
+    char zip[16] = ""; /* outside the US, no state and no zip: empty (the build's NULL) */
+    if (p->zip >= 0) snprintf(zip, sizeof zip, "%05d", (int)p->zip);
+    if (arg(text, n, max, "%s", p->first) < 0 || arg(text, n, max, "%s", p->last) < 0 ||
+        arg(text, n, max, "%04d %s ST", (int)p->house, p->street) < 0 ||
+        arg(text, n, max, "%s", "") < 0 ||  /* address2 */
+        arg(text, n, max, "%s", p->city) < 0 || arg(text, n, max, "%s", p->state) < 0 ||
+        arg(text, n, max, "%s", zip) < 0 || arg(text, n, max, "%s", p->country) < 0 ||
+        arg(text, n, max, "%d", (int)p->region) < 0 ||
+        arg(text, n, max, "%s@example.com", p->last) < 0 ||
+        arg(text, n, max, "%lld", (long long)p->phone) < 0 ||
+        arg(text, n, max, "%d", (int)p->card_type) < 0 ||
+        arg(text, n, max, "%lld", (long long)p->card) < 0 ||
+        arg(text, n, max, "%04d/%02d", (int)p->exp_year, (int)p->exp_month) < 0 ||
+        arg(text, n, max, "newuser%lld", (long long)p->user) < 0 ||
+        arg(text, n, max, "%s", DVDS_PASSWORD) < 0 || arg(text, n, max, "%d", (int)p->age) < 0 ||
+        arg(text, n, max, "%d", (int)p->income) < 0 || arg(text, n, max, "%c", p->gender) < 0)
+        return -1;
+    return 0;
+}
+
+/* The call's arguments as text (at most max of ARG_TEXT bytes): how many, or -1 when one does
+ * not fit. */
+int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max) {
+    int n = 0, ok;
+    switch (x->kind) {
+    case DVDS_LOGIN:
+        ok = arg(text, &n, max, "user%lld", (long long)x->user) == 0 &&
+             arg(text, &n, max, "%s", DVDS_PASSWORD) == 0;
+        break;
+    case DVDS_NEW_CUSTOMER:
+        ok = profile_text(&x->profile, text, &n, max) == 0;
+        break;
+    case DVDS_BROWSE_CATEGORY:
+        ok = arg(text, &n, max, "%d", (int)x->browse.category) == 0 &&
+             arg(text, &n, max, "%d", (int)x->browse.batch) == 0;
+        break;
+    case DVDS_BROWSE_ACTOR:
+    case DVDS_BROWSE_TITLE:
+        ok = arg(text, &n, max, "%s", x->browse.text) == 0 &&
+             arg(text, &n, max, "%d", (int)x->browse.batch) == 0;
+        break;
+    case DVDS_PURCHASE: {
+        int items = x->cart.items;
+        ok = items >= 1 && items <= DVDS_MAX_CART && max >= 3 &&
+             arg(text, &n, max, "%lld", (long long)x->customer) == 0 &&
+             int_array(text[n++], ARG_TEXT, x->cart.prod, items) == 0 &&
+             int_array(text[n++], ARG_TEXT, x->cart.quantity, items) == 0;
+        break;
+    }
+    default:
+        ok = 0;
+    }
+    if (!ok || n != (int)strlen(SIGNATURES[x->kind])) return -1;
+    return n;
+}
+
+/* Append to buf (size bytes, *at used); -1 when it would not fit. */
+static int put(char *buf, size_t size, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
+    if (*at >= size) return -1;
+    size_t room = size - *at;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *at, room, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= room) return -1;
+    *at += (size_t)w;
+    return 0;
+}
+
+/* What a MariaDB literal may hold of the call's text: an integer's characters, or the words'
+ * and the card's expiry date's. Anything else is refused, never escaped. */
+static int literal_ok(const char *s, char type) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        int ok = type == 't'   ? dvds_word_ok(s, 1) || c == '/'
+                 : type == 'i' ? (c >= '0' && c <= '9') || c == '-'
+                               : (c >= '0' && c <= '9') || c == '-' || c == ',' || c == '{' ||
+                                     c == '}';
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* "CALL DVDS_<KIND>(args..., out_var)" into buf (size bytes): its length, or -1 when it does
+ * not fit or an argument holds a character outside its type's. Text as a quoted string, the
+ * cart's arrays as JSON arrays in strings ('[1,2]'). */
+int dvds_call_text(const dvds_txn_t *x, const char *out_var, char *buf, size_t size) {
+    char text[MAX_CALL_ARGS][ARG_TEXT];
+    if (x->kind < 0 || x->kind >= DVDS_NKINDS) return -1;
+    int n = dvds_args_text(x, text, MAX_CALL_ARGS);
+    if (n < 0) return -1;
+    const char *sig = SIGNATURES[x->kind];
+    size_t at = 0;
+    if (put(buf, size, &at, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        char type = sig[i];
+        char *s = text[i];
+        if (!literal_ok(s, type)) return -1;
+        const char *sep = i ? "," : "";
+        if (type == 'i') {
+            if (put(buf, size, &at, "%s%s", sep, s) < 0) return -1;
+        } else if (type == 't') {
+            if (put(buf, size, &at, "%s'%s'", sep, s) < 0) return -1;
+        } else { /* {..} -> '[..]' */
+            size_t len = strlen(s);
+            if (len < 2) return -1;
+            s[len - 1] = 0;
+            if (put(buf, size, &at, "%s'[%s]'", sep, s + 1) < 0) return -1;
+        }
+    }
+    if (put(buf, size, &at, "%s%s)", n ? "," : "", out_var) < 0) return -1;
+    return (int)at;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* What a completed call counts                                                               */
+
+/* The call returned (has: a value): its inputs (unless NULL: outside the window), the order's
+ * response time so far, and for the purchase the order: DONE_UNIT with *unit_us, committed
+ * (DONE_HEADLINE: it returned the order id) or rolled back. */
+int dvds_completed(dvds_txn_t *x, int has, long long value, int64_t us, int64_t *in,
+                   int64_t *unit_us) {
+    int ok = has && value > 0;
+    x->done = 1;
+    x->has = has;
+    x->value = value;
+    x->order_us += us;
+    if (in) {
+        switch (x->kind) {
+        case DVDS_LOGIN:
+            in[DVDS_IN_LOGINS]++;
+            in[DVDS_IN_UNKNOWN_LOGINS] += !ok;
+            break;
+        case DVDS_NEW_CUSTOMER:
+            in[ok ? DVDS_IN_NEW_CUSTOMERS : DVDS_IN_TAKEN_USERNAMES]++;
+            break;
+        case DVDS_BROWSE_CATEGORY:
+        case DVDS_BROWSE_ACTOR:
+        case DVDS_BROWSE_TITLE:
+            in[DVDS_IN_SEARCHES]++;
+            in[DVDS_IN_BROWSE_CATEGORY + (x->kind - DVDS_BROWSE_CATEGORY)]++;
+            break;
+        default:
+            in[DVDS_IN_PURCHASES]++;
+            in[DVDS_IN_CART_ITEMS] += x->cart.items;
+            in[DVDS_IN_ROLLED_BACK_PURCHASES] += !ok;
+            break;
+        }
+    }
+    if (x->kind != DVDS_PURCHASE) return 0;
+    if (unit_us) *unit_us = x->order_us;
+    return DONE_UNIT | (ok ? DONE_HEADLINE : DONE_ROLLED_BACK);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The loop's view                                                                            */
+
+static int accept(PyObject *term) {
+    if (!PyObject_TypeCheck(term, &DvdsTerminalType)) {
+        PyErr_SetString(PyExc_TypeError, "the dvds workload's terminals must be DvdsTerminal "
+                                         "objects");
+        return -1;
+    }
+    return dvds_term_check((DvdsTerminal *)term);
+}
+
+static void hold(PyObject *term, int by) { ((DvdsTerminal *)term)->driven += by; }
+
+static int draw(PyObject *term, void *txn) { return dvds_draw((DvdsTerminal *)term, txn); }
+
+static double keying(PyObject *term, int kind) { return 0; }
+
+static double think(PyObject *term, int kind) { return dvds_think((DvdsTerminal *)term, kind); }
+
+static int pq_args(const void *txn, char (*text)[ARG_TEXT], int max) {
+    return dvds_args_text(txn, text, max);
+}
+
+static int my_call(const void *txn, const char *out_var, char *buf, size_t size) {
+    return dvds_call_text(txn, out_var, buf, size);
+}
+
+static int completed(void *txn, int has, long long value, int64_t us, int64_t *in,
+                     int64_t *unit_us) {
+    return dvds_completed(txn, has, value, us, in, unit_us);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* What Python reads: the DvdsTerminal type and the constants                                 */
+
+static PyObject *str_tuple(const char *const *v, int n) {
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(v[i]);
+        if (!s) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+static int add_to_module(PyObject *m) {
+    if (PyType_Ready(&DvdsTerminalType) < 0) return -1;
+    Py_INCREF(&DvdsTerminalType);
+    if (module_add(m, "DvdsTerminal", (PyObject *)&DvdsTerminalType) < 0 ||
+        module_add(m, "DVDS_NAMES", str_tuple(DVDS_NAMES, DVDS_NKINDS)) < 0 ||
+        module_add(m, "DVDS_UNIT_NAME", PyUnicode_FromString(DVDS_UNIT_NAME)) < 0 ||
+        module_add(m, "DVDS_INPUT_KEYS", str_tuple(DVDS_INPUT_KEYS, DVDS_NINPUTS)) < 0 ||
+        module_add(m, "DVDS_PROCEDURES", str_tuple(PROCEDURES, DVDS_NKINDS)) < 0 ||
+        PyModule_AddIntConstant(m, "DVDS_CATEGORIES", DVDS_CATEGORIES) < 0 ||
+        PyModule_AddIntConstant(m, "DVDS_MAX_CART", DVDS_MAX_CART) < 0 ||
+        PyModule_AddIntConstant(m, "DVDS_MAX_WORD", DVDS_WORD_BYTES - 1) < 0)
+        return -1;
+    return 0;
+}
+
+const Workload DVDS_WORKLOAD = {
+    .name = "dvds", .nkinds = DVDS_NKINDS, .kinds = DVDS_NAMES, .unit = 1,
+    .unit_name = DVDS_UNIT_NAME, .ninputs = DVDS_NINPUTS, .input_keys = DVDS_INPUT_KEYS,
+    .accept = accept, .hold = hold, .draw = draw, .keying = keying, .think = think,
+    .pq_args = pq_args, .my_call = my_call, .completed = completed, .pq_sql = NULL,
+    .my_sql = NULL, .add_to_module = add_to_module};

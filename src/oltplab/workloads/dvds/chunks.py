@@ -1,0 +1,65 @@
+"""What one loading process of a DVD-Store-derived build loads, the same for every engine.
+
+A build deals the chunks of population.plan to its processes (population.share); each process
+makes the COPY text of its chunks (``chunks``) in a thread ahead of the loader (``produce``),
+so that generator and server work at the same time, and tallies the quantities its order lines
+order per product (``LoadJob.sales``), which the build adds up into INVENTORY.sales.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from . import population as pop
+from .sizes import Size
+
+#: COPY chunks generated ahead of the one being sent, per worker.
+READ_AHEAD = 3
+
+
+@dataclass(frozen=True)
+class LoadJob:
+    """What one worker process loads; ``sales`` is filled while its chunks are made."""
+
+    dsn: str
+    worker: int
+    seed: int
+    size: Size
+    work: tuple[pop.Chunk, ...]
+    parent_pid: int
+    sales: list[int] = field(default_factory=list, compare=False, repr=False)
+
+
+def load_jobs(dsn: str, size: Size, build_users: int, seed: int) -> list[LoadJob]:
+    """One job per loading process that has chunks to load."""
+    return [LoadJob(dsn=dsn, worker=k, seed=seed, size=size, work=tuple(work),
+                    parent_pid=os.getpid(), sales=pop.new_sales(size))
+            for k, work in enumerate(w for w in pop.share(size, build_users) if w)]
+
+
+def chunks(job: LoadJob):
+    """(table, COPY text, rows) in load order; ("", "", chunk index) marks a finished chunk."""
+    for chunk in job.work:
+        yield from pop.chunk_rows(job.seed, job.size, chunk, job.sales)
+        yield "", "", chunk.index
+
+
+def produce(job: LoadJob, out: queue.Queue, stop: threading.Event) -> None:
+    """Generator thread: encoded chunks into ``out``, then None (or the exception raised)."""
+    try:
+        for table, text, rows in chunks(job):
+            item = (table, text.encode("ascii"), rows)
+            while not stop.is_set():
+                try:
+                    out.put(item, timeout=0.2)
+                    break
+                except queue.Full:
+                    pass
+            if stop.is_set():
+                return
+        out.put(None)
+    except BaseException as exc:  # handed to the consumer, which raises it
+        out.put(exc)
