@@ -141,6 +141,14 @@ def at_least_one(value, flag):
     return value
 
 
+def a_dvds_size(value, what):
+    from .workloads.dvds.sizes import parse_size
+    try:
+        return parse_size(str(value))
+    except UsageError as e:
+        raise UsageError(f"{what}: {e}") from None
+
+
 def a_setting(text, flag):
     return parse_setting(text)
 
@@ -287,14 +295,6 @@ DVDS_DB: tuple[Option, ...] = tuple(
     Option(**{**o.__dict__, "default": "dvds"}) if o.name == "dbname" else o for o in DB)
 
 
-def a_dvds_size(value, what):
-    from .workloads.dvds.sizes import parse_size
-    try:
-        return parse_size(str(value))
-    except UsageError as e:
-        raise UsageError(f"{what}: {e}") from None
-
-
 def a_percentage(value, what):
     try:
         x = float(value)
@@ -383,9 +383,14 @@ NEIGHBOURS: tuple[Option, ...] = (
     Option("backup", "neighbours", "Of them, how many back up instead of running the workload "
            "(0: baseline).", ("--backup", "-k"), type=int, default=0, show_default=True,
            toml=(int,)),
-    Option("warehouses", "neighbours", "Warehouses of each instance's schema.",
+    Option("workload", "neighbours", "What the workload instances run: tpcc, or dvds (the "
+           "DVD-Store-derived shop, of --size).", ("--workload",), choices=("tpcc", "dvds"),
+           default="tpcc", show_default=True, toml=(str,)),
+    Option("warehouses", "neighbours", "Warehouses of each instance's schema (tpcc).",
            ("--warehouses", "-w"), type=int, default=1, show_default=True, toml=(int,),
            convert=positive),
+    Option("size", "neighbours", "Size of each instance's shop (dvds), e.g. 10MB, 1GB.",
+           ("--size",), parse=a_dvds_size, toml=(str,), convert=a_dvds_size),
     Option("users", "neighbours", "Virtual users of each workload instance.", ("--users", "-u"),
            type=int, default=1, show_default=True, toml=(int, str, list),
            convert=one_user_count),

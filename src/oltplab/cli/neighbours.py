@@ -12,6 +12,8 @@ import click
 from ..options import NEIGHBOURS
 from ..runs.lifecycle import raise_for_status
 from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
+from ..workloads import get as get_workload
+from ..workloads import of_record
 from .options import table_options, telemetry_options
 
 
@@ -58,17 +60,20 @@ class NeighboursLines(NeighboursProgress):
 
     def tick(self, elapsed_s, tpm, nopm, measuring, workloads, cycles) -> None:
         backups = f"  backup cycles {cycles}" if self.spec.backup else ""
+        unit = get_workload(self.spec.workload).unit
         self.line.show(f"{elapsed_s:6.0f} s  {measuring}/{workloads} measuring  "
-                       f"client TPM {tpm:>9,.0f}  client NOPM {nopm:>9,.0f}{backups}")
+                       f"client TPM {tpm:>9,.0f}  client {unit} {nopm:>9,.0f}{backups}")
 
     def instance(self, entry: dict) -> None:
-        self.line.done(f"{entry['name']} ({entry['role']}) {entry['status']}: " + _figures(entry))
+        wl = get_workload(self.spec.workload)
+        self.line.done(f"{entry['name']} ({entry['role']}) {entry['status']}: "
+                       + _figures(entry, wl.unit_key, wl.unit))
 
     def finished(self) -> None:
         self.line.done()
 
 
-def _figures(e: dict) -> str:
+def _figures(e: dict, key: str = "nopm", name: str = "NOPM") -> str:
     from .ui import fmt_int
     if e.get("role") == "backup":
         cycles = e.get("cycles") or []
@@ -77,19 +82,21 @@ def _figures(e: dict) -> str:
         if secs:
             text += f", {sum(secs) / len(secs):.1f} s each on average"
     else:
-        text = f"TPM {fmt_int(e.get('tpm'))}  NOPM {fmt_int(e.get('nopm'))}"
+        text = f"TPM {fmt_int(e.get('tpm'))}  {name} {fmt_int(e.get(key))}"
     return text + (f" ({e['error']})" if e.get("error") else "")
 
 
 def print_neighbours(run: dict) -> None:
     """A line per instance, then the averages."""
     from .ui import fmt_int
+    wl = of_record(run)
     for e in run.get("instances") or []:
-        click.echo(f"{e['name']:<6} {e['role']:<7} {e['status']:<11} {_figures(e)}")
+        click.echo(f"{e['name']:<6} {e['role']:<7} {e['status']:<11} "
+                   f"{_figures(e, wl.unit_key, wl.unit)}")
     avg = run.get("average") or {}
     if avg.get("instances"):
         click.echo(f"average per workload instance ({avg['instances']}): "
-                   f"TPM {fmt_int(avg.get('tpm'))}  NOPM {fmt_int(avg.get('nopm'))}")
+                   f"TPM {fmt_int(avg.get('tpm'))}  {wl.unit} {fmt_int(avg.get(wl.unit_key))}")
 
 
 def show_run(data: dict) -> None:
@@ -119,6 +126,7 @@ def describe_step(item) -> str:
         return f"{k} {what}{'' if k == 1 else 's'}"
     backups = (f", {s.backup} backing up every {s.backup_interval:g} s "
                f"(at most {n(s.backup_cycles, 'cycle')})" if s.backup else ", no backup")
-    return (f"{n(s.instances, 'instance')} of {n(s.warehouses, 'warehouse')} in "
+    schema = f"the {s.size.name} shop" if s.workload == "dvds" else n(s.warehouses, 'warehouse')
+    return (f"{n(s.instances, 'instance')} of {schema} in "
             f"{s.root} (ports {s.port + 1}-{s.port + s.instances}){backups}; "
             f"{n(s.users, 'user')} each, rampup {s.rampup:g} s, duration {s.duration:g} s")

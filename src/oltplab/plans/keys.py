@@ -20,7 +20,7 @@ from ..options import (BUILD, DB, DVDS_BUILD, DVDS_RUN, NEIGHBOURS, PLAN, RUN, T
 
 # --------------------------------------------------------------------------- the option table
 
-KEYS = rows(DB, BUILD, RUN, TELEMETRY, PLAN, NEIGHBOURS, DVDS_BUILD, DVDS_RUN, plans=True)
+KEYS = rows(DB, BUILD, RUN, TELEMETRY, PLAN, DVDS_BUILD, DVDS_RUN, NEIGHBOURS, plans=True)
 TARGET_KEYS = ("engine", "datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname",
                "datastore")
 

@@ -1,4 +1,4 @@
-"""A neighbours run's figures: NOPM, TPM and New-Order latency per instance (a bar per run, so
+"""A neighbours run's figures: NOPM (the shop's OPM), TPM and New-Order (order) latency per instance (a bar per run, so
 that a baseline and a noisy run stand side by side, instance by instance, with the average
 workload instance last), the time of each backup per cycle, and the instances' and backups'
 tables. The backups shade the charts over time (``backup.phase_bands``)."""
@@ -24,7 +24,19 @@ def order(name) -> tuple:
 
 def workloads(record: dict) -> list[dict]:
     return [e for e in record.get("instances") or []
-            if isinstance(e, dict) and e.get("role") == "tpcc"]
+            if isinstance(e, dict) and e.get("role") not in (None, "backup")]
+
+
+def unit(record: dict) -> tuple[str, str]:
+    """(the entries' key of the headline, its name): ("nopm", "NOPM"), ("opm", "OPM")."""
+    from .. import workloads as registry
+    wl = registry.of_record(record)
+    return wl.unit_key, wl.unit
+
+
+def units(groups: list[Group]) -> tuple[str, str]:
+    found = {unit(r.record) for g in groups for r in g.runs}
+    return sorted(found)[0] if len(found) == 1 else ("nopm", "NOPM")
 
 
 def per_instance(group: Group, key: str, average: bool = True) -> dict:
@@ -77,7 +89,8 @@ def headline(run: dict) -> str:
     if not avg.get("instances"):
         return "-"
     n = len(run.get("instances") or [])
-    line = f"NOPM {count(avg.get('nopm'))} per workload instance ({avg['instances']} of {n})"
+    key, name = unit(run)
+    line = f"{name} {count(avg.get(key))} per workload instance ({avg['instances']} of {n})"
     made = sum(len(e.get("cycles") or []) for e in run.get("instances") or []
                if isinstance(e, dict) and e.get("role") == "backup")
     return line + (f"; {made} backup{'' if made == 1 else 's'}" if made else "")
@@ -88,14 +101,19 @@ def charts(groups: list[Group]) -> list[Chart]:
         return bar_chart(key, title, "instance", y_label, entries(groups, [(y_label, values)]),
                          why="no workload instance measured", caption=caption, order=order)
 
+    key, name = units(groups)
+    what = ("New orders per minute of each workload instance (server-side, HammerDB's method)"
+            if key == "nopm" else "Orders per minute of each workload instance (server-side: "
+            "the orders it committed)")
+    tx = "New-Order" if key == "nopm" else "order"
     return [
-        bars("neighbours_nopm", "NOPM per instance", "NOPM", lambda g: per_instance(g, "nopm"),
-             "New orders per minute of each workload instance (server-side, HammerDB's "
-             "method), and their mean over the instances that measured."),
+        bars(f"neighbours_{key}", f"{name} per instance", name,
+             lambda g: per_instance(g, key), f"{what}, and their mean over the instances "
+             "that measured."),
         bars("neighbours_tpm", "TPM per instance", "TPM", lambda g: per_instance(g, "tpm"),
              "Transactions per minute of each workload instance, and their mean."),
-        bars("neighbours_latency", "New-Order latency per instance (p95)", "p95 (ms)", _latency,
-             "95th percentile of the New-Order response time of each workload instance, "
+        bars("neighbours_latency", f"{tx} latency per instance (p95)", "p95 (ms)", _latency,
+             f"95th percentile of the {tx} response time of each workload instance, "
              "measured by its driver."),
         bar_chart("neighbours_backup", "Backup time per cycle", "cycle", "seconds",
                   entries(groups, [("backup", _backup_seconds)]),
@@ -107,22 +125,24 @@ def charts(groups: list[Group]) -> list[Chart]:
 
 
 def tables(run: RunData) -> list[Table]:
+    key, name = unit(run.record)
+    tx = "New-Order" if key == "nopm" else "order"
     rows = []
     for e in run.record.get("instances") or []:
         no = (e.get("transactions") or {}).get(unit_of(run.record)) or {}
         cycles = e.get("cycles") or []
         secs = [c["backup"]["seconds"] for c in cycles if (c.get("backup") or {}).get("seconds")]
-        rows.append((e.get("name"), e.get("role"), e.get("status"), e.get("tpm"), e.get("nopm"),
+        rows.append((e.get("name"), e.get("role"), e.get("status"), e.get("tpm"), e.get(key),
                      no.get("p50"), no.get("p95"), no.get("p99"),
                      len(cycles) if e.get("role") == "backup" else None,
                      sum(secs) / len(secs) if secs else None, e.get("error")))
     avg = run.record.get("average") or {}
     if avg.get("instances"):
         rows.append((AVERAGE, f"{avg['instances']} workloads", None, avg.get("tpm"),
-                     avg.get("nopm"), None, None, None, None, None, None))
+                     avg.get(key), None, None, None, None, None, None))
     out = [Table("instances", "Instances",
-                 ("instance", "role", "status", "TPM", "NOPM", "New-Order p50 ms",
-                  "New-Order p95 ms", "New-Order p99 ms", "backups", "mean backup s", "error"),
+                 ("instance", "role", "status", "TPM", name, f"{tx} p50 ms",
+                  f"{tx} p95 ms", f"{tx} p99 ms", "backups", "mean backup s", "error"),
                  tuple(rows),
                  caption="Each instance's own run is in the run folder's instances/ folder.")]
     rows = [(name, c.get("cycle"), c.get("started_at"), (c.get("backup") or {}).get("bytes"),

@@ -87,31 +87,34 @@ def backup_charts(groups: list[Group]) -> list[Chart]:
 
 
 def neighbours_charts(groups: list[Group]) -> list[Chart]:
-    return [bar_chart("plan_neighbours_nopm", "NOPM per workload instance, a bar per cell",
-                      "instance", "NOPM",
-                      entries(groups, [("NOPM", lambda g: neighbours.per_instance(g, "nopm"))]),
+    key, name = neighbours.units(groups)
+    what = "New orders" if key == "nopm" else "Orders"
+    return [bar_chart(f"plan_neighbours_{key}", f"{name} per workload instance, a bar per cell",
+                      "instance", name,
+                      entries(groups, [(name, lambda g: neighbours.per_instance(g, key))]),
                       why="no workload instance measured", order=neighbours.order,
-                      caption="New orders per minute of each workload instance and of the "
+                      caption=f"{what} per minute of each workload instance and of the "
                               "average one (the mean over the instances that measured), "
                               "averaged over the cell's repeats.")]
 
 
 def neighbours_table(groups: list[Group]) -> Table:
-    """Each cell's average workload instance, and its NOPM against the first cell's."""
+    """Each cell's average workload instance, and its headline against the first cell's."""
+    key, name = neighbours.units(groups)
     rows, first = [], None
     for g in groups:
         avg = [(r.record.get("average") or {}) for r in g.runs]
         spec = (g.runs[0].record.get("config") or {}).get("neighbours") or {}
-        nopm, tpm = mean([a.get("nopm") for a in avg]), mean([a.get("tpm") for a in avg])
-        first = nopm if first is None else first
-        rows.append((g.label, spec.get("instances"), spec.get("backup"), len(g.runs), tpm, nopm,
-                     None if nopm is None or not first else round(100.0 * nopm / first, 1)))
+        units, tpm = mean([a.get(key) for a in avg]), mean([a.get("tpm") for a in avg])
+        first = units if first is None else first
+        rows.append((g.label, spec.get("instances"), spec.get("backup"), len(g.runs), tpm, units,
+                     None if units is None or not first else round(100.0 * units / first, 1)))
     return Table("plan_neighbours", "Average workload instance per cell",
                  ("cell", "instances", "backing up", "runs", "TPM per instance",
-                  "NOPM per instance", f"NOPM % of {groups[0].label}"), tuple(rows),
-                 caption="TPM and NOPM of the average workload instance of each run, averaged "
-                         "over the cell's repeats; the last column sets each cell against the "
-                         "first (the baseline, when it backs nothing up).")
+                  f"{name} per instance", f"{name} % of {groups[0].label}"), tuple(rows),
+                 caption=f"TPM and {name} of the average workload instance of each run, "
+                         "averaged over the cell's repeats; the last column sets each cell "
+                         "against the first (the baseline, when it backs nothing up).")
 
 
 def dvds_charts(groups: list[Group]) -> list[Chart]:

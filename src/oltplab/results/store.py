@@ -63,10 +63,11 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
 
 
 def steps_csv(steps: list[dict[str, Any]], workload) -> str:
-    """One row per step: users, server and client TPM/NOPM, per type counts and latencies (ms),
-    the input shares of the workload (``workloads.base.Workload``) and the number of
-    warnings."""
-    header = ["users", "tpm", "workload_tpm", "nopm", "client_tpm", "client_nopm", "measured_s",
+    """One row per step: users, server and client TPM and headline (NOPM, the shop's OPM), per
+    type counts and latencies (ms), the input shares of the workload
+    (``workloads.base.Workload``) and the number of warnings."""
+    key = workload.unit_key
+    header = ["users", "tpm", "workload_tpm", key, "client_tpm", f"client_{key}", "measured_s",
               "partial"]
     for t in workload.transactions:
         header += [f"{t}_count", f"{t}_rolled_back", f"{t}_errors", f"{t}_retries"]
@@ -76,8 +77,8 @@ def steps_csv(steps: list[dict[str, Any]], workload) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(header)
     for s in steps:
-        row = [s.get("users"), s.get("tpm"), s.get("workload_tpm"), s.get("nopm"),
-               s.get("client_tpm"), s.get("client_nopm"), s.get("measured_s"),
+        row = [s.get("users"), s.get("tpm"), s.get("workload_tpm"), s.get(key),
+               s.get("client_tpm"), s.get(f"client_{key}"), s.get("measured_s"),
                int(bool(s.get("partial")))]
         for t in workload.transactions:
             x = s.get("transactions", {}).get(t, {})

@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .. import engines
 from ..config import DbSpec, RunSpec, format_size, io_latency_default
@@ -39,6 +39,8 @@ from ..engines.base import MIN_DB_MEMORY
 from ..errors import DatabaseError, OltplabError, UsageError
 from ..results.store import atomic_write
 from ..runs.lifecycle import TpccProgress, new_record, recording, spec_dict
+from ..workloads import get as get_workload
+from ..workloads import of_record
 from .backup import BackupSpec, remove_tree
 
 ENGINE = "postgres"  # neighbours run managed PostgreSQL servers
@@ -56,7 +58,9 @@ class NeighboursSpec:
 
     instances: int = 2
     backup: int = 0                  # the last K instances back up; K = 0 is the baseline
-    warehouses: int = 1
+    workload: str = "tpcc"           # what the workload instances run: tpcc or dvds
+    warehouses: int = 1              # tpcc: of each instance's schema
+    size: Any = None                 # dvds: each instance's shop (workloads.dvds.sizes.Size)
     users: int = 1                   # virtual users of each workload instance
     rampup: float = 30.0
     duration: float = 120.0
@@ -86,6 +90,10 @@ class NeighboursSpec:
                         ("--backup-cycles", self.backup_cycles)):
             if v < 1:
                 raise UsageError(f"{what} must be at least 1 (got {v})")
+        if self.workload == "dvds" and self.size is None:
+            raise UsageError("--workload dvds needs --size (such as --size 10MB)")
+        if self.workload != "dvds" and self.size is not None:
+            raise UsageError("--size is the dvds workload's; give --workload dvds")
         if self.duration <= 0:
             raise UsageError("--duration must be longer than zero")
         if self.rampup < 0 or self.backup_interval < 0:
@@ -109,7 +117,24 @@ class NeighboursSpec:
 
     def db(self, datadir: Path, port: int) -> DbSpec:
         return DbSpec(datadir=datadir, port=port, db_memory=self.instance_memory,
-                      pg_bin=self.pg_bin, settings=self.settings)
+                      pg_bin=self.pg_bin, settings=self.settings,
+                      **({"dbname": "dvds"} if self.workload == "dvds" else {}))
+
+    @property
+    def schema(self) -> dict:
+        """What each instance's schema is: {"warehouses": W} or {"workload": "dvds", "size"}."""
+        if self.workload == "dvds":
+            return {"workload": "dvds", "size": self.size.name}
+        return {"warehouses": self.warehouses}
+
+    def build_spec(self):
+        """The template's build."""
+        users = min(4, os.cpu_count() or 1)
+        if self.workload == "dvds":
+            from ..workloads.dvds.build import DvdsBuildSpec
+            return DvdsBuildSpec(size=self.size, build_users=users, seed=self.seed)
+        from ..config import BuildSpec
+        return BuildSpec(warehouses=self.warehouses, build_users=users, seed=self.seed)
 
 
 @dataclass(frozen=True)
@@ -117,7 +142,7 @@ class Member:
     """One instance of the run."""
 
     index: int  # from 1
-    role: str  # "tpcc" | "backup"
+    role: str  # the workload it runs ("tpcc", "dvds") | "backup"
     db: DbSpec
 
     @property
@@ -128,7 +153,7 @@ class Member:
 def members(spec: NeighboursSpec) -> list[Member]:
     root = Path(os.path.abspath(spec.root))
     first_backup = spec.instances - spec.backup
-    return [Member(i, "backup" if i > first_backup else "tpcc",
+    return [Member(i, "backup" if i > first_backup else spec.workload,
                    spec.db(root / f"pg{i}", spec.port + i))
             for i in range(1, spec.instances + 1)]
 
@@ -161,26 +186,25 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
             progress: NeighboursProgress) -> dict:
     """The template with the schema (built when missing or of another size), copied into each
     instance's data directory; what was done, for the record."""
-    from ..config import BuildSpec
-
     engine = engines.get(ENGINE)
     root = Path(os.path.abspath(spec.root))
     template = root / TEMPLATE
     marker = root / TEMPLATE_FILE
-    out: dict = {"template": str(template), "warehouses": spec.warehouses,
+    out: dict = {"template": str(template), **spec.schema,
                  "method": "copy of the stopped template's data directory (cp -a)"}
-    if _template_warehouses(marker, template) != spec.warehouses:
-        progress.preparing(f"building {spec.warehouses} warehouses in {template}")
+    if _template_schema(marker, template) != spec.schema:
+        what = (f"the {spec.size.name} shop" if spec.workload == "dvds"
+                else f"{spec.warehouses} warehouses")
+        progress.preparing(f"building {what} in {template}")
         marker.unlink(missing_ok=True)
         remove_tree(template)
         root.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
-        bspec = BuildSpec(warehouses=spec.warehouses, build_users=min(4, os.cpu_count() or 1),
-                          seed=spec.seed)
+        bspec = spec.build_spec()
         with engine.database(spec.db(template, spec.port),
                              need_connections=bspec.build_users + 10) as target:
-            engine.dialect.build(target.dsn, bspec)
-        atomic_write(marker, json.dumps({"warehouses": spec.warehouses}) + "\n")
+            engine.dialect_for(spec.workload).build(target.dsn, bspec)
+        atomic_write(marker, json.dumps(spec.schema) + "\n")
         out.update(built=True, build_seconds=round(time.monotonic() - t0, 3))
     else:
         out["built"] = False
@@ -192,12 +216,13 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
     return out
 
 
-def _template_warehouses(marker: Path, template: Path) -> int | None:
-    """The template's warehouses, None when it has none (or no template.json); a template
-    with a running server is refused (it is neither copied nor replaced while it runs)."""
+def _template_schema(marker: Path, template: Path) -> dict | None:
+    """The template's schema as ``NeighboursSpec.schema`` gives it, None when it has none (or
+    no template.json); a template with a running server is refused (it is neither copied nor
+    replaced while it runs)."""
     _refuse_running(template)
     try:
-        return json.loads(marker.read_text()).get("warehouses")
+        return json.loads(marker.read_text())
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -284,7 +309,7 @@ class _Race:
         self.measuring = threading.Event()  # every workload measures: backups may begin
         self.stop_backups = threading.Event()
         self.cancel = threading.Event()
-        self.runners = [_Runner(m, self._tpcc if m.role == "tpcc" else self._backup)
+        self.runners = [_Runner(m, self._backup if m.role == "backup" else self._tpcc)
                         for m in mems]
 
     # ----- the bodies, in the threads
@@ -295,7 +320,8 @@ class _Race:
         index = r.member.index
         rspec = RunSpec(users=(s.users,), rampup=s.rampup, duration=s.duration, mode=s.mode,
                         name=r.member.name, results_dir=self.sub_dir, sample_interval=0,
-                        power="none", seed=None if s.seed is None else s.seed + index)
+                        power="none", seed=None if s.seed is None else s.seed + index,
+                        workload=s.workload)
         return run_tpcc_recorded(r.member.db, rspec, r.ticks, {"neighbours": self._label(r)},
                                  stop=self.cancel)
 
@@ -334,7 +360,7 @@ class _Race:
         t0 = time.monotonic()
         for r in self.runners:
             r.start()
-        workloads = [r for r in self.runners if r.member.role == "tpcc"]
+        workloads = [r for r in self.runners if r.member.role != "backup"]
         failure: str | None = None
         try:
             while True:
@@ -420,8 +446,9 @@ def instance_entry(m: Member, run: dict | None, status: str, error: str | None,
     steps = run.get("steps") or []
     if steps:
         s = steps[-1]
-        entry.update({k: s.get(k) for k in ("tpm", "nopm", "workload_tpm", "client_tpm",
-                                            "client_nopm", "measured_s", "partial")})
+        unit = of_record(run).unit_key
+        entry.update({k: s.get(k) for k in ("tpm", unit, "workload_tpm", "client_tpm",
+                                            f"client_{unit}", "measured_s", "partial")})
         entry["transactions"] = {
             t: {k: v.get(k) for k in ("count", "errors", *LATENCY_KEYS)}
             for t, v in (s.get("transactions") or {}).items()}
@@ -429,14 +456,15 @@ def instance_entry(m: Member, run: dict | None, status: str, error: str | None,
     return entry
 
 
-def averages(entries: list[dict]) -> dict:
-    """The mean and the sum of TPM and NOPM over the workload instances that measured."""
+def averages(entries: list[dict], unit: str = "nopm") -> dict:
+    """The mean and the sum of TPM and the headline (``unit``: NOPM, the shop's OPM) over the
+    workload instances that measured."""
     out: dict = {}
-    for key in ("tpm", "nopm"):
-        vals = [e[key] for e in entries if e["role"] == "tpcc" and e.get(key) is not None]
+    for key in ("tpm", unit):
+        vals = [e[key] for e in entries if e["role"] != "backup" and e.get(key) is not None]
         out[key] = round(sum(vals) / len(vals)) if vals else None
         out[f"total_{key}"] = sum(vals) if vals else None
-    out["instances"] = sum(1 for e in entries if e["role"] == "tpcc" and e.get("nopm") is not None)
+    out["instances"] = sum(1 for e in entries if e["role"] != "backup" and e.get(unit) is not None)
     return out
 
 
@@ -488,6 +516,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
                 "db_memory": m.db.db_memory, "status": "pending", "error": None} for m in mems]
     record = new_record(spec.results_dir, "neighbours", spec.name, {"datadir": root},
                         config={"neighbours": spec_dict(spec)}, schema=schema,
+                        workload=spec.workload,
                         instances=entries, **(labels or {}))
     race = _Race(spec, mems, record.path, sampler, progress, entries, record.save)
 
@@ -497,7 +526,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
         for e in entries:
             if e["status"] in ("pending", "started"):
                 e["status"] = "not run"
-        record.data["average"] = averages(entries)
+        record.data["average"] = averages(entries, get_workload(spec.workload).unit_key)
         if errors:
             record.data["stop_errors"] = errors
 

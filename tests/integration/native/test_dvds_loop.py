@@ -82,7 +82,8 @@ def check_counts(counts: dict, handed: list[int], headline: int) -> None:
     assert headline >= c[ORDER]
     # an order's response time holds its login or new customer, browses and purchase
     us = counts["total_us"]
-    assert us[ORDER] / (c[ORDER] + r[ORDER]) > 2 * us[PURCHASE] / (c[PURCHASE] + r[PURCHASE])
+    # (the same orders and purchases: the orders' sum holds the purchases' and more)
+    assert us[ORDER] > us[PURCHASE]
     # the only failures: browses for BROKEN, which abandon their orders
     assert e[TITLE] > 0 and sum(e) == e[TITLE]
     assert r[:PURCHASE] == [0] * PURCHASE
