@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
                 mariadb-client zstd libmariadb-dev btrfs-progs xfsprogs duperemove bpftrace
 STAMP  := $(VENV)/.installed
-# the suite runs in this many pytest processes (each starts its own test servers); 1 runs it in one
+# the suite runs in this many pytest processes (each starts its own test servers), each test
+# file whole in one of them (a file's tests may build on each other); 1 runs it in one
 TEST_WORKERS ?= 2
 
 .PHONY: run test install deb-packages bench clean
@@ -14,7 +15,7 @@ run: install
 	$(BIN)/oltplab quickstart
 
 test: install
-	$(BIN)/python -m pytest -q $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS))
+	$(BIN)/python -m pytest -q --durations=25 $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 install: deb-packages $(STAMP)
 

@@ -30,8 +30,9 @@ from common import bench_database, db_args
 
 from oltplab import engines
 from oltplab.config import BuildSpec
+from oltplab.engines.postgres import bulkload
 from oltplab.engines.postgres.tpcc import loader
-from oltplab.engines.postgres.tpcc.schema import TABLES, sql_text
+from oltplab.engines.postgres.tpcc.schema import SCHEMA, TABLES
 from oltplab.workloads.tpcc.chunks import chunk_bounds, chunks, load_jobs
 
 # the warehouse column of each table, to split its rows by build user as the loader does
@@ -71,9 +72,7 @@ async def copy_session(dsn: str, folder: Path, k: int) -> None:
 async def create_tables(dsn: str) -> None:
     conn = await asyncpg.connect(dsn)
     try:
-        async with conn.transaction():
-            await conn.execute(sql_text("drop"))
-            await conn.execute(sql_text("tables"))
+        await bulkload.replace_schema(conn, SCHEMA, force=True)
     finally:
         await conn.close()
 

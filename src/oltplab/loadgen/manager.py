@@ -37,7 +37,7 @@ class RunOutcome:
 
 def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
              sampler_db=None, engine: str = engines.DEFAULT,
-             stop: threading.Event | None = None) -> RunOutcome:
+             stop: threading.Event | None = None, on_log=None) -> RunOutcome:
     """Run the steps of ``spec.users`` against the loaded database at ``dsn``: every one, or
     with ``spec.users_auto`` those the search decides after each step (sequence.py).
 
@@ -50,6 +50,9 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     telemetry timeline: ``step_start`` (workers spawned), ``ramp_end`` and ``measure_end``
     (announced in advance, with their future instants) and ``step_end`` (after ``on_step``,
     with ``last`` true when no step follows).
+
+    ``on_log(line)`` hears the driver's log lines (a workload with a unit row: the shop's
+    orders every 10 s of the window, loadgen/step.py).
 
     ``stop``, when set, ends the run as Ctrl-C does (the step under way stops its workers and
     is kept partial once it measures), for runs in a thread, which Ctrl-C does not reach.
@@ -68,7 +71,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
         while users is not None:
             step = Step(index, dsn, spec, users, getattr(info, "warehouses", 0), constants,
                         rng.getrandbits(63), monitor, on_tick, on_mark, engine=eng.name,
-                        stop=stop)
+                        stop=stop, on_log=on_log)
             most_workers = max(most_workers, step.nworkers)
             try:
                 record = step.run()

@@ -51,6 +51,9 @@ class Progress:
     t_ns: int
     completed: int
     headline: int  # units of the workload's headline figure (TPC-C: New-Orders)
+    # a workload with a unit row: (units begun in the window, their response times' sum in
+    # us, rolled back, the worst of the last 100 in us) so far (ProcLoop.live), else None
+    live: tuple[int, int, int, int] | None = None
 
 
 @dataclass(frozen=True)

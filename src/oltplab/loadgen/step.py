@@ -50,6 +50,7 @@ STOP_TIMEOUT_S = 3.0
 MONITOR_XACTS = 2
 BOUNDARY_WAIT_S = 2.0  # longest wait for the users' statistics flushes before a snapshot
 TICK_S = 1.0
+LOG_S = 10.0  # the driver's log: a line per 10 s of the window, as the shop's driver writes
 RATE_WINDOW = 5  # ticks over which live rates are computed
 
 
@@ -116,8 +117,12 @@ class Step:
 
     def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
                  constants, seed: int, monitor, on_tick, on_mark=None,
-                 engine: str = "postgres", stop: threading.Event | None = None):
+                 engine: str = "postgres", stop: threading.Event | None = None,
+                 on_log=None):
         self.index = index
+        self.on_log = on_log  # a line of the driver's log (a workload with a unit row)
+        self.live: dict[int, tuple] = {}  # per worker: Progress.live
+        self.next_log = None
         self.stop = stop  # set: the step ends as on Ctrl-C, at its next turn (within a tick)
         self.steps = len(spec.users)
         self.warehouses = warehouses
@@ -219,6 +224,8 @@ class Step:
     def _handle(self, msg) -> None:
         if isinstance(msg, Progress):
             self.progress[msg.worker] = (msg.completed, msg.headline)
+            if msg.live is not None:
+                self.live[msg.worker] = msg.live
             self.points.setdefault(msg.worker, []).append(
                 (msg.t_ns, msg.headline if self.workload.unit_row else msg.completed))
         elif isinstance(msg, Final):
@@ -312,6 +319,7 @@ class Step:
                 raise StepFailed(f"{self.users} users: workers did not report after the run")
             if now >= next_tick:
                 self._tick(now)
+                self._log(now)
                 next_tick = now + int(TICK_S * 1e9)
             events = [next_tick, final_deadline]
             if self.s0 is None:
@@ -319,7 +327,33 @@ class Step:
             elif self.s1 is None:
                 events.append(self.measure_end + wait_ns)
             self._pump((min(events) - now) / 1e9)
+        self._log(self.measure_end, last=True)
         return self._record(self.measure_end, partial=False)
+
+    def _log(self, now: int, last: bool = False) -> None:
+        """Every LOG_S of the window (and at its end), a line of the units so far in the shop
+        driver's own form: elapsed seconds, orders, OPM since the window began, the worst of
+        the last 100 orders' and the average response time (ms), rollbacks."""
+        if self.on_log is None or not self.workload.unit_row or now < self.ramp_end:
+            return
+        if self.next_log is None:
+            self.next_log = self.ramp_end + int(LOG_S * 1e9)
+        if now < self.next_log and not last:
+            return
+        while self.next_log <= now:
+            self.next_log += int(LOG_S * 1e9)
+        elapsed = max(1e-9, (min(now, self.measure_end) - self.ramp_end) / 1e9)
+        lives = list(self.live.values())
+        units = sum(v[0] for v in lives)
+        us = sum(v[1] for v in lives)
+        rolled = sum(v[2] for v in lives)
+        worst = max((v[3] for v in lives), default=0)
+        self.on_log(f"users={self.users} et={elapsed:7.1f} n_overall={units} "
+                    f"opm={round(60 * (units - rolled) / elapsed)} "
+                    f"rt_tot_lastn_max={worst / 1000:.0f} "
+                    f"rt_tot_avg={(us / units / 1000) if units else 0:.1f} "
+                    f"n_rollbacks_overall={rolled} "
+                    f"rollback_rate={100 * rolled / units if units else 0:.2f}%")
 
     def _check_stop(self) -> None:
         if self.stop is not None and self.stop.is_set():

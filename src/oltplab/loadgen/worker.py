@@ -126,7 +126,16 @@ async def _progress(pipe, worker: int, sources: list, grid_ns: int) -> None:
         now = time.monotonic_ns()
         await asyncio.sleep((step - (now - grid_ns) % step) / 1e9)
         _send(pipe, Progress(worker, time.monotonic_ns(), sum(s.completed for s in sources),
-                             sum(s.headline for s in sources)))
+                             sum(s.headline for s in sources), _live(sources)))
+
+
+def _live(sources: list) -> tuple | None:
+    """The window's units so far over the sources that count them (``LoopUsers.live``)."""
+    lives = [v for v in (getattr(s, "live", None) for s in sources) if v is not None]
+    if not lives:
+        return None
+    units, us, rolled, worst = zip(*lives)
+    return sum(units), sum(us), sum(rolled), max(worst)
 
 
 async def _work(pipe, plan: WorkerPlan) -> None:

@@ -174,7 +174,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                 outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
                                    on_mark=injector.mark if injector else memory.mark,
                                    sampler_db=sampler.database if sampler else None,
-                                   engine=engine.name, stop=stop)
+                                   engine=engine.name, stop=stop,
+                                   on_log=_driver_log(record.path) if wl.unit_row else None)
             finally:
                 if injector is not None:  # a restart under way ends before anything else
                     injector.close()
@@ -196,6 +197,16 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                         ", ".join(c["name"] for c in record.data["check"]["conditions"]
                                   if not c["ok"])
     return {**record.data, "_path": str(record.path)}
+
+
+def _driver_log(run_dir: Path) -> Callable[[str], None]:
+    """Appends a line to the run folder's driver.log (each line whole, flushed)."""
+    path = Path(run_dir) / "driver.log"
+
+    def write(line: str) -> None:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    return write
 
 
 def _injector(rspec: RunSpec, target, on_mark):

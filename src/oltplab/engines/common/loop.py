@@ -123,6 +123,11 @@ class LoopUsers:
         """Units of the workload's headline figure (TPC-C: New-Orders) completed."""
         return self.loop.headline if self.loop is not None else self._final[1]
 
+    @property
+    def live(self) -> tuple[int, int, int, int] | None:
+        """The window's units so far (``ProcLoop.live``), while the loop runs."""
+        return self.loop.live if self.loop is not None else None
+
     async def run(self, rec: Recorder) -> None:
         """Run every user until measure_end, reporting into ``rec``; raises UserFailed."""
         self.loop = lp = self._make_loop(rec)

@@ -1,10 +1,13 @@
-"""Server-side counters behind HammerDB's TPM and NOPM on MariaDB.
+"""Server-side counters behind HammerDB's TPM and NOPM on MariaDB, and the workload's own.
 
 - transactions: ``Com_commit + Com_rollback`` of ``SHOW GLOBAL STATUS``: COMMIT and ROLLBACK
-  statements of every session, those inside stored procedures included (the TPC-C procedures
-  end each transaction with one). Autocommitted statements do not count, so TPM depends on
-  where an implementation places its commits; HammerDB's maintainers compare NOPM only.
-- new orders: ``sum(d_next_o_id)`` over DISTRICT, which only committed New-Orders advance.
+  statements of every session, those inside stored procedures included (the TPC-C and the
+  shop's procedures end each transaction with one). Autocommitted statements do not count, so
+  TPM depends on where an implementation places its commits; HammerDB's maintainers compare
+  NOPM only.
+- the headline's units: the workload dialect's ``unit_sql`` (TPC-C: ``sum(d_next_o_id)`` over
+  DISTRICT, which only committed New-Orders advance; the shop: the orders added since the run
+  began), in ``ServerCounters.new_orders``.
 
 Both are read in one round trip. Unlike PostgreSQL's statistics, the status counters are
 exact at the moment they are read.
@@ -20,16 +23,27 @@ import time
 
 from ..base import ServerCounters
 
-SNAPSHOT_SQL = """
+_SNAPSHOT = """
 SELECT (SELECT SUM(variable_value) FROM information_schema.global_status
          WHERE variable_name IN ('COM_COMMIT', 'COM_ROLLBACK')),
-       (SELECT SUM(d_next_o_id) FROM district)"""
+       {unit}"""
 
 
-def snapshot(conn) -> ServerCounters:
-    """The counters on an open PyMySQL connection to the TPC-C database."""
+def snapshot_sql(unit_sql: str) -> str:
+    """The snapshot's statement with the workload's count of its unit."""
+    return _SNAPSHOT.format(unit=unit_sql)
+
+
+#: TPC-C's unit, committed New-Orders, and its snapshot.
+DISTRICT_SUM = "(SELECT SUM(d_next_o_id) FROM district)"
+SNAPSHOT_SQL = snapshot_sql(DISTRICT_SUM)
+
+
+def snapshot(conn, sql: str = SNAPSHOT_SQL) -> ServerCounters:
+    """The counters on an open PyMySQL connection to the workload's database (``sql``:
+    ``snapshot_sql`` of its unit; TPC-C's by default)."""
     with conn.cursor() as cur:
-        cur.execute(SNAPSHOT_SQL)
+        cur.execute(sql)
         xacts, new_orders = cur.fetchone()
     return ServerCounters(t_ns=time.monotonic_ns(), xacts=int(xacts or 0),
                           new_orders=int(new_orders or 0))

@@ -6,9 +6,11 @@ several statements per query, autocommit on, snapshot isolation off where the se
 ``_native.MariaDBLoop`` then drives all the users of the worker on one thread without the GIL,
 with the rules of engines/common/recorder.py: each transaction is one round trip, ``CALL NEWORD(...,
 @oltplab_out); SELECT @oltplab_out``, with the inputs the user's Terminal draws, as in
-PostgreSQL's procedures mode. Deadlocks and lock wait timeouts (client.RETRYABLE_ERRORS) run
-the same transaction again and count as retries; a New-Order the unused item rolled back
-returns -O_ID and counts as rolled back; a lost session (LOST_ERRORS) fails the run, or with
+PostgreSQL's procedures mode; the workload's C side writes the CALL (the shop's:
+``CALL DVDS_PURCHASE(5,'[1,2]','[1,3]',@oltplab_out)``, engines/mariadb/dvds/). Deadlocks and
+lock wait timeouts (client.RETRYABLE_ERRORS) run the same transaction again and count as
+retries; a New-Order the unused item rolled back returns -O_ID (a purchase short of stock -1)
+and counts as rolled back; a lost session (LOST_ERRORS) fails the run, or with
 ``reopen`` (--inject) loses that user, who reconnects; any other error fails the run with
 the server's message. MariaDB needs no statistics flush at the window's boundaries: SHOW
 GLOBAL STATUS sums the live sessions, so the users cross them by time alone.

@@ -1,21 +1,25 @@
 """The run manager's connection to MariaDB: checks before a run, server snapshots.
 
-``precheck`` refuses a run whose five procedures are missing (procedures mode) or that asks
-for more connections than ``max_connections`` leaves beside the sessions already open.
-``snapshot`` reads counters.py's ``Com_commit + Com_rollback`` and ``sum(d_next_o_id)``, under
-the sampler's lock. MariaDB's status counters are exact when read, so nothing is flushed at
-the boundaries (``flush_stats`` is False).
+The run's workload speaks through its dialect (dialect.py ``MariaDBDialect``; None: the
+TPC-C-derived one). ``precheck`` refuses a run whose procedures are missing (procedures mode)
+or that asks for more connections than ``max_connections`` leaves beside the sessions already
+open, and reads where the count of the workload's unit starts (the shop: the highest orderid
+at the run's start). ``snapshot`` reads counters.py's ``Com_commit + Com_rollback`` and the
+workload's unit (TPC-C: ``sum(d_next_o_id)``; the shop: the orders added since the run
+began), under the sampler's lock. MariaDB's status counters are exact when read, so nothing is
+flushed at the boundaries (``flush_stats`` is False).
 """
 
 from __future__ import annotations
 
 from contextlib import nullcontext
+from importlib import import_module
 
 from ...config import RunSpec
 from ...errors import DatabaseError, SchemaError
 from ..base import ServerCounters, SnapshotFailed, check_room, retry_snapshot
 from . import client, counters
-from .tpcc.schema import PROCEDURES
+from .dialect import MariaDBDialect
 
 SNAPSHOT_TIMEOUT_S = 10
 RECOVERY_WAIT_S = 120.0  # with --inject: how long a snapshot waits for the server to be back
@@ -26,9 +30,11 @@ class Monitor:
 
     flush_stats = False
 
-    def __init__(self, dsn: str, sampler_db=None, patient: bool = False, dialect=None):
+    def __init__(self, dsn: str, sampler_db=None, patient: bool = False,
+                 dialect: MariaDBDialect | None = None):
         self.dsn = dsn
-        self.dialect = dialect  # the TPC-C-derived workload's: the only one MariaDB runs yet
+        self.dialect = dialect or import_module(f"{__package__}.tpcc").DIALECT
+        self.snapshot_sql = counters.snapshot_sql(self.dialect.unit_sql.format(base=0))
         self.sampler_db = sampler_db
         self.patient = patient
         self.conn = None
@@ -41,19 +47,26 @@ class Monitor:
         return self.conn
 
     def precheck(self, spec: RunSpec) -> None:
-        """Raise before starting when the procedures or the connection slots are missing."""
+        """Raise before starting when the procedures or the connection slots are missing;
+        then the count of the unit starts here."""
+        procedures = self.dialect.procedures
         try:
             conn = self._connection()
             with conn.cursor() as cur:
                 if spec.mode == "procedures":
                     cur.execute("SELECT UPPER(routine_name) FROM information_schema.ROUTINES"
                                 " WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE'"
-                                " AND UPPER(routine_name) IN %s", (list(PROCEDURES),))
-                    missing = sorted(set(PROCEDURES) - {r[0] for r in cur.fetchall()})
+                                " AND UPPER(routine_name) IN %s", (list(procedures),))
+                    missing = sorted(set(procedures) - {r[0] for r in cur.fetchall()})
                     if missing:
                         raise SchemaError(f"the transaction procedures {', '.join(missing)} are "
-                                          "missing: rebuild the schema with 'oltplab tpcc build "
-                                          "--force'")
+                                          "missing: rebuild the schema with 'oltplab "
+                                          f"{spec.workload} build --force'")
+                if self.dialect.base_sql:
+                    cur.execute(self.dialect.base_sql)
+                    base = int(cur.fetchone()[0])
+                    self.snapshot_sql = counters.snapshot_sql(
+                        self.dialect.unit_sql.format(base=base))
                 cur.execute("SELECT @@max_connections - (SELECT COUNT(*) FROM"
                             " information_schema.PROCESSLIST WHERE command <> 'Daemon')")
                 free = int(cur.fetchone()[0])
@@ -70,7 +83,7 @@ class Monitor:
         try:
             conn = self._connection()
             with self.sampler_db.lock if self.sampler_db is not None else nullcontext():
-                return counters.snapshot(conn)
+                return counters.snapshot(conn, self.snapshot_sql)
         except (client.Error, DatabaseError, OSError) as e:
             self.reset()
             raise SnapshotFailed(f"server snapshot failed: {type(e).__name__}: {e}") from None

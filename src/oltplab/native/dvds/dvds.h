@@ -12,6 +12,7 @@
 #ifndef OLTPLAB_DVDS_H
 #define OLTPLAB_DVDS_H
 
+#include "text.h"
 #include "workload.h"
 
 /* ------------------------------------------------------------------------------------------ */

@@ -175,15 +175,7 @@ double dvds_think(DvdsTerminal *t, int kind) {
 /* A DvdsTerminal whose __init__ never succeeded has no word lists; one a ProcLoop drives is
  * the loop's alone. 0, or -1 with RuntimeError. */
 int dvds_term_check(DvdsTerminal *t) {
-    if (!t->lists[0].w) {
-        PyErr_SetString(PyExc_RuntimeError, "the DvdsTerminal is not initialised");
-        return -1;
-    }
-    if (t->driven) {
-        PyErr_SetString(PyExc_RuntimeError, "the DvdsTerminal is driven by a ProcLoop");
-        return -1;
-    }
-    return 0;
+    return workload_term_free("DvdsTerminal", t->lists[0].w != NULL, t->driven);
 }
 
 static const char *const LIST_KEYS[DVDS_NLISTS] = {"title_words", "actor_first", "actor_last",
@@ -319,19 +311,6 @@ static void DvdsTerminal_dealloc(DvdsTerminal *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *str_tuple(char (*text)[ARG_TEXT], int n) {
-    PyObject *tup = PyTuple_New(n);
-    for (int i = 0; tup && i < n; i++) {
-        PyObject *v = PyUnicode_FromString(text[i]);
-        if (!v) {
-            Py_CLEAR(tup);
-            break;
-        }
-        PyTuple_SET_ITEM(tup, i, v);
-    }
-    return tup;
-}
-
 /* next_call(): the next call as the loop draws it, after the last one completed (complete())
  * or failed (no complete()): (kind's name, its arguments as the text libpq sends). */
 static PyObject *DvdsTerminal_next_call(DvdsTerminal *self, PyObject *unused) {
@@ -340,12 +319,8 @@ static PyObject *DvdsTerminal_next_call(DvdsTerminal *self, PyObject *unused) {
     int kind = dvds_draw(self, x);
     self->drawn = 1;
     char text[MAX_CALL_ARGS][ARG_TEXT];
-    int n = dvds_args_text(x, text, MAX_CALL_ARGS);
-    if (n < 0) {
-        PyErr_SetString(PyExc_OverflowError, "an argument is too long for its buffer");
-        return NULL;
-    }
-    return Py_BuildValue("(sN)", DVDS_NAMES[kind], str_tuple(text, n));
+    PyObject *args = text_args_tuple(text, dvds_args_text(x, text, MAX_CALL_ARGS));
+    return args ? Py_BuildValue("(sN)", DVDS_NAMES[kind], args) : NULL;
 }
 
 static int check_drawn(DvdsTerminal *self) {

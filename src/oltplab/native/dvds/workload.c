@@ -64,22 +64,6 @@ static int arg(char (*text)[ARG_TEXT], int *n, int max, const char *fmt, ...) {
     return 0;
 }
 
-/* PostgreSQL's text of an int[]: {v1,v2,...}; -1 when it does not fit. */
-static int int_array(char *buf, size_t size, const int32_t *v, int n) {
-    size_t at = 0;
-    if (size < 3) return -1;
-    buf[at++] = '{';
-    for (int i = 0; i < n; i++) {
-        int w = snprintf(buf + at, size - at, i ? ",%d" : "%d", (int)v[i]);
-        if (w < 0 || (size_t)w >= size - at) return -1;
-        at += (size_t)w;
-    }
-    if (at + 2 > size) return -1;
-    buf[at++] = '}';
-    buf[at] = 0;
-    return 0;
-}
-
 static int profile_text(const dvds_profile_t *p, char (*text)[ARG_TEXT], int *n, int max) {
     char zip[16] = ""; /* outside the US, no state and no zip: empty (the build's NULL) */
     if (p->zip >= 0) snprintf(zip, sizeof zip, "%05d", (int)p->zip);
@@ -126,8 +110,8 @@ int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max) {
         int items = x->cart.items;
         ok = items >= 1 && items <= DVDS_MAX_CART && max >= 3 &&
              arg(text, &n, max, "%lld", (long long)x->customer) == 0 &&
-             int_array(text[n++], ARG_TEXT, x->cart.prod, items) == 0 &&
-             int_array(text[n++], ARG_TEXT, x->cart.quantity, items) == 0;
+             text_int_array(text[n++], ARG_TEXT, x->cart.prod, items) == 0 &&
+             text_int_array(text[n++], ARG_TEXT, x->cart.quantity, items) == 0;
         break;
     }
     default:
@@ -135,21 +119,6 @@ int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max) {
     }
     if (!ok || n != (int)strlen(SIGNATURES[x->kind])) return -1;
     return n;
-}
-
-/* Append to buf (size bytes, *at used); -1 when it would not fit. */
-static int put(char *buf, size_t size, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
-    if (*at >= size) return -1;
-    size_t room = size - *at;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + *at, room, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= room) return -1;
-    *at += (size_t)w;
-    return 0;
 }
 
 /* What a MariaDB literal may hold of the call's text: an integer's characters, or the words'
@@ -176,24 +145,24 @@ int dvds_call_text(const dvds_txn_t *x, const char *out_var, char *buf, size_t s
     if (n < 0) return -1;
     const char *sig = SIGNATURES[x->kind];
     size_t at = 0;
-    if (put(buf, size, &at, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
+    if (text_put(buf, size, &at, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
     for (int i = 0; i < n; i++) {
         char type = sig[i];
         char *s = text[i];
         if (!literal_ok(s, type)) return -1;
         const char *sep = i ? "," : "";
         if (type == 'i') {
-            if (put(buf, size, &at, "%s%s", sep, s) < 0) return -1;
+            if (text_put(buf, size, &at, "%s%s", sep, s) < 0) return -1;
         } else if (type == 't') {
-            if (put(buf, size, &at, "%s'%s'", sep, s) < 0) return -1;
+            if (text_put(buf, size, &at, "%s'%s'", sep, s) < 0) return -1;
         } else { /* {..} -> '[..]' */
             size_t len = strlen(s);
             if (len < 2) return -1;
             s[len - 1] = 0;
-            if (put(buf, size, &at, "%s'[%s]'", sep, s + 1) < 0) return -1;
+            if (text_put(buf, size, &at, "%s'[%s]'", sep, s + 1) < 0) return -1;
         }
     }
-    if (put(buf, size, &at, "%s%s)", n ? "," : "", out_var) < 0) return -1;
+    if (text_put(buf, size, &at, "%s%s)", n ? "," : "", out_var) < 0) return -1;
     return (int)at;
 }
 
@@ -273,24 +242,14 @@ static int completed(void *txn, int has, long long value, int64_t us, int64_t *i
 /* ------------------------------------------------------------------------------------------ */
 /* What Python reads: the DvdsTerminal type and the constants                                 */
 
-static PyObject *str_tuple(const char *const *v, int n) {
-    PyObject *t = PyTuple_New(n);
-    for (int i = 0; t && i < n; i++) {
-        PyObject *s = PyUnicode_FromString(v[i]);
-        if (!s) Py_CLEAR(t);
-        else PyTuple_SET_ITEM(t, i, s);
-    }
-    return t;
-}
-
 static int add_to_module(PyObject *m) {
     if (PyType_Ready(&DvdsTerminalType) < 0) return -1;
     Py_INCREF(&DvdsTerminalType);
     if (module_add(m, "DvdsTerminal", (PyObject *)&DvdsTerminalType) < 0 ||
-        module_add(m, "DVDS_NAMES", str_tuple(DVDS_NAMES, DVDS_NKINDS)) < 0 ||
+        module_add(m, "DVDS_NAMES", text_tuple(DVDS_NAMES, DVDS_NKINDS)) < 0 ||
         module_add(m, "DVDS_UNIT_NAME", PyUnicode_FromString(DVDS_UNIT_NAME)) < 0 ||
-        module_add(m, "DVDS_INPUT_KEYS", str_tuple(DVDS_INPUT_KEYS, DVDS_NINPUTS)) < 0 ||
-        module_add(m, "DVDS_PROCEDURES", str_tuple(PROCEDURES, DVDS_NKINDS)) < 0 ||
+        module_add(m, "DVDS_INPUT_KEYS", text_tuple(DVDS_INPUT_KEYS, DVDS_NINPUTS)) < 0 ||
+        module_add(m, "DVDS_PROCEDURES", text_tuple(PROCEDURES, DVDS_NKINDS)) < 0 ||
         PyModule_AddIntConstant(m, "DVDS_CATEGORIES", DVDS_CATEGORIES) < 0 ||
         PyModule_AddIntConstant(m, "DVDS_MAX_CART", DVDS_MAX_CART) < 0 ||
         PyModule_AddIntConstant(m, "DVDS_MAX_WORD", DVDS_WORD_BYTES - 1) < 0)

@@ -10,6 +10,7 @@
  * mariadb.c   libmariadb, opened at run time, and MariaDBConnection (mariadb.h)
  * myloop.c    MariaDBLoop: ProcLoop's libmariadb transport (procedures mode, --mode sql)
  * module.c    the module and its constants
+ * text.c      text the workloads write, bounds checked: appends, int[] text, tuples of str
  */
 #ifndef OLTPLAB_NATIVE_H
 #define OLTPLAB_NATIVE_H

@@ -86,12 +86,23 @@ static int rec_sample(ProcLoop *L, int row, int64_t us) {
  * inputs when it lies in the measured window. A call that ends a unit (DONE_UNIT) records the
  * unit row too, under the call's window: committed or rolled back as the call, with the
  * unit's response time (its retries and errors stay with its calls' rows). */
+/* A unit begun in the window ended: the live figures Python reads while the loop runs. */
+static void live_unit(ProcLoop *L, int done, int64_t unit_us) {
+    int64_t k = L->live_next; /* only the loop's thread writes: Python reads */
+    __atomic_store_n(&L->live_recent[k % LIVE_RECENT], unit_us, __ATOMIC_RELAXED);
+    __atomic_store_n(&L->live_next, k + 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&L->live_unit_us, unit_us, __ATOMIC_RELAXED);
+    if (done & DONE_ROLLED_BACK) __atomic_fetch_add(&L->live_rolled_back, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&L->live_units, 1, __ATOMIC_RELEASE);
+}
+
 static void rec_done(ProcLoop *L, User *u, int64_t end, int has, long long value) {
     int kind = u->kind, window = u->start >= L->ramp_end && end <= L->stop_at;
     int64_t us = (end - u->start) / 1000, unit_us = 0;
     int done = L->wl->completed(u->drawn, has, value, us, window ? L->inputs : NULL, &unit_us);
     __atomic_fetch_add(&L->completed, 1, __ATOMIC_RELAXED);
     if (done & DONE_HEADLINE) __atomic_fetch_add(&L->headline, 1, __ATOMIC_RELAXED);
+    if (L->wl->unit && (done & DONE_UNIT) && u->start >= L->ramp_end) live_unit(L, done, unit_us);
     if (!window) return;
     int rows[2] = {kind, L->wl->nkinds}, nrows = L->wl->unit && (done & DONE_UNIT) ? 2 : 1;
     int64_t took[2] = {us, unit_us};

@@ -15,6 +15,7 @@ enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wa
 #define MAX_CODES 16
 /* MariaDB: one transaction's text, "CALL proc(args..., @o); SELECT @o" */
 #define QUERY_TEXT 1024
+#define LIVE_RECENT 100 /* the units whose worst response time the live figures give */
 
 typedef struct {
     void *conn; /* the transport's connection: a PGconn, a MYSQL */
@@ -80,6 +81,11 @@ typedef struct {
     int64_t committed[MAX_KINDS], rolled_back[MAX_KINDS], errors[MAX_KINDS],
         retries[MAX_KINDS], total_us[MAX_KINDS];
     int64_t completed, headline; /* every phase; headline: the workload's DONE_HEADLINE */
+    /* The units (a workload's unit row) begun in the window so far, read while the loop runs
+     * (the ``live`` getter, atomics): how many, their response times' sum, how many rolled
+     * back, and the last LIVE_RECENT response times (a ring: the worst of the last 100). */
+    int64_t live_units, live_unit_us, live_rolled_back, live_next;
+    int64_t live_recent[LIVE_RECENT];
     int64_t inputs[MAX_INPUTS];  /* the measured window */
     int64_t *samples[MAX_KINDS]; /* bulk entries each: the loop stops at a full one [samples_full] */
     Py_ssize_t nsamples[MAX_KINDS], bulk;

@@ -451,6 +451,22 @@ static PyMethodDef ProcLoop_methods[] = {
      "window's completed transactions, by the workload's keys."},
     {NULL}};
 
+/* (units, their response times' sum in us, rolled back, the worst of the last LIVE_RECENT
+ * in us): the units begun in the window so far, read while the loop runs. */
+static PyObject *ProcLoop_get_live(ProcLoop *self, void *c) {
+    int64_t units = __atomic_load_n(&self->live_units, __ATOMIC_ACQUIRE);
+    int64_t sum = __atomic_load_n(&self->live_unit_us, __ATOMIC_RELAXED);
+    int64_t rolled = __atomic_load_n(&self->live_rolled_back, __ATOMIC_RELAXED);
+    int64_t next = __atomic_load_n(&self->live_next, __ATOMIC_ACQUIRE), worst = 0;
+    int64_t n = next < LIVE_RECENT ? next : LIVE_RECENT;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = __atomic_load_n(&self->live_recent[i], __ATOMIC_RELAXED);
+        if (v > worst) worst = v;
+    }
+    return Py_BuildValue("(LLLL)", (long long)units, (long long)sum, (long long)rolled,
+                         (long long)worst);
+}
+
 static PyGetSetDef ProcLoop_getset[] = {
     {"completed", (getter)ProcLoop_get_completed, NULL, "Transactions completed, every phase.",
      NULL},
@@ -458,6 +474,9 @@ static PyGetSetDef ProcLoop_getset[] = {
      "Units of the workload's headline figure completed, every phase.", NULL},
     {"error", (getter)ProcLoop_get_error, NULL, "Why the loop failed, or None.", NULL},
     {"crossed", (getter)ProcLoop_get_crossed, NULL, "Users past each boundary.", NULL},
+    {"live", (getter)ProcLoop_get_live, NULL,
+     "(units, their response times' sum in us, rolled back, the worst of the last 100 in us) "
+     "of the units begun in the window so far, while the loop runs.", NULL},
     {NULL}};
 
 PyTypeObject ProcLoopType = {

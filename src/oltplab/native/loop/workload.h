@@ -101,6 +101,21 @@ typedef struct {
     int (*add_to_module)(PyObject *m);
 } Workload;
 
+/* Whether Python may use a user's terminal object (type: its Python type's name): 0 when its
+ * __init__ succeeded (ready) and no loop drives it (a loop runs it without the GIL), else -1
+ * with RuntimeError. */
+static inline int workload_term_free(const char *type, int ready, int driven) {
+    if (!ready) {
+        PyErr_Format(PyExc_RuntimeError, "the %s is not initialised", type);
+        return -1;
+    }
+    if (driven) {
+        PyErr_Format(PyExc_RuntimeError, "the %s is driven by a ProcLoop", type);
+        return -1;
+    }
+    return 0;
+}
+
 /* The rows the loop records: one per kind, and the unit's when it has one. */
 static inline int workload_rows(const Workload *wl) { return wl->nkinds + (wl->unit ? 1 : 0); }
 /* A row's name: a kind's, or the unit's. */

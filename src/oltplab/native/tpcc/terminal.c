@@ -124,22 +124,6 @@ void term_inputs(Terminal *t, int kind, int64_t w_id, txn_t *x) {
     }
 }
 
-/* PostgreSQL's text for an int[]: {v1,v2,...}; -1 if it does not fit. */
-static int fmt_array(char *buf, size_t size, const int32_t *v, int n) {
-    if (size < 3) return -1;
-    size_t at = 0;
-    buf[at++] = '{';
-    for (int i = 0; i < n; i++) {
-        int w = snprintf(buf + at, size - at, i ? ",%d" : "%d", (int)v[i]);
-        if (w < 0 || (size_t)w >= size - at) return -1;
-        at += (size_t)w;
-    }
-    if (at + 2 > size) return -1;
-    buf[at++] = '}';
-    buf[at] = 0;
-    return 0;
-}
-
 /* The function's arguments as text, for PQsendQueryPrepared; -1 if one does not fit. */
 int txn_text(const txn_t *x, char (*text)[ARG_TEXT]) {
     for (int i = 0; i < x->nscalars; i++) {
@@ -149,7 +133,7 @@ int txn_text(const txn_t *x, char (*text)[ARG_TEXT]) {
         if (w < 0 || w >= ARG_TEXT) return -1;
     }
     for (int j = 0; j < x->nargs - x->nscalars; j++)
-        if (fmt_array(text[x->nscalars + j], ARG_TEXT, x->lines[j], x->ol_cnt) < 0) return -1;
+        if (text_int_array(text[x->nscalars + j], ARG_TEXT, x->lines[j], x->ol_cnt) < 0) return -1;
     return 0;
 }
 
@@ -234,15 +218,7 @@ int fmt_cents(char *buf, size_t n, int64_t cents) {
 /* A Terminal whose __init__ never succeeded has no warehouses; one a ProcLoop drives is the
  * loop's alone (it runs without the GIL). */
 int term_check(Terminal *t) {
-    if (!t->warehouses) {
-        PyErr_SetString(PyExc_RuntimeError, "the Terminal is not initialised");
-        return -1;
-    }
-    if (t->driven) {
-        PyErr_SetString(PyExc_RuntimeError, "the Terminal is driven by a ProcLoop");
-        return -1;
-    }
-    return 0;
+    return workload_term_free("Terminal", t->warehouses != NULL, t->driven);
 }
 
 /* The warehouses as a new array of ints in 1..w_max, or NULL with an exception set. */
@@ -386,20 +362,7 @@ static PyObject *Terminal_inputs_text(Terminal *self, PyObject *args) {
     txn_t x;
     char text[MAX_ARGS][ARG_TEXT];
     if (draw_for_python(self, args, &x) < 0) return NULL;
-    if (txn_text(&x, text) < 0) {
-        PyErr_SetString(PyExc_OverflowError, "an argument is too long for its buffer");
-        return NULL;
-    }
-    PyObject *tup = PyTuple_New(x.nargs);
-    for (int i = 0; tup && i < x.nargs; i++) {
-        PyObject *v = PyUnicode_FromString(text[i]);
-        if (!v) {
-            Py_CLEAR(tup);
-            break;
-        }
-        PyTuple_SET_ITEM(tup, i, v);
-    }
-    return tup;
+    return text_args_tuple(text, txn_text(&x, text) < 0 ? -1 : x.nargs);
 }
 
 static PyObject *Terminal_think_time(Terminal *self, PyObject *arg) {

@@ -9,6 +9,7 @@
 #ifndef OLTPLAB_TPCC_H
 #define OLTPLAB_TPCC_H
 
+#include "text.h"
 #include "workload.h"
 
 /* ------------------------------------------------------------------------------------------ */

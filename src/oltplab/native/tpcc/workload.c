@@ -5,8 +5,6 @@
  * headline unit is a New-Order not rolled back; a New-Order that returned a negative value
  * met the unused item and rolled back by design (the 1%, clause 2.4.2.3).
  */
-#include <stdarg.h>
-
 #include "tpcc.h"
 
 /* The input counts of the measured window: the keys of ProcLoop.counts()["inputs"]. */
@@ -52,46 +50,31 @@ static int pq_args(const void *txn, char (*text)[ARG_TEXT], int max) {
     return x->nargs;
 }
 
-/* Append to buf (size bytes, *at used); -1 when it would not fit. */
-static int put(char *buf, size_t size, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
-    if (*at >= size) return -1;
-    size_t room = size - *at;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + *at, room, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= room) return -1;
-    *at += (size_t)w;
-    return 0;
-}
-
 /* The CALL: the scalars as integers (Payment's amount as d.dd), then New-Order's lines as the
  * JSON array [[i_id, supply_w_id, quantity], ...], then the OUT variable. */
 static int my_call(const void *txn, const char *out_var, char *buf, size_t size) {
     const txn_t *x = txn;
     size_t at = 0;
-    if (put(buf, size, &at, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
+    if (text_put(buf, size, &at, "CALL %s(", PROCEDURES[x->kind]) < 0) return -1;
     for (int i = 0; i < x->nscalars; i++) {
         if (x->kind == PAYMENT && i == 6) {
             char cents[32];
             fmt_cents(cents, sizeof cents, x->a[i]);
-            if (put(buf, size, &at, ",%s", cents) < 0) return -1;
-        } else if (put(buf, size, &at, i ? ",%lld" : "%lld", (long long)x->a[i]) < 0) {
+            if (text_put(buf, size, &at, ",%s", cents) < 0) return -1;
+        } else if (text_put(buf, size, &at, i ? ",%lld" : "%lld", (long long)x->a[i]) < 0) {
             return -1;
         }
     }
     if (x->kind == NEW_ORDER) {
-        if (put(buf, size, &at, ",'[") < 0) return -1;
+        if (text_put(buf, size, &at, ",'[") < 0) return -1;
         for (int n = 0; n < x->ol_cnt; n++)
-            if (put(buf, size, &at, n ? ",[%d,%d,%d]" : "[%d,%d,%d]",
+            if (text_put(buf, size, &at, n ? ",[%d,%d,%d]" : "[%d,%d,%d]",
                     (int)x->lines[OL_I_ID][n], (int)x->lines[OL_SUPPLY_W_ID][n],
                     (int)x->lines[OL_QUANTITY][n]) < 0)
                 return -1;
-        if (put(buf, size, &at, "]'") < 0) return -1;
+        if (text_put(buf, size, &at, "]'") < 0) return -1;
     }
-    if (put(buf, size, &at, ",%s)", out_var) < 0) return -1;
+    if (text_put(buf, size, &at, ",%s)", out_var) < 0) return -1;
     return (int)at;
 }
 
@@ -143,7 +126,6 @@ static PyObject *tuple_of(int n, PyObject *(*make)(int)) {
 }
 
 static PyObject *weight(int k) { return PyLong_FromLong(WEIGHTS[k]); }
-static PyObject *name(int k) { return PyUnicode_FromString(NAMES[k]); }
 static PyObject *keying_of(int k) { return PyFloat_FromDouble(KEYING_S[k]); }
 static PyObject *think_mean(int k) { return PyFloat_FromDouble(THINK_MEAN_S[k]); }
 static PyObject *statement(int i) { return PyUnicode_FromString(SQL_STATEMENTS[i]); }
@@ -170,7 +152,7 @@ static int add_to_module(PyObject *m) {
     Py_INCREF(&TerminalType);
     if (module_add(m, "Terminal", (PyObject *)&TerminalType) < 0 ||
         module_add(m, "WEIGHTS", tuple_of(NKINDS, weight)) < 0 ||
-        module_add(m, "NAMES", tuple_of(NKINDS, name)) < 0 ||
+        module_add(m, "NAMES", text_tuple(NAMES, NKINDS)) < 0 ||
         module_add(m, "SQL_STATEMENTS", tuple_of(count_statements(), statement)) < 0 ||
         module_add(m, "MARIADB_SQL", mariadb_sql()) < 0 ||
         module_add(m, "KEYING_S", tuple_of(NKINDS, keying_of)) < 0 ||

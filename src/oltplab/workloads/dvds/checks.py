@@ -10,7 +10,7 @@ so and every purchase adds what it orders; ``dvds_meta.build_sales`` is the load
 
 from __future__ import annotations
 
-from ..tpcc.checks import Condition
+from ..checks import Condition
 
 _SINCE_BUILD = "(SELECT max_orderid FROM dvds_meta)"
 

@@ -13,11 +13,12 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
+from .. import chunks as shared
 from . import population as pop
 from .sizes import Size
 
-#: COPY chunks generated ahead of the one being sent, per worker.
-READ_AHEAD = 3
+#: Chunks made ahead of the one being sent (workloads/chunks.py), as the loaders import it.
+READ_AHEAD = shared.READ_AHEAD
 
 
 @dataclass(frozen=True)
@@ -49,17 +50,5 @@ def chunks(job: LoadJob):
 
 def produce(job: LoadJob, out: queue.Queue, stop: threading.Event) -> None:
     """Generator thread: encoded chunks into ``out``, then None (or the exception raised)."""
-    try:
-        for table, text, rows in chunks(job):
-            item = (table, text.encode("ascii"), rows)
-            while not stop.is_set():
-                try:
-                    out.put(item, timeout=0.2)
-                    break
-                except queue.Full:
-                    pass
-            if stop.is_set():
-                return
-        out.put(None)
-    except BaseException as exc:  # handed to the consumer, which raises it
-        out.put(exc)
+    shared.feed(((table, text.encode("ascii"), rows) for table, text, rows in chunks(job)),
+                out, stop)

@@ -12,10 +12,10 @@ leaves it out when ``after_run`` is set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .. import checks as shared
 
-#: Violating rows shown per failed condition.
-SAMPLE_ROWS = 5
+#: What every workload's checks are made of (workloads/checks.py), as engines import them here.
+SAMPLE_ROWS, CheckResult, Condition = shared.SAMPLE_ROWS, shared.CheckResult, shared.Condition
 
 # Per-district and per-customer sums of delivered order lines (CC10, CC12).
 _DELIVERED = """
@@ -113,14 +113,6 @@ SELECT c.c_w_id, c.c_d_id, c.c_id, c.c_balance, c.c_ytd_payment, COALESCE(a.s, 0
  WHERE c.c_balance + c.c_ytd_payment <> COALESCE(a.s, 0)"""
 
 
-@dataclass(frozen=True)
-class Condition:
-    name: str
-    clause: str
-    description: str
-    sql: str
-
-
 CONDITIONS = (
     Condition("CC1", "3.3.2.1", "W_YTD = sum of D_YTD, per warehouse", CC1),
     Condition("CC2", "3.3.2.2", "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID), per district", CC2),
@@ -143,12 +135,3 @@ CONDITIONS = (
               "C_BALANCE + C_YTD_PAYMENT = sum of delivered OL_AMOUNT, per customer", CC12),
 )
 
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str  # 'CC1' .. 'CC12'
-    clause: str  # '3.3.2.1' ..
-    description: str
-    ok: bool
-    violations: int
-    sample: list[str] = field(default_factory=list)  # the first violating rows, as text

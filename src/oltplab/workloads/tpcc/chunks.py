@@ -15,11 +15,12 @@ import ssl
 import threading
 from dataclasses import dataclass
 
+from .. import chunks as shared
 from . import population as pop
 from .random import Strings
 
-#: COPY chunks generated ahead of the one being sent, per worker.
-READ_AHEAD = 3
+#: Chunks made ahead of the one being sent (workloads/chunks.py), as the loaders import it.
+READ_AHEAD = shared.READ_AHEAD
 
 ROWS_PER_WAREHOUSE = 1 + 10 + pop.ITEMS + 10 * (3 * pop.CUSTOMERS + 900 + 10 * pop.ORDERS)
 
@@ -89,20 +90,8 @@ def chunks(job: LoadJob):
 
 def produce(job: LoadJob, out: queue.Queue, stop: threading.Event) -> None:
     """Generator thread: encoded chunks into ``out``, then None (or the exception raised)."""
-    try:
-        for table, text, rows in chunks(job):
-            item = (table, text.encode("utf-8") if isinstance(text, str) else text, rows)
-            while not stop.is_set():
-                try:
-                    out.put(item, timeout=0.2)
-                    break
-                except queue.Full:
-                    pass
-            if stop.is_set():
-                return
-        out.put(None)
-    except BaseException as exc:  # handed to the consumer, which raises it
-        out.put(exc)
+    shared.feed(((table, text.encode("utf-8") if isinstance(text, str) else text, rows)
+          for table, text, rows in chunks(job)), out, stop)
 
 
 def chunk_bounds(warehouses: int, users: int) -> list[tuple[int, int]]:

@@ -2,32 +2,22 @@
 
 The nine tables and ``tpcc_meta``, the build's record [2.1.6.1] that marks a complete build;
 an engine's ``schema_info(dsn)`` reads it into an ``engines.base.SchemaInfo``. Each engine ships
-its DDL and procedures as SQL files in its own ``tpcc/sql`` folder, read with ``sql_text``.
+its DDL and procedures as SQL files in its own ``tpcc/sql`` folder, read with ``sql_text``
+(engines/common/sqlfiles.py).
 """
 
 from __future__ import annotations
 
-from importlib import resources
-
 from ...engines.base import SchemaInfo
+from ...engines.common import sqlfiles
 from ...errors import SchemaError
 
 TABLES = ("warehouse", "district", "customer", "history", "new_order", "orders", "order_line",
           "item", "stock")
 META_TABLE = "tpcc_meta"
 
-
-def sql_text(package: str, name: str) -> str:
-    """The text of ``sql/<name>.sql`` shipped in ``package``."""
-    return resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8")
-
-
-def sql_statements(package: str, name: str) -> list[str]:
-    """The statements of a plain ``sql/<name>.sql`` file of ``package`` (no procedure
-    bodies): comments dropped, split at the semicolons that end lines."""
-    lines = [ln for ln in sql_text(package, name).splitlines()
-             if not ln.lstrip().startswith("--")]
-    return [s.strip() for s in ("\n".join(lines) + "\n").split(";\n") if s.strip()]
+#: The SQL files of a dialect package (engines/common/sqlfiles.py), as engines read them here.
+sql_text, sql_statements = sqlfiles.sql_text, sqlfiles.sql_statements
 
 
 def require_warehouses(info: SchemaInfo, needed: int) -> None:

@@ -4,17 +4,18 @@ The conditions are those of workloads/tpcc/checks.py, whose queries MariaDB runs
 (LEFT JOIN, COALESCE, window count) but for CC5: MariaDB has no FULL JOIN, so its two sides are the
 orders without a matching NEW_ORDER state and the NEW_ORDER rows without an order, joined by
 UNION ALL. All run in one ``START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY`` at
-REPEATABLE READ (InnoDB's default), so a live system gives no false failures.
+REPEATABLE READ (InnoDB's default), so a live system gives no false failures
+(engines/mariadb/dialect.py ``run_conditions``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ....errors import DatabaseError
-from ....workloads.tpcc.checks import CONDITIONS, SAMPLE_ROWS, CheckResult
+from ....workloads.checks import CheckResult
+from ....workloads.tpcc.checks import CONDITIONS
 from ....workloads.tpcc.schema import META_TABLE, no_schema
-from .. import client
+from ..dialect import run_conditions
 
 CC5 = """
 SELECT o.o_w_id AS w_id, o.o_d_id AS d_id, o.o_id, o.o_carrier_id, 1 AS order_exists,
@@ -35,33 +36,5 @@ MARIADB_CONDITIONS = tuple(dataclasses.replace(c, sql=CC5) if c.name == "CC5" el
 def run_checks(dsn: str, after_run: bool = False) -> list[CheckResult]:
     """CC1-CC12 in one snapshot; with ``after_run`` CC11 is left out (it fails after any
     Delivery). Raises SchemaError when the database has no TPC-C schema."""
-    conn = client.connect(dsn)
-    try:
-        with conn.cursor() as cur:
-            if not cur.execute("SELECT 1 FROM information_schema.tables"
-                               " WHERE table_schema = DATABASE() AND table_name = %s",
-                               (META_TABLE,)):
-                cur.execute("SELECT DATABASE()")
-                raise no_schema(cur.fetchone()[0])
-            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-            results = []
-            for cond in MARIADB_CONDITIONS:
-                if after_run and cond.name == "CC11":
-                    continue
-                cur.execute(f"SELECT COUNT(*) OVER () AS _violations, v.* FROM ({cond.sql}) v"
-                            f" LIMIT {SAMPLE_ROWS}")
-                names = [d[0] for d in cur.description]
-                rows = cur.fetchall()
-                violations = rows[0][0] if rows else 0
-                results.append(CheckResult(
-                    name=cond.name, clause=cond.clause, description=cond.description,
-                    ok=violations == 0, violations=violations,
-                    sample=[" ".join(f"{k}={v}" for k, v in zip(names[1:], r[1:]))
-                            for r in rows]))
-            cur.execute("COMMIT")
-        return results
-    except client.Error as exc:
-        raise DatabaseError(f"consistency checks failed to run: {client.error_text(exc)}") \
-            from exc
-    finally:
-        conn.close()
+    return run_conditions(dsn, MARIADB_CONDITIONS, META_TABLE, no_schema,
+                          leave_out=("CC11",) if after_run else ())

@@ -2,7 +2,8 @@
 
 The rows are those of the PostgreSQL build: the same generator (population.py, driven by the
 PostgreSQL loader's chunk sequence), whose COPY text is also MariaDB's LOAD DATA format (tab
-between fields, newline after rows, ``\\N`` for NULL, backslash escapes). Two ways in:
+between fields, newline after rows, ``\\N`` for NULL, backslash escapes). Two ways in
+(engines/mariadb/bulk.py):
 
 - ``infile`` (the default): ``LOAD DATA LOCAL INFILE`` reading a pipe that a thread fills
   with the generator's chunks, one statement per run of chunks of a table;
@@ -16,49 +17,25 @@ secondary keys, ANALYZE TABLE, install the procedures, record the build in ``tpc
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import queue
 import random as _random
-import threading
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from decimal import Decimal
 
-from .... import __version__
 from ....config import BuildSpec
 from ....errors import DatabaseError, SchemaError, UsageError
-from ....workloads.tpcc.chunks import READ_AHEAD, LoadJob, load_jobs, produce
+from ....workloads.tpcc.chunks import LoadJob, load_jobs, produce
 from ....workloads.tpcc.random import load_constants
 from ....workloads.tpcc.schema import META_TABLE, TABLES
-from .. import client
+from ...common.build import draw_seed, timings
+from .. import bulk, client
 from .schema import PROCEDURES, sql_statements, sql_text
 
 METHODS = ("infile", "insert")
-INSERT_BATCH = 1_000  # rows per INSERT, as HammerDB
-
-_LOAD_SQL = ("LOAD DATA LOCAL INFILE '{path}' INTO TABLE {table} CHARACTER SET utf8mb4"
-             " FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n'")
 
 
 def procedure_statements() -> list[str]:
     """The statements of sql/procedures.sql, separated there by lines holding '//'."""
-    text = sql_text("procedures")
-    parts, current = [], []
-    for line in text.splitlines():
-        if line.strip() == "//":
-            parts.append("\n".join(current).strip())
-            current = []
-        elif not line.lstrip().startswith("--"):
-            current.append(line)
-    return [p for p in parts if p]
-
-
-def _execute_all(conn, statements) -> None:
-    with conn.cursor() as cur:
-        for statement in statements:
-            cur.execute(statement)
+    return bulk.procedure_statements(sql_text("procedures"))
 
 
 def _prepare(dsn: str, force: bool) -> str:
@@ -78,7 +55,7 @@ def _prepare(dsn: str, force: bool) -> str:
             if found and not force:
                 raise SchemaError(f"database {dbname} already holds a TPC-C schema ({found} of "
                                   "its tables and procedures): pass --force to drop and rebuild it")
-            _execute_all(conn, sql_statements("drop") + sql_statements("tables"))
+            bulk.execute_all(conn, sql_statements("drop") + sql_statements("tables"))
             cur.execute("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
             return cur.fetchone()[0]
     except client.Error as exc:
@@ -87,106 +64,16 @@ def _prepare(dsn: str, force: bool) -> str:
         conn.close()
 
 
-class _Chunks:
-    """The generator thread's chunks of one job, read one at a time."""
-
-    def __init__(self, job: LoadJob):
-        self.queue: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=produce, args=(job, self.queue, self.stop),
-                                       daemon=True)
-        self.thread.start()
-
-    def next(self):
-        item = self.queue.get()
-        if isinstance(item, BaseException):
-            raise item
-        return item
-
-
-def _load_infile(conn, chunks: _Chunks, rows: Counter) -> None:
-    """Each run of chunks of one table through a pipe, as one LOAD DATA LOCAL INFILE."""
-    item = chunks.next()
-    while item is not None:
-        table = item[0]
-        if not table:  # a finished warehouse
-            item = chunks.next()
-            continue
-        read_fd, write_fd = os.pipe()
-        feed: dict = {"next": None, "error": None}
-
-        def write(first=item, table=table, write_fd=write_fd, feed=feed):
-            current = first
-            try:
-                with open(write_fd, "wb") as pipe:
-                    while current is not None and current[0] == table:
-                        pipe.write(current[1])
-                        rows[table] += current[2]
-                        current = chunks.next()
-            except BrokenPipeError:  # the statement failed before reading everything
-                pass
-            except BaseException as exc:  # the generator's error, raised below
-                feed["error"] = exc
-            feed["next"] = current
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        try:
-            with conn.cursor() as cur:
-                cur.execute(_LOAD_SQL.format(path=f"/dev/fd/{read_fd}", table=table))
-        finally:
-            os.close(read_fd)
-            writer.join()
-        if feed["error"] is not None:
-            raise feed["error"]
-        item = feed["next"]
-
-
-def _fields(line: str) -> list[str | None]:
-    return [None if f == "\\N" else f for f in line.split("\t")]
-
-
-def _load_insert(conn, chunks: _Chunks, rows: Counter) -> None:
-    """Each chunk as multi-row INSERTs of INSERT_BATCH rows, each its own commit."""
-    with conn.cursor() as cur:
-        item = chunks.next()
-        while item is not None:
-            table, text, _ = item
-            if table:
-                lines = text.decode("utf-8").splitlines()
-                marks = ", ".join(["%s"] * len(lines[0].split("\t")))
-                sql = f"INSERT INTO {table} VALUES ({marks})"
-                for first in range(0, len(lines), INSERT_BATCH):
-                    cur.executemany(sql, [_fields(ln) for ln in lines[first:first + INSERT_BATCH]])
-                rows[table] += len(lines)
-            item = chunks.next()
-
-
 def _load(job: LoadJob, method: str) -> dict:
     """One worker: the chunks of its warehouses (and ITEM), loaded with ``method``."""
-    rows: Counter = Counter()
-    # LOAD DATA LOCAL lets the server ask for any file of ours: on for these sessions only
-    conn = client.connect(job.dsn, local_infile=method == "infile")
-    chunks = _Chunks(job)
-    try:
-        (_load_infile if method == "infile" else _load_insert)(conn, chunks, rows)
-    except client.Error as exc:
-        raise DatabaseError(f"loading {'ITEM and ' if job.load_item else ''}warehouses "
-                            f"{job.first_w}-{job.last_w} failed: {client.error_text(exc)}") from exc
-    finally:
-        chunks.stop.set()
-        conn.close()
-    return dict(rows)
+    return dict(bulk.load_job(job, produce, f"{'ITEM and ' if job.load_item else ''}warehouses "
+                                            f"{job.first_w}-{job.last_w}", method))
 
 
 def _run_jobs(jobs: list[LoadJob], method: str) -> Counter:
-    if len(jobs) == 1:
-        return Counter(_load(jobs[0], method))
-    ctx = multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
     rows: Counter = Counter()
-    with ProcessPoolExecutor(len(jobs), mp_context=ctx) as pool:
-        for done in pool.map(_load, jobs, [method] * len(jobs)):
-            rows.update(done)
+    for done in bulk.run_jobs(_load, jobs, method):
+        rows.update(done)
     return rows
 
 
@@ -196,21 +83,14 @@ def _finish(dsn: str, meta: dict, started: float, progress) -> None:
     try:
         keys = sql_statements("keys")
         for k, statement in enumerate(keys, 1):
-            _execute_all(conn, [statement])
+            bulk.execute_all(conn, [statement])
             if progress:
                 progress("indexes", k, len(keys))
-        _execute_all(conn, [f"ANALYZE TABLE {', '.join(TABLES)}"])
+        bulk.execute_all(conn, [f"ANALYZE TABLE {', '.join(TABLES)}"])
         if progress:
             progress("analyze", len(TABLES), len(TABLES))
-        _execute_all(conn, procedure_statements())
-        with conn.cursor() as cur:
-            cur.execute(
-                f"INSERT INTO {META_TABLE} (warehouses, c_last_load, c_id_load, c_ol_i_id_load,"
-                " seed, build_users, build_seconds, oltplab_version)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (meta["warehouses"], meta["c_last_load"], meta["c_id_load"],
-                 meta["c_ol_i_id_load"], meta["seed"], meta["build_users"],
-                 Decimal(f"{time.monotonic() - started:.3f}"), __version__))
+        bulk.execute_all(conn, procedure_statements())
+        bulk.record_build(conn, META_TABLE, meta, started)
     except client.Error as exc:
         raise DatabaseError(f"building keys and procedures failed: {client.error_text(exc)}") \
             from exc
@@ -229,7 +109,7 @@ def build(dsn: str, spec: BuildSpec, progress=None, method: str = "infile") -> d
     if method not in METHODS:
         raise UsageError(f"load method {method!r} is not one of {', '.join(METHODS)}")
     reproducible = spec.seed is not None
-    seed = spec.seed if reproducible else _random.SystemRandom().randrange(2**62)
+    seed = draw_seed(spec.seed)
     c_last, c_id, c_ol_i_id = load_constants(_random.Random(f"oltplab-tpcc:{seed}:constants"))
     started = time.monotonic()
     if progress:
@@ -246,15 +126,12 @@ def build(dsn: str, spec: BuildSpec, progress=None, method: str = "infile") -> d
     meta = dict(warehouses=spec.warehouses, c_last_load=c_last, c_id_load=c_id,
                 c_ol_i_id_load=c_ol_i_id, seed=spec.seed, build_users=spec.build_users)
     _finish(dsn, meta, started, progress)
-    ended = time.monotonic()
     return {
         "warehouses": spec.warehouses,
         "build_users": spec.build_users,
         "seed": spec.seed,
         "method": method,
-        "seconds": round(ended - started, 3),
-        "phases": {"tables": round(t_load - started, 3), "load": round(t_finish - t_load, 3),
-                   "indexes_and_analyze": round(ended - t_finish, 3)},
+        **timings(started, t_load, t_finish, time.monotonic()),
         "rows": {t: rows.get(t, 0) for t in TABLES},
         "constants": {"c_last_load": c_last, "c_id_load": c_id, "c_ol_i_id_load": c_ol_i_id},
     }

@@ -9,6 +9,7 @@ from ....workloads.tpcc import schema as common
 from ....workloads.tpcc.schema import META_TABLE
 from ...base import SchemaInfo
 from .. import client
+from ..dialect import ask
 
 PROCEDURES = ("NEWORD", "PAYMENT", "DELIVERY", "OSTAT", "SLEV")
 
@@ -19,23 +20,27 @@ sql_statements = functools.partial(common.sql_statements, __package__)
 
 def schema_info(dsn: str) -> SchemaInfo:
     """What the build recorded in ``tpcc_meta``; SchemaError when the database holds no
-    (complete) TPC-C schema."""
+    (complete) TPC-C schema, saying so when it holds the DVD-Store-derived one instead."""
     conn = client.connect(dsn)
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT DATABASE()")
             dbname = cur.fetchone()[0]
             cur.execute("SELECT table_name FROM information_schema.tables"
-                        " WHERE table_schema = DATABASE() AND table_name IN (%s, 'warehouse')",
-                        (META_TABLE,))
+                        " WHERE table_schema = DATABASE()"
+                        " AND table_name IN (%s, 'warehouse', 'dvds_meta')", (META_TABLE,))
             found = {r[0].lower() for r in cur.fetchall()}
             row = None
             if META_TABLE in found:
                 cur.execute(f"SELECT warehouses, c_last_load, c_id_load, c_ol_i_id_load"
                             f" FROM {META_TABLE} LIMIT 1")
                 row = cur.fetchone()
+            if row is None and found - {"dvds_meta"}:
+                raise common.incomplete_schema(dbname)
+            if row is None and found:
+                raise common.other_schema(dbname, "DVD-Store-derived")
             if row is None:
-                raise (common.incomplete_schema if found else common.no_schema)(dbname)
+                raise common.no_schema(dbname)
             cur.execute("SELECT COUNT(DISTINCT routine_name) FROM information_schema.routines"
                         " WHERE routine_schema = DATABASE() AND routine_name IN %s",
                         (list(PROCEDURES),))
@@ -51,11 +56,5 @@ def schema_info(dsn: str) -> SchemaInfo:
 
 def has_run(dsn: str) -> bool:
     """True when any order was entered after the load (then CC11 no longer applies)."""
-    conn = client.connect(dsn)
-    try:
-        with conn.cursor() as cur:
-            return bool(cur.execute("SELECT 1 FROM district WHERE d_next_o_id <> 3001 LIMIT 1"))
-    except client.Error as exc:
-        raise DatabaseError(f"cannot read the districts: {client.error_text(exc)}") from exc
-    finally:
-        conn.close()
+    return ask(dsn, "SELECT EXISTS (SELECT 1 FROM district WHERE d_next_o_id <> 3001)",
+               "the districts")

@@ -1,5 +1,6 @@
--- The six transactions of the DVD-Store-derived shop as PL/pgSQL functions (procedures mode),
--- each one round trip returning one bigint, and the restock rule as a trigger on INVENTORY.
+-- The six transactions of the DVD-Store-derived shop as PL/pgSQL functions (procedures mode;
+-- the two browses by text are SQL calls of one PL/pgSQL helper), each one round trip
+-- returning one bigint, and the restock rule as a trigger on INVENTORY.
 -- The users draw every input (native/dvds/) and send text parameters, which the server reads
 -- as these functions' argument types. Everything is correct at READ COMMITTED: a purchase
 -- locks the INVENTORY rows it changes, in prod_id order, before it reads their stock.
@@ -64,42 +65,39 @@ BEGIN
 END
 $$;
 
--- Browse by actor: up to p_batch products whose actor holds every word of p_actor (full-text
--- search, the GIN index products_actor_text); the number found.
-CREATE OR REPLACE FUNCTION dvds_browse_actor(p_actor text, p_batch int) RETURNS bigint
+-- Browse by actor or title: up to p_batch products whose actor (p_by_title false) or title
+-- holds every word of p_words (full-text search, the GIN indexes products_actor_text and
+-- products_title_text); the number found. One query per column, so that each uses its index.
+CREATE OR REPLACE FUNCTION dvds_browse_text(p_words text, p_batch int, p_by_title boolean)
+RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_query tsquery := plainto_tsquery('simple', p_actor);
+    v_query tsquery := plainto_tsquery('simple', p_words);
     v_found bigint;
 BEGIN
     IF numnode(v_query) = 0 THEN
         RETURN 0;
     END IF;
-    SELECT count(r.*) INTO v_found FROM (
-        SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
-         WHERE to_tsvector('simple', actor) @@ v_query
-         LIMIT p_batch) r;
+    IF p_by_title THEN
+        SELECT count(r.*) INTO v_found FROM (
+            SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+             WHERE to_tsvector('simple', title) @@ v_query LIMIT p_batch) r;
+    ELSE
+        SELECT count(r.*) INTO v_found FROM (
+            SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+             WHERE to_tsvector('simple', actor) @@ v_query LIMIT p_batch) r;
+    END IF;
     RETURN v_found;
 END
 $$;
 
--- Browse by title: the same on the title (the GIN index products_title_text).
+-- Browse by actor: dvds_browse_text on the actor (a full name).
+CREATE OR REPLACE FUNCTION dvds_browse_actor(p_actor text, p_batch int) RETURNS bigint
+LANGUAGE sql AS $$ SELECT dvds_browse_text(p_actor, p_batch, false) $$;
+
+-- Browse by title: dvds_browse_text on the title (a word).
 CREATE OR REPLACE FUNCTION dvds_browse_title(p_title text, p_batch int) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-    v_query tsquery := plainto_tsquery('simple', p_title);
-    v_found bigint;
-BEGIN
-    IF numnode(v_query) = 0 THEN
-        RETURN 0;
-    END IF;
-    SELECT count(r.*) INTO v_found FROM (
-        SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
-         WHERE to_tsvector('simple', title) @@ v_query
-         LIMIT p_batch) r;
-    RETURN v_found;
-END
-$$;
+LANGUAGE sql AS $$ SELECT dvds_browse_text(p_title, p_batch, true) $$;
 
 -- Purchase: line n of the cart is (p_prod_ids[n], p_quantities[n]); a product may be on
 -- several lines. Prices the cart (net = sum of price x quantity, tax 8.25%), locks the

@@ -1,0 +1,44 @@
+/* Text the workloads write for the transports and for Python (text.h). */
+#include <stdarg.h>
+
+#include "text.h"
+
+int text_put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
+    if (*at >= size) return -1;
+    size_t room = size - *at;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *at, room, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= room) return -1;
+    *at += (size_t)w;
+    return 0;
+}
+
+int text_int_array(char *buf, size_t size, const int32_t *v, int n) {
+    size_t at = 0;
+    if (text_put(buf, size, &at, "{") < 0) return -1;
+    for (int i = 0; i < n; i++)
+        if (text_put(buf, size, &at, i ? ",%d" : "%d", (int)v[i]) < 0) return -1;
+    return text_put(buf, size, &at, "}");
+}
+
+PyObject *text_tuple(const char *const *v, int n) {
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(v[i]);
+        if (!s) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+PyObject *text_args_tuple(char (*text)[ARG_TEXT], int n) {
+    if (n < 0 || n > MAX_CALL_ARGS) {
+        PyErr_SetString(PyExc_OverflowError, "an argument is too long for its buffer");
+        return NULL;
+    }
+    const char *v[MAX_CALL_ARGS];
+    for (int i = 0; i < n; i++) v[i] = text[i];
+    return text_tuple(v, n);
+}

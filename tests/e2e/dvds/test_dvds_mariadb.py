@@ -1,0 +1,52 @@
+"""The shop end to end on a managed MariaDB, as a user runs it: build 10MB, run two user counts
+with the checks, read the record; the same figures as on PostgreSQL (test_dvds_cli.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from oltplab.engines.mariadb.instance import find_binary
+
+from ..conftest import oltplab, saved_runs
+from .steps import check_steps
+
+needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
+                                   reason="mariadbd is not installed (Debian: mariadb-server-core)")
+
+
+@needs_mariadb
+def test_build_run_check_and_the_record_on_mariadb(server_tmp):
+    flags = ["--engine", "mariadb", "--datadir", str(server_tmp / "my"), "--db-memory", "256MiB"]
+    results = server_tmp / "results"
+    try:
+        oltplab("db", "start", *flags, cwd=server_tmp, check_rc=0)
+        built = oltplab("dvds", "build", *flags, "--size", "10MB", "--build-users", "2",
+                        "--seed", "3", cwd=server_tmp, check_rc=0)
+        assert "built the 10MB shop (20,000 customers, 12,000 orders, 10,000 products)" in \
+            built.stdout
+        p = oltplab("dvds", "run", *flags, "--users", "1,2", "--rampup", "2s", "--duration",
+                    "12s", "--check", "--sample-interval", "0", "--power", "none", "--seed", "5",
+                    "--results-dir", str(results), cwd=server_tmp, check_rc=0)
+        assert "OPM" in p.stdout and "Traceback" not in p.stderr
+        checked = oltplab("dvds", "check", *flags, cwd=server_tmp, check_rc=0).stdout
+        # the TPC-C side names what the database holds instead
+        tpcc = oltplab("tpcc", "run", *flags, "--dbname", "dvds", "--duration", "1s",
+                       "--results-dir", str(server_tmp / "none"), cwd=server_tmp)
+    finally:
+        oltplab("db", "stop", *flags, cwd=server_tmp)
+    [run] = saved_runs(results)
+    assert run["kind"] == "dvds" and run["workload"] == "dvds" and run["status"] == "completed"
+    assert run["engine"] == "mariadb"
+    assert run["schema"]["size"] == "10MB" and run["schema"]["customers"] == 20_000
+    assert run["check"]["ok"], run["check"]
+    shown = json.loads(oltplab("results", "show", "latest", "--json", "--results-dir",
+                               str(results), cwd=server_tmp, check_rc=0).stdout)
+    check_steps(shown, [1, 2])
+    for step in shown["steps"]:
+        calls = {k: v for k, v in step["transactions"].items() if k != "order"}
+        assert sum(t["errors"] for t in calls.values()) == 0, calls
+    assert checked.count("ok") >= 6, checked
+    assert tpcc.returncode == 1 and "DVD-Store-derived" in tpcc.stderr, tpcc.stderr
+    assert len(tpcc.stderr.strip().splitlines()) == 1
