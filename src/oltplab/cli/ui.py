@@ -146,10 +146,12 @@ def warning_lines(run: dict[str, Any]) -> list[str]:
 
 def event_lines(run: dict[str, Any]) -> list[str]:
     """One line per injected fault (tpcc run --inject)."""
-    return [_event_line(e) for e in run.get("events") or []]
+    from .. import workloads
+    rate = workloads.of_record(run).throughput_name
+    return [_event_line(e, rate) for e in run.get("events") or []]
 
 
-def _event_line(e: dict[str, Any]) -> str:
+def _event_line(e: dict[str, Any], rate: str = "TPM") -> str:
     """One injected fault: when, its recovery and the throughput around it."""
     if e.get("at_s") is None or e.get("error"):
         return f"event {e['event']}: {e.get('error') or 'not fired'}"
@@ -162,7 +164,7 @@ def _event_line(e: dict[str, Any]) -> str:
         parts.append(f"{moved} in {e['seconds']:.1f} s{rate}")
     if e.get("dip_avg_pct") is not None:
         parts.append(f"dip {e['dip_avg_pct']:.0f}% avg, {e['dip_max_pct']:.0f}% max "
-                     f"against {e['before_tpm']:,.0f} TPM before")
+                     f"against {e['before_tpm']:,.0f} {rate} before")
     back = e.get("back_within_10pct_s")
     parts.append("not back within 10%" if back is None else f"back within 10% after {back:g} s")
     return ", ".join(parts)

@@ -42,26 +42,36 @@ def events_chart(run: RunData, suffix: str = "") -> Chart | None:
     # each second also shows its 10-s interval's rate: one x grid for both lines
     coarse = [per_10s[i // width] * 60 / width if i // width < len(per_10s) else None
               for i in range(len(per_s))]
-    lines = [("TPM per second", [c * 60 for c in per_s], 1), (f"TPM per {width} s", coarse, 0)]
+    from .. import workloads
+    wl = workloads.of_record(run.record)
+    rate = wl.throughput_name
+    what = "orders per minute" if wl.unit_row else "transactions per minute"
+    lines = [(f"{rate} per second", [c * 60 for c in per_s], 1),
+             (f"{rate} per {width} s", coarse, 0)]
     return line_chart(
         "events_tpm" + suffix, "Throughput during the injected faults",
-        "time since the start of the measured window (s)", "transactions per minute", x,
+        "time since the start of the measured window (s)", what, x,
         lines, why="the step has no completions per second",
         bands=[Band(*_span(e), _label(e)) for e in events],
         caption="Client-side completions per second (from the workers' one-second progress "
-                f"points) and per {width} s, as TPM; shaded: each fault, a kill until the "
-                "server accepted a connection again, a throttle for its window.")
+                f"points) and per {width} s, as {rate}"
+                + (" (committed orders)" if wl.unit_row else "")
+                + "; shaded: each fault, a kill until the server accepted a connection again, "
+                "a throttle for its window.")
 
 
 def events_table(run: RunData) -> Table | None:
     events = run.record.get("events") or []
     if not events:
         return None
+    from .. import workloads
+    rate = workloads.of_record(run.record).throughput_name
     rows = tuple((e.get("event") or e["kind"], e.get("at_s"), e.get("for_s"),
                   e.get("recovery_s"), fmt(e.get("before_tpm")), e.get("dip_avg_pct"),
                   e.get("dip_max_pct"), e.get("back_within_10pct_s"), e.get("error") or "")
                  for e in events)
-    return Table("events", "Injected faults", COLUMNS, rows,
+    return Table("events", "Injected faults",
+                 tuple(f"{rate} before" if c == "TPM before" else c for c in COLUMNS), rows,
                  caption="at: seconds from the start of the measured window. Before: the mean "
                          "of up to 60 s before the fault. Dip: from the fault until throughput "
                          "is back within 10% of before (or the throttle ends, if later).")

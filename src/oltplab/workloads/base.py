@@ -78,6 +78,12 @@ class Workload:
     schema_record: Callable[..., dict] = lambda info, database=False: {}
 
     @property
+    def throughput_name(self) -> str:
+        """What a step's completions per interval count, per minute: TPM (transactions), or
+        for a workload with a unit row its unit (the shop's OPM)."""
+        return self.unit if self.unit_row else "TPM"
+
+    @property
     def calls(self) -> tuple[str, ...]:
         """The transaction types the users send (all of them but a unit row)."""
         return self.transactions[:-1] if self.unit_row else self.transactions

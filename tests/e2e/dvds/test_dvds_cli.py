@@ -79,3 +79,16 @@ def test_a_run_needs_the_shop_and_a_tpcc_database_is_not_one(shop):
                 "--results-dir", str(root / "none"), cwd=root)
     assert p.returncode == 1 and "DVD-Store-derived" in p.stderr, p.stderr
     assert not (root / "none").exists() or not saved_runs(root / "none")
+
+
+def test_a_killed_backend_dips_the_orders_and_the_run_goes_on(shop):
+    root, flags, _ = shop
+    p = oltplab("dvds", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "10s",
+                "--sample-interval", "0", "--power", "none", "--inject", "at=4s,kill-backend",
+                "--results-dir", str(root / "faults"), cwd=root, check_rc=0)
+    assert "event at=4s,kill-backend: at 4" in p.stdout and "OPM before" in p.stdout, p.stdout
+    [run] = saved_runs(root / "faults")
+    [event] = run["events"]
+    step = run["steps"][0]
+    assert event["before_tpm"] > 0 and step["opm"] > 0  # ORDERS' rows survive the reset
+    assert len(step["throughput"]["per_s"]) == 10 and step["throughput"]["unit"] == "orders"
