@@ -26,8 +26,8 @@ def test_build_run_check_and_the_record_on_mariadb(server_tmp):
                         "--seed", "3", cwd=server_tmp, check_rc=0)
         assert "built the 10MB shop (20,000 customers, 12,000 orders, 10,000 products)" in \
             built.stdout
-        p = oltplab("dvds", "run", *flags, "--users", "1,2", "--rampup", "2s", "--duration",
-                    "12s", "--check", "--sample-interval", "0", "--power", "none", "--seed", "5",
+        p = oltplab("dvds", "run", *flags, "--users", "1,2", "--rampup", "1s", "--duration",
+                    "6s", "--check", "--sample-interval", "0", "--power", "none", "--seed", "5",
                     "--results-dir", str(results), cwd=server_tmp, check_rc=0)
         assert "OPM" in p.stdout and "Traceback" not in p.stderr
         checked = oltplab("dvds", "check", *flags, cwd=server_tmp, check_rc=0).stdout
