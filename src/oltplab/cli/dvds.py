@@ -9,12 +9,11 @@ import click
 from rich.table import Table
 
 from ..config import RunSpec
-from ..errors import OltplabError
 from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN
 from ..runs.lifecycle import check_record, raise_for_status, run_group, run_tpcc_recorded
 from .db import make_db_spec
 from .options import print_repeats, repeat_option, table_options, telemetry_options
-from .tpcc import TpccLines, dedupe_line
+from .tpcc import TpccLines, dedupe_line, print_conditions
 
 WORKLOAD = "dvds"
 
@@ -109,7 +108,8 @@ def _pct(x: Any) -> str:
 
 
 def _ms(x: Any) -> str:
-    return "-" if x is None else f"{x:,.2f}"
+    from .ui import fmt_ms
+    return fmt_ms(x)
 
 
 def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None) -> dict:
@@ -202,10 +202,4 @@ def dvds_check(**kw):
     with engine.database(spec) as target:
         engine.schema_info(target.dsn, WORKLOAD)
         rec = check_record(target.dsn, after_run=True, engine=engine.name, workload=WORKLOAD)
-    for c in rec["conditions"]:
-        mark = "ok  " if c["ok"] else "FAIL"
-        click.echo(f"{mark} {c['name']:<5} {c['description']}"
-                   + ("" if c["ok"] else f"  ({c['violations']} violations, e.g. {c['sample'][:2]})"))
-    if not rec["ok"]:
-        failed = ", ".join(c["name"] for c in rec["conditions"] if not c["ok"])
-        raise OltplabError(f"consistency checks failed: {failed}")
+    print_conditions(rec)

@@ -167,6 +167,11 @@ def tpcc_check(after_run, **kw):
         if after_run is None:
             after_run = engine.dialect.has_run(target.dsn)
         rec = check_record(target.dsn, after_run=after_run, engine=engine.name)
+    print_conditions(rec)
+
+
+def print_conditions(rec: dict) -> None:
+    """A check record's conditions, a line each; OltplabError naming those that failed."""
     for c in rec["conditions"]:
         mark = "ok  " if c["ok"] else "FAIL"
         click.echo(f"{mark} {c['name']:<5} {c['clause']:<10} {c['description']}"

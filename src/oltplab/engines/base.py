@@ -151,11 +151,12 @@ def retry_snapshot(take: Callable[[], Any], patient: bool, wait_s: float) -> Any
             time.sleep(0.2)
 
 
-def counters_delta(start, end) -> dict:
+def counters_delta(start, end, unit_key: str = "d_next_o_id_delta") -> dict:
     """The changes between two snapshots of an engine's counters: ``xacts_delta``,
     ``workload_xacts_delta`` (the workload database's own count where the engine keeps one,
-    else the instance's), ``d_next_o_id_delta`` and ``autovacuum_runs_delta`` (0 where there
-    is no autovacuum)."""
+    else the instance's), the headline's units under ``unit_key`` (the workload's
+    ``server_unit_key``: TPC-C's ``d_next_o_id_delta``) and ``autovacuum_runs_delta`` (0 where
+    there is no autovacuum)."""
     def new_orders(c) -> int:
         return c.new_orders if hasattr(c, "new_orders") else c.d_next_o_id
 
@@ -164,7 +165,7 @@ def counters_delta(start, end) -> dict:
 
     return {"xacts_delta": end.xacts - start.xacts,
             "workload_xacts_delta": workload(end) - workload(start),
-            "d_next_o_id_delta": new_orders(end) - new_orders(start),
+            unit_key: new_orders(end) - new_orders(start),
             "autovacuum_runs_delta": (getattr(end, "autovacuum_runs", 0)
                                       - getattr(start, "autovacuum_runs", 0))}
 

@@ -435,7 +435,7 @@ class Step:
         server = None
         wl = self.workload
         if self.s0 is not None and self.s1 is not None:
-            server = counters_delta(self.s0, self.s1)
+            server = counters_delta(self.s0, self.s1, wl.server_unit_key)
             # the users' and the monitor's own transactions between the snapshots are not TPM
             own = sum(t > self.s0_sent for f in self.finals.values() for t in f.crossings[0])
             own += sum(t <= self.s1_sent for f in self.finals.values() for t in f.crossings[1])
@@ -452,8 +452,6 @@ class Step:
             # boundaries, whatever the manager's delay in snapshotting: per minute of the
             # window, the client's time base.
             server["snapshot_s"] = round((self.s1.t_ns - self.s0.t_ns) / 1e9, 3)
-            if wl.server_unit_key != "d_next_o_id_delta":
-                server[wl.server_unit_key] = server.pop("d_next_o_id_delta")
             tpm, units = server_rates(server["xacts_delta"], server[wl.server_unit_key],
                                       measured_s)
             workload_tpm = rate(server["workload_xacts_delta"], measured_s)

@@ -5,7 +5,7 @@ response time (the sum of its calls) and each phase's, and the host's telemetry.
 from __future__ import annotations
 
 from . import tpcc as common
-from .charts import bar_chart, count, entries, per_step
+from .charts import bar_chart, entries, per_step
 from .model import Chart, Table
 from .runs import Group, RunData
 
@@ -102,11 +102,4 @@ def tables(run: RunData) -> list[Table]:
 
 def headline(run: dict) -> str:
     """The step with the highest OPM: "OPM 12,345 at 4 users"."""
-    measured = [s for s in run.get("steps") or [] if isinstance(s, dict)
-                and s.get("opm") is not None]
-    if not measured:
-        return "-"
-    best = max(measured, key=lambda s: s["opm"])
-    users = best.get("users")
-    part = " (partial step)" if best.get("partial") else ""
-    return f"OPM {count(best['opm'])} at {users} user{'' if users == 1 else 's'}{part}"
+    return common.best_step_line(run, "opm", "OPM")

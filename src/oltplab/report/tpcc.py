@@ -436,15 +436,21 @@ def tables(run: RunData) -> list[Table]:
 
 def headline(run: dict) -> str:
     """The step with the highest NOPM: "NOPM 32,395 at 4 users (TPM 174,444)"."""
+    return best_step_line(run, "nopm", "NOPM", lambda s: f" (TPM {count(s.get('tpm'))})")
+
+
+def best_step_line(run: dict, key: str, name: str, more=lambda step: "") -> str:
+    """The step with the highest ``key``: "NAME 32,395 at 4 users<more(step)>" ("-" when no
+    step has it)."""
     measured = [s for s in run.get("steps") or [] if isinstance(s, dict)
-                and s.get("nopm") is not None]
+                and s.get(key) is not None]
     if not measured:
         return "-"
-    best = max(measured, key=lambda s: s["nopm"])
+    best = max(measured, key=lambda s: s[key])
     users = best.get("users")
     part = " (partial step)" if best.get("partial") else ""
-    return (f"NOPM {count(best['nopm'])} at {users} user{'' if users == 1 else 's'} "
-            f"(TPM {count(best.get('tpm'))}){part}")
+    return (f"{name} {count(best[key])} at {users} user{'' if users == 1 else 's'}"
+            f"{more(best)}{part}")
 
 
 def step_values(g: Group, key: str) -> dict:
