@@ -160,8 +160,8 @@ def _event_line(e: dict[str, Any], rate: str = "TPM") -> str:
         parts.append(f"recovery {e['recovery_s']:.1f} s")
     if e.get("seconds") is not None:  # the file system's work (a device fault)
         moved = f"{e['bytes_moved'] / 1024**2:,.0f} MiB" if e.get("bytes_moved") else "done"
-        rate = f" at {e['mb_per_s']:,.0f} MB/s" if e.get("mb_per_s") else ""
-        parts.append(f"{moved} in {e['seconds']:.1f} s{rate}")
+        speed = f" at {e['mb_per_s']:,.0f} MB/s" if e.get("mb_per_s") else ""
+        parts.append(f"{moved} in {e['seconds']:.1f} s{speed}")
     if e.get("dip_avg_pct") is not None:
         parts.append(f"dip {e['dip_avg_pct']:.0f}% avg, {e['dip_max_pct']:.0f}% max "
                      f"against {e['before_tpm']:,.0f} {rate} before")

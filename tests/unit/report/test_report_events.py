@@ -40,3 +40,10 @@ def test_the_command_line_prints_a_line_per_event():
         "36,000 TPM before, back within 10% after 5 s",
         "event at=99s,for=1s,throttle=write:1MiB: not fired: the run ended first"]
     assert event_lines({"steps": []}) == []
+    device = {"kind": "remove-device", "event": "at=20s,remove-device=1", "at_s": 20.0,
+              "seconds": 6.4, "bytes_moved": 2 * 1024**3, "mb_per_s": 319.1,
+              "before_tpm": 22533.0, "dip_avg_pct": 61.5, "dip_max_pct": 95.5,
+              "back_within_10pct_s": 7.0}
+    assert event_lines({"kind": "tpcc", "events": [device]}) == [
+        "event at=20s,remove-device=1: at 20.0 s, 2,048 MiB in 6.4 s at 319 MB/s, dip 62% avg, "
+        "96% max against 22,533 TPM before, back within 10% after 7 s"]
