@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import threading
 
 import pytest
 
@@ -14,7 +16,6 @@ from oltplab.datastores.devices import loops_under
 from oltplab.datastores.spec import make_spec
 from oltplab.errors import OltplabError
 
-from conftest import ctrl_c_when
 
 
 @pytest.fixture
@@ -22,17 +23,30 @@ def root(tmp_path):
     if os.geteuid() != 0 or shutil.which("mkfs.btrfs") is None:
         pytest.skip("needs root and btrfs-progs")
     yield tmp_path / "ds"
+    # a failed test may leave its datastore mounted: unmount it, then detach its loops
+    with open("/proc/mounts") as f:
+        mounts = [line.split()[1] for line in f if line.split()[1].startswith(str(tmp_path))]
+    for mount in sorted(mounts, reverse=True):
+        subprocess.run(["umount", mount])
     for loop in loops_under(tmp_path):
         subprocess.run(["losetup", "--detach", loop])
 
 
 def test_ctrl_c_while_the_devices_are_made_leaves_nothing(root):
+    """Ctrl-C lands as the third backing file is made, two loop devices attached: sent from
+    the step callback, so that a loaded machine cannot let create finish first."""
     spec = make_spec("r1", raid="raid1", loop="3x320MiB", root=root)
-    steps = []
-    with ctrl_c_when(lambda: len(loops_under(root)) >= 2) as sent:
-        with pytest.raises(KeyboardInterrupt):
-            service.create(spec, on_step=steps.append)
-    assert sent and steps[0] == "allocating disk0.img"
+    steps, attached = [], []
+
+    def step(text: str) -> None:
+        steps.append(text)
+        if text == "allocating disk2.img":
+            attached.append(len(loops_under(root)))
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        service.create(spec, on_step=step)
+    assert attached == [2] and steps[0] == "allocating disk0.img"
     assert loops_under(root) == [] and not (root / "r1").exists()
 
 
