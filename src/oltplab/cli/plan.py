@@ -55,14 +55,18 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
         if any(not i.kind.own_servers for i in items):  # not all start servers of their own
             click.echo(f"      {_where(c)}")
         for item in items:
-            click.echo(f"      step {item.step.index} {item.step.kind}: {_what(item)}; "
+            # the default step runs the cell's workload: named after it (tpcc, dvds)
+            kind = (item.spec.workload if item.step.kind == kinds.DEFAULT_STEP
+                    and getattr(item.spec, "workload", None) else item.step.kind)
+            click.echo(f"      step {item.step.index} {kind}: {_what(item)}; "
                        f"runs labelled {item.label}")
 
 
 def _where(c: Cell) -> str:
     if c.db.dsn:
         return f"dsn {c.db.dsn}"
-    w = f"{c.warehouses} warehouses" if c.warehouses else "the schema there"
+    w = (f"{c.warehouses} warehouses" if c.warehouses else
+         f"the {c.size.name} shop" if c.size else "the schema there")
     wal = f", WAL in {c.db.waldir}" if c.db.waldir else ""
     host = f", host memory {format_size(c.db.host_memory)}" if c.db.host_memory else ""
     label = engines.get(c.db.engine).label

@@ -61,3 +61,9 @@ def test_the_e7_shop_plan_runs_on_two_datastores_and_reports_opm(tmp_path):
     assert (report / "plan_opm.png").is_file()
     stores = tmp_path / "oltplab-data" / "datastores"
     assert not stores.exists() or not any(stores.iterdir()), "each is destroyed after its cell"
+
+
+def test_plan_show_names_the_shop_and_its_size(tmp_path):
+    shown = oltplab("plan", "show", str(EXAMPLE), cwd=tmp_path, check_rc=0).stdout
+    assert "the 10MB shop in oltplab-data/datastores/r1/mnt/postgres" in shown, shown
+    assert "step 1 dvds: users 1,2" in shown and "step 1 tpcc" not in shown, shown
