@@ -27,15 +27,13 @@ import os
 import random
 import resource
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from common import ratio_with_noise
+from common import ratio_with_noise, run_slaps, slap_command
 
 from oltplab.config import BuildSpec, DbSpec, parse_size
 from oltplab.engines.mariadb import client, counters, driver
@@ -146,54 +144,24 @@ def run_oltplab(plan: WorkerPlan, a) -> tuple[float, float, float, int]:
     return nopm, tpm, cpu(resource.RUSAGE_SELF) - cpu0, completed
 
 
-def slap_command(slap: str, inst: MariaDBInstance, dbname: str, path: Path, count: int,
-                 init: str | None) -> list[str]:
-    cmd = [slap, "--no-defaults", f"--socket={inst.socket_path}", "--user=root",
-           f"--create-schema={dbname}", "--no-drop", "--concurrency=1", "--iterations=1",
-           f"--number-of-queries={count}", f"--query={path}", "--delimiter=|", "--silent"]
-    return cmd + ([f"--init-command={init}"] if init else [])
-
-
 def run_slap(slap: str, inst: MariaDBInstance, dbname: str, files: list[Path], count: int,
              a) -> tuple[float, float, float, int, str]:
     """NOPM, TPM, the mariadb-slap processes' CPU seconds, their transactions (the server's
     Com_commit + Com_rollback over their whole run: no retries), and a problem if one ended
     early."""
     dsn = inst.dsn(dbname)
-    init = ("SET SESSION innodb_snapshot_isolation = OFF"
-            if _has_snapshot_isolation(dsn) else None)
+    commands = [slap_command(slap, dsn, f, count) for f in files]
     marks: list = []
+
+    def start(t0: float) -> threading.Thread:
+        th = threading.Thread(target=window, args=(dsn, t0, a, marks))
+        th.start()
+        return th
+
     first = counters.snapshot_of(dsn)
-    cpu0 = cpu(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    procs = [subprocess.Popen(slap_command(slap, inst, dbname, f, count, init),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for f in files]
-    th = threading.Thread(target=window, args=(dsn, t0, a, marks))
-    th.start()
-    th.join()
-    early = [p for p in procs if p.poll() is not None]
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    problem = ""
-    for p in procs:
-        _, err = p.communicate()
-        if p in early:
-            problem = (f"a mariadb-slap client ended before the window did (exit "
-                       f"{p.returncode}): {err.strip().splitlines()[-1:] or 'its file ran out'}")
-    secs = cpu(resource.RUSAGE_CHILDREN) - cpu0
+    secs, problem = run_slaps(commands, start)
     nopm, tpm = rates(marks)
     return nopm, tpm, secs, counters.snapshot_of(dsn).xacts - first.xacts, problem
-
-
-def _has_snapshot_isolation(dsn: str) -> bool:
-    conn = client.connect(dsn)
-    try:
-        with conn.cursor() as cur:
-            return bool(cur.execute("SHOW VARIABLES LIKE 'innodb\\_snapshot\\_isolation'"))
-    finally:
-        conn.close()
 
 
 def main() -> None:
