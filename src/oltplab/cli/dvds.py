@@ -186,9 +186,10 @@ def show_run(data: dict) -> None:
     _print_steps(data)
     schema = data.get("schema", {})
     db = data.get("database", {})
+    ds3 = f", DS3 with {schema['reviews']:,} reviews" if schema.get("ds3") else ""
     click.echo(f"database: {db.get('version', '?')}; size {schema.get('size', '?')} "
                f"({schema.get('customers', 0):,} customers, {schema.get('products', 0):,} "
-               "products)")
+               f"products{ds3})")
     if data.get("check"):
         bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
         click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))

@@ -1,5 +1,5 @@
 """What every engine's DVD-Store-derived schema holds, whatever its SQL dialect: the eight
-tables, ``dvds_meta`` (the build's record, written last: it marks a complete build), the six
+tables, ``dvds_meta`` (the build's record, written last: it marks a complete build), the twelve
 transaction functions, and what ``schema_info`` reads back (``DvdsSchema``)."""
 
 from __future__ import annotations

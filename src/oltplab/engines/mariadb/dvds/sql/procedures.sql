@@ -1,7 +1,7 @@
--- The six transactions of the DVD-Store-derived shop as MariaDB stored procedures (procedures
--- mode), and the restock rule as a trigger on INVENTORY. A user calls each in one round trip,
--- CALL DVDS_<KIND>(inputs..., @out), with the inputs its terminal drew (native/dvds/): text as
--- quoted strings, integers bare, a cart as two JSON arrays in strings ('[3,1]', '[1,2]'); the
+-- The twelve transactions of the DVD-Store-derived shop (DS2's six, then DVD Store 3's six) as
+-- MariaDB stored procedures (procedures mode), and the restock rule as a trigger on INVENTORY.
+-- A user calls each in one round trip, CALL DVDS_<KIND>(inputs..., @out), with the inputs its
+-- terminal drew (native/dvds/): text as quoted strings, integers bare, a cart as two JSON arrays in strings ('[3,1]', '[1,2]'); the
 -- answer comes back in the last argument, an OUT bigint. Each procedure runs one transaction
 -- from START TRANSACTION to its COMMIT (or ROLLBACK), so that Com_commit + Com_rollback moves
 -- by one per call; any error rolls it back and is raised again with its code: the driver

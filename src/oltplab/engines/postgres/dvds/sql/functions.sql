@@ -1,6 +1,7 @@
--- The six transactions of the DVD-Store-derived shop as PL/pgSQL functions (procedures mode;
--- the two browses by text are SQL calls of one PL/pgSQL helper), each one round trip
--- returning one bigint, and the restock rule as a trigger on INVENTORY.
+-- The twelve transactions of the DVD-Store-derived shop (DS2's six, then DVD Store 3's six) as
+-- PL/pgSQL functions (procedures mode; the browses and review searches by text are SQL calls
+-- of a PL/pgSQL helper), each one round trip returning one bigint, and the restock rule as a
+-- trigger on INVENTORY.
 -- The users draw every input (native/dvds/) and send text parameters, which the server reads
 -- as these functions' argument types. Everything is correct at READ COMMITTED: a purchase
 -- locks the INVENTORY rows it changes, in prod_id order, before it reads their stock.
