@@ -19,11 +19,11 @@ class RunConstants:
     customers: int
     products: int
     params: DvdsParams
-    reviews: int = 0
+    reviews: int = 0  # a DS3 build's loaded reviews, which the users rate
 
     def as_dict(self) -> dict:
         return {"size": self.size, "customers": self.customers, "products": self.products,
-                **({"reviews": self.reviews} if self.params.ds3 else {}),
+                **({"loaded_reviews": self.reviews} if self.params.ds3 else {}),
                 **asdict(self.params)}
 
 
