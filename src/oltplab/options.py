@@ -315,6 +315,8 @@ DVDS_BUILD: tuple[Option, ...] = (
     Option("force", "dvds_build", "Drop and rebuild an existing schema.", ("--force",),
            is_flag=True),
     Option("seed", "dvds_build", "Seed for reproducible data.", ("--seed",), type=int),
+    Option("ds3", "dvds_build", "Build DVD Store 3's parts too: MEMBERSHIP, REVIEWS, "
+           "REVIEWS_HELPFULNESS and PRODUCTS' membership_item.", ("--ds3",), is_flag=True),
 )
 
 # dvds run: the shop driver's parameters (the telemetry rows follow)
@@ -334,6 +336,21 @@ DVDS_RUN: tuple[Option, ...] = (
     Option("line_items", "dvds_run", "Mean items per cart (uniform 1..2n-1, at most 10).",
            ("--line-items",), type=int, default=5, show_default=True, parse=at_least_one,
            toml=(int,), convert=positive),
+    Option("ds3", "dvds_run", "Add DVD Store 3's steps to each order (review searches, new "
+           "reviews, helpfulness ratings, memberships): needs a DS3 build, on which a run "
+           "adds them anyway.", ("--ds3",), is_flag=True),
+    Option("pct_new_members", "dvds_run", "DS3: percent of orders whose customer becomes a "
+           "member.", ("--pct-new-members",), default="1", show_default=True,
+           parse=a_percentage, toml=(int, float), convert=a_percentage),
+    Option("reviews", "dvds_run", "DS3: mean review searches per order (uniform 1..2n-1).",
+           ("--reviews",), type=int, default=3, show_default=True, parse=at_least_one,
+           toml=(int,), convert=positive),
+    Option("pct_new_reviews", "dvds_run", "DS3: percent of orders that write a review.",
+           ("--pct-new-reviews",), default="5", show_default=True, parse=a_percentage,
+           toml=(int, float), convert=a_percentage),
+    Option("pct_new_helpfulness", "dvds_run", "DS3: percent of orders that rate a review's "
+           "helpfulness.", ("--pct-new-helpfulness",), default="10", show_default=True,
+           parse=a_percentage, toml=(int, float), convert=a_percentage),
     *(o for o in RUN if o.name in ("workers", "seed")),
     _name("run", "dvds"),
     *(o for o in RUN if o.name in ("check", "cold", "inject", "results_dir")),

@@ -26,14 +26,14 @@ def dvds():
 @dvds.command("build")
 @table_options(DVDS_DB)
 @table_options(DVDS_BUILD)
-def dvds_build(size, build_users, force, seed, **kw):
+def dvds_build(size, build_users, force, seed, ds3, **kw):
     """Create and load the shop's tables, keys, full-text indexes and functions."""
     from .. import engines
     from ..workloads.dvds.build import DvdsBuildSpec
     from .ui import BuildLines
     spec = make_db_spec(kw)
     bspec = DvdsBuildSpec(size=size, build_users=build_users or max(1, os.cpu_count() or 1),
-                          force=force, seed=seed)
+                          force=force, seed=seed, ds3=ds3)
     engine = engines.get(spec.engine)
     dialect = engine.dialect_for(WORKLOAD)
     with engine.database(spec, need_connections=bspec.build_users + 10) as target:
@@ -43,8 +43,12 @@ def dvds_build(size, build_users, force, seed, **kw):
         finally:
             lines.close()
         seconds = summary.get("seconds", 0) or 0
+        rows = summary.get("rows", {})
+        ds3 = (f", DS3: {rows.get('membership', 0):,} members, {rows.get('reviews', 0):,} "
+               f"reviews, {rows.get('reviews_helpfulness', 0):,} ratings" if ds3 else "")
         click.echo(f"built the {size.name} shop ({size.customers:,} customers, "
-                   f"{size.orders:,} orders, {size.products:,} products) in {seconds:.1f} s")
+                   f"{size.orders:,} orders, {size.products:,} products{ds3}) in "
+                   f"{seconds:.1f} s")
         if spec.dsn is None:
             from ..datastores.service import after_build
             entry = after_build(spec.datadir)  # a datastore made with --dedupe
@@ -58,7 +62,8 @@ def dvds_build(size, build_users, force, seed, **kw):
 @repeat_option
 @telemetry_options
 def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searches,
-             search_batch, line_items, workers, seed, name, check, cold, inject, results_dir,
+             search_batch, line_items, ds3, pct_new_members, reviews, pct_new_reviews,
+             pct_new_helpfulness, workers, seed, name, check, cold, inject, results_dir,
              repeat, sample_interval, power, io_latency, **kw):
     """Drive virtual shoppers through a user sequence and record OPM and response times."""
     from ..errors import UsageError
@@ -71,7 +76,10 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
         raise UsageError("--mode sql: the DVD-Store-derived workload runs its stored "
                          "functions only (--mode procedures)")
     params = DvdsParams(think_time=think_time, pct_new_customers=pct_new_customers,
-                        searches=searches, search_batch=search_batch, line_items=line_items)
+                        searches=searches, search_batch=search_batch, line_items=line_items,
+                        ds3=ds3, pct_new_members=pct_new_members, reviews=reviews,
+                        pct_new_reviews=pct_new_reviews,
+                        pct_new_helpfulness=pct_new_helpfulness)
     rspec = RunSpec(**users, rampup=rampup, duration=duration, mode=mode, workers=workers,
                     seed=seed, name=name, check=check, results_dir=results_dir,
                     sample_interval=sample_interval, power=power, io_latency=io_latency,
@@ -178,9 +186,10 @@ def show_run(data: dict) -> None:
     _print_steps(data)
     schema = data.get("schema", {})
     db = data.get("database", {})
+    ds3 = f", DS3 with {schema['reviews']:,} reviews" if schema.get("ds3") else ""
     click.echo(f"database: {db.get('version', '?')}; size {schema.get('size', '?')} "
                f"({schema.get('customers', 0):,} customers, {schema.get('products', 0):,} "
-               "products)")
+               f"products{ds3})")
     if data.get("check"):
         bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
         click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))

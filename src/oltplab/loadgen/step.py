@@ -126,6 +126,7 @@ class Step:
         self.stop = stop  # set: the step ends as on Ctrl-C, at its next turn (within a tick)
         self.steps = len(spec.users)
         self.warehouses = warehouses
+        self.constants = constants
         self.spec = spec
         self.users = users
         self.monitor = monitor
@@ -465,7 +466,8 @@ class Step:
             start_ns=self.ramp_end, end_ns=end_ns, warehouses=self.warehouses,
             autovacuum_runs=(server or {}).get("autovacuum_runs_delta", 0),
             per_second=bool(self.spec.inject), client_unit=client_units, server_unit=units,
-            params=self.spec.params)
+            params=getattr(self.constants, "params", None) or self.spec.params)
+        names = [n for n in names if n not in wl.optional or counts[n].count or counts[n].errors]
         transactions = {name: transaction_entry(counts[name], hists[name]) for name in names}
         for name, fields in rigor.pop("transaction_fields", {}).items():
             transactions[name].update(fields)

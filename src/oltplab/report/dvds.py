@@ -11,6 +11,8 @@ from .runs import Group, RunData
 
 USERS = common.USERS
 PHASES = ("login", "new_customer", "browse", "purchase")
+#: DVD Store 3's phase, charted when a run has it
+DS3_PHASES = ("reviews",)
 
 
 def _lat(s: dict, key: str):
@@ -26,6 +28,9 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
     host's telemetry."""
     def step_value(key):
         return lambda g: per_step(g, lambda r, i, s: s.get(key))
+
+    phases = PHASES + tuple(p for p in DS3_PHASES if any(
+        p in (s.get("phases") or {}) for g in groups for r in g.runs for s in r.steps))
 
     out = [bar_chart(
         "opm", "Orders per minute per user count", USERS, "orders per minute",
@@ -52,10 +57,11 @@ def charts(groups: list[Group], section: str = "") -> list[Chart]:
         bar_chart(
             "phase_latency", "Response time per phase (p95)", USERS, "p95 response time (ms)",
             entries(groups, [(p.replace("_", " "), lambda g, p=p: per_step(
-                g, lambda r, i, s: _phase(s, p, "p95"))) for p in PHASES]),
+                g, lambda r, i, s: _phase(s, p, "p95"))) for p in phases]),
             why="no step has phase response times", section=section,
             caption="The 95th percentile of each phase's calls (browse: by category, actor "
-                    "and title together)."),
+                    "and title together; reviews, in a DS3 run: DVD Store 3's review "
+                    "searches, new reviews, helpfulness ratings and new memberships)."),
     ]
     return out + common.telemetry_charts(groups, section, orders_per_watt=False)
 

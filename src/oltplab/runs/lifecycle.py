@@ -17,6 +17,7 @@ Repeats: ``run_group`` makes N runs of one kind into one group; each record then
 from __future__ import annotations
 
 import dataclasses
+import random
 import secrets
 import sys
 import threading
@@ -128,6 +129,9 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         info = engine.schema_info(target.dsn, wl.name)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
+        # a run the schema cannot serve (the shop's --ds3 on a DS2 build) fails here, before
+        # its folder is made
+        wl.draw_constants(random.Random(rspec.seed), info, rspec)
         paths = {"datadir": spec.datadir} if target.instance else {}
         if target.instance and spec.waldir:
             paths["waldir"] = spec.waldir

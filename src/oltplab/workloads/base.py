@@ -54,7 +54,9 @@ class Workload:
     - ``step_fields(counts, hists)``: fields of its own a step's record adds;
     - ``schema_record(info, database)``: what a run records of the schema it ran on (the
       dialect's ``schema_info``), as ``schema``, or (``database``) the part ``database``
-      repeats.
+      repeats;
+    - ``optional``: transaction types only some runs draw (the shop's DVD Store 3 calls): a
+      step's record leaves them out when it has no attempt of them.
     """
 
     name: str
@@ -76,6 +78,7 @@ class Workload:
     server_unit_key: str = "d_next_o_id_delta"
     step_fields: Callable[[dict, dict], dict] = lambda counts, hists: {}
     schema_record: Callable[..., dict] = lambda info, database=False: {}
+    optional: tuple[str, ...] = ()
 
     @property
     def throughput_name(self) -> str:

@@ -1,7 +1,38 @@
 """What every step of a shop's run record holds, whatever the engine: the server's OPM beside
-the client's, rollbacks, the order's and each phase's response times, the measured inputs."""
+the client's, rollbacks, the order's and each phase's response times, the measured inputs;
+and the managed servers with a 10MB shop the tests run on."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+
+from conftest import free_port
+
+from ..conftest import oltplab
+
+
+@contextmanager
+def pg_shop(root, *build: str):
+    """A managed PostgreSQL under ``root`` with a 10MB shop (``build``: more build flags):
+    (its flags, the build's output); stopped afterwards."""
+    flags = ["--datadir", str(root / "pg"), "--port", str(free_port()), "--db-memory", "256MiB"]
+    try:
+        yield flags, oltplab("dvds", "build", *flags, "--size", "10MB", "--build-users", "2",
+                             "--seed", "3", *build, cwd=root, check_rc=0)
+    finally:
+        oltplab("db", "stop", *flags, cwd=root)
+
+
+@contextmanager
+def mariadb_shop(root, *build: str):
+    """The same on a managed MariaDB."""
+    flags = ["--engine", "mariadb", "--datadir", str(root / "my"), "--db-memory", "256MiB"]
+    try:
+        oltplab("db", "start", *flags, cwd=root, check_rc=0)
+        yield flags, oltplab("dvds", "build", *flags, "--size", "10MB", "--build-users", "2",
+                             "--seed", "3", *build, cwd=root, check_rc=0)
+    finally:
+        oltplab("db", "stop", *flags, cwd=root)
 
 
 def check_steps(shown: dict, users: list[int]) -> None:
@@ -22,3 +53,32 @@ def check_steps(shown: dict, users: list[int]) -> None:
         assert set(step["inputs"]) == {"new_customers", "searches_per_order", "items_per_cart"}
         assert 1 <= step["inputs"]["searches_per_order"] <= 5
         assert isinstance(step["warnings"], list)
+
+
+DS3_CALLS = ("reviews_product", "reviews_actor", "reviews_title", "new_review",
+             "new_helpfulness", "new_member")
+
+
+def check_ds3_steps(shown: dict, users: list[int], enough: int = 300) -> None:
+    """``shown``: a DS3 run's ``results show --json`` with the default percentages; shares
+    are checked in steps of at least ``enough`` orders."""
+    assert [s["users"] for s in shown["steps"]] == users
+    for step in shown["steps"]:
+        assert step["opm"] > 0 and step["client_opm"] > 0
+        assert abs(step["client_opm"] - step["opm"]) <= max(0.005 * step["opm"], 1), step
+        assert set(step["phases"]) == {"login", "new_customer", "browse", "reviews", "purchase"}
+        calls = {k: v for k, v in step["transactions"].items() if k != "order"}
+        assert set(DS3_CALLS) - {"new_member"} <= set(calls)
+        assert sum(t["errors"] for t in calls.values()) == 0, calls
+        assert step["phases"]["reviews"]["count"] == sum(
+            calls.get(k, {}).get("count", 0) for k in DS3_CALLS)
+        inputs = step["inputs"]
+        assert {"reviews_per_order", "new_reviews", "new_helpfulness", "new_members"} <= \
+            set(inputs)
+        if step["input_counts"]["review_orders"] >= enough:
+            assert 2.6 <= inputs["reviews_per_order"] <= 3.4, inputs
+            assert 0.02 <= inputs["new_reviews"] <= 0.08, inputs
+            assert 0.06 <= inputs["new_helpfulness"] <= 0.14, inputs
+            assert inputs["new_members"] <= 0.03, inputs
+        assert not [w for w in step["warnings"] if "share" in w or "per order" in w], \
+            step["warnings"]

@@ -7,23 +7,17 @@ import json
 import re
 
 import pytest
-from conftest import free_port
 
 from ..conftest import oltplab, saved_runs
-from .steps import check_steps
+from .steps import check_steps, pg_shop
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory):
     """A managed PostgreSQL with a 10MB shop (and nothing else), stopped afterwards."""
     root = tmp_path_factory.mktemp("dvds")
-    flags = ["--datadir", str(root / "pg"), "--port", str(free_port()), "--db-memory", "256MiB"]
-    try:
-        p = oltplab("dvds", "build", *flags, "--size", "10MB", "--build-users", "2", "--seed",
-                    "3", cwd=root, check_rc=0)
+    with pg_shop(root) as (flags, p):
         yield root, flags, p
-    finally:
-        oltplab("db", "stop", *flags, cwd=root)
 
 
 def test_build_run_check_and_the_record(shop):
@@ -60,6 +54,10 @@ def test_build_run_check_and_the_record(shop):
     (("run", "--pct-new-customers", "120"), 2, "0..100"),
     (("run", "--pct-new-customers", "-1"), 2, "0..100"),
     (("run", "--searches", "0"), 2, "--searches"),
+    (("run", "--ds3", "--pct-new-reviews", "101"), 2, "0..100"),
+    (("run", "--pct-new-helpfulness", "-5"), 2, "0..100"),
+    (("run", "--pct-new-members", "100.5"), 2, "0..100"),
+    (("run", "--ds3", "--reviews", "0"), 2, "--reviews"),
     (("run", "--mode", "sql"), 2, "--mode sql"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, rc, words):

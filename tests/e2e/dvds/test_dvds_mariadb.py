@@ -10,7 +10,7 @@ import pytest
 from oltplab.engines.mariadb.instance import find_binary
 
 from ..conftest import oltplab, saved_runs
-from .steps import check_steps
+from .steps import check_ds3_steps, check_steps, mariadb_shop
 
 needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
                                    reason="mariadbd is not installed (Debian: mariadb-server-core)")
@@ -18,12 +18,8 @@ needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
 
 @needs_mariadb
 def test_build_run_check_and_the_record_on_mariadb(server_tmp):
-    flags = ["--engine", "mariadb", "--datadir", str(server_tmp / "my"), "--db-memory", "256MiB"]
     results = server_tmp / "results"
-    try:
-        oltplab("db", "start", *flags, cwd=server_tmp, check_rc=0)
-        built = oltplab("dvds", "build", *flags, "--size", "10MB", "--build-users", "2",
-                        "--seed", "3", cwd=server_tmp, check_rc=0)
+    with mariadb_shop(server_tmp) as (flags, built):
         assert "built the 10MB shop (20,000 customers, 12,000 orders, 10,000 products)" in \
             built.stdout
         p = oltplab("dvds", "run", *flags, "--users", "1,2", "--rampup", "1s", "--duration",
@@ -34,8 +30,6 @@ def test_build_run_check_and_the_record_on_mariadb(server_tmp):
         # the TPC-C side names what the database holds instead
         tpcc = oltplab("tpcc", "run", *flags, "--dbname", "dvds", "--duration", "1s",
                        "--results-dir", str(server_tmp / "none"), cwd=server_tmp)
-    finally:
-        oltplab("db", "stop", *flags, cwd=server_tmp)
     [run] = saved_runs(results)
     assert run["kind"] == "dvds" and run["workload"] == "dvds" and run["status"] == "completed"
     assert run["engine"] == "mariadb"
@@ -50,3 +44,23 @@ def test_build_run_check_and_the_record_on_mariadb(server_tmp):
     assert checked.count("ok") >= 6, checked
     assert tpcc.returncode == 1 and "DVD-Store-derived" in tpcc.stderr, tpcc.stderr
     assert len(tpcc.stderr.strip().splitlines()) == 1
+
+
+@needs_mariadb
+def test_ds3_build_run_and_check_on_mariadb(server_tmp):
+    results = server_tmp / "results"
+    with mariadb_shop(server_tmp, "--ds3") as (flags, built):
+        assert "DS3: 2,000 members, 50,000 reviews, 100,000 ratings" in built.stdout
+        p = oltplab("dvds", "run", *flags, "--ds3", "--users", "2", "--rampup", "1s",
+                    "--duration", "10s", "--check", "--sample-interval", "0", "--power", "none",
+                    "--seed", "5", "--results-dir", str(results), cwd=server_tmp, check_rc=0)
+        assert "OPM" in p.stdout and "Traceback" not in p.stderr
+        checked = oltplab("dvds", "check", *flags, cwd=server_tmp, check_rc=0).stdout
+    [run] = saved_runs(results)
+    assert run["status"] == "completed" and run["engine"] == "mariadb"
+    assert run["check"]["ok"], run["check"]
+    assert run["schema"]["ds3"] is True
+    shown = json.loads(oltplab("results", "show", "latest", "--json", "--results-dir",
+                               str(results), cwd=server_tmp, check_rc=0).stdout)
+    check_ds3_steps(shown, [2])
+    assert "DS10" in checked, checked

@@ -19,7 +19,8 @@ from oltplab import _native
 
 S = 1_000_000_000
 ROWS = len(_native.DVDS_NAMES) + 1  # the calls and the order
-LOGIN, NEW_CUSTOMER, CATEGORY, ACTOR, TITLE, PURCHASE, ORDER = range(ROWS)
+(LOGIN, NEW_CUSTOMER, CATEGORY, ACTOR, TITLE, PURCHASE, R_PRODUCT, R_ACTOR, R_TITLE, REVIEW,
+ RATING, MEMBER, ORDER) = range(ROWS)
 WORDS = dict(title_words=("ALPHA", "BROKEN", "GAMMA"), actor_first=("ADA", "BOB"),
              actor_last=("KING", "LANE"), countries=("Canada", "Japan"), states=("CA", "NY"))
 
@@ -45,8 +46,24 @@ PG_FUNCTIONS = [
     " IF customerid < 1 OR cardinality(prod_ids) <> cardinality(quantities)"
     " OR cardinality(prod_ids) NOT BETWEEN 1 AND 10 THEN RAISE EXCEPTION 'bad cart'; END IF;"
     " IF prod_ids[1] % 4 = 0 THEN RETURN -1; END IF; RETURN nextval('orders_seq'); END $$",
+    # DVD Store 3's: the searches find ``batch`` reviews, a review and a rating get 1, a
+    # customer of an even id is a member already (0)
+    "CREATE FUNCTION dvds_reviews_product(prod_id int, stars int, batch int) RETURNS bigint"
+    " LANGUAGE sql AS $$ SELECT batch::bigint $$",
+    "CREATE FUNCTION dvds_reviews_actor(actor text, stars int, batch int) RETURNS bigint"
+    " LANGUAGE sql AS $$ SELECT batch::bigint $$",
+    "CREATE FUNCTION dvds_reviews_title(title text, stars int, batch int) RETURNS bigint"
+    " LANGUAGE sql AS $$ SELECT batch::bigint $$",
+    "CREATE FUNCTION dvds_new_review(prod_id int, customerid int, stars int, summary text,"
+    " body text) RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN IF stars NOT BETWEEN 1 AND 5"
+    " OR customerid < 1 OR summary = '' OR body = '' THEN RAISE EXCEPTION 'bad review';"
+    " END IF; RETURN 1; END $$",
+    "CREATE FUNCTION dvds_new_helpfulness(review_id int, customerid int, helpfulness int)"
+    " RETURNS bigint LANGUAGE sql AS $$ SELECT 1::bigint $$",
+    "CREATE FUNCTION dvds_new_member(customerid int, tier int) RETURNS bigint"
+    " LANGUAGE sql AS $$ SELECT CASE WHEN customerid % 2 = 0 THEN 0 ELSE customerid END $$",
 ]
-PG_ARGS = (2, 19, 2, 2, 2, 3)  # each function's
+PG_ARGS = (2, 19, 2, 2, 2, 3, 3, 3, 3, 5, 3, 2)  # each function's
 
 
 def shoppers(users: int, **over) -> list:
@@ -99,6 +116,23 @@ def check_counts(counts: dict, handed: list[int], headline: int) -> None:
     assert inputs["purchases"] <= inputs["cart_items"] <= 10 * inputs["purchases"]
 
 
+def check_ds3(counts: dict, ds3: bool) -> None:
+    """DVD Store 3's calls: none in a DS2 run; in a DS3 one, every kind, counted as inputs."""
+    c, e = list(counts["committed"]), list(counts["errors"])
+    inputs = counts["inputs"]
+    if not ds3:
+        assert c[R_PRODUCT:ORDER] == [0] * 6 and inputs["review_orders"] == 0
+        return
+    assert all(c[k] > 0 for k in range(R_PRODUCT, ORDER)), c
+    assert e[R_PRODUCT:ORDER] == [0] * 6
+    assert inputs["review_searches"] == sum(c[R_PRODUCT:REVIEW]) >= inputs["review_orders"] > 0
+    assert [inputs[k] for k in ("reviews_product", "reviews_actor", "reviews_title")] == \
+        c[R_PRODUCT:REVIEW]
+    assert (inputs["new_reviews"], inputs["new_helpfulness"]) == (c[REVIEW], c[RATING])
+    assert inputs["new_members"] + inputs["taken_memberships"] == c[MEMBER]
+    assert inputs["new_members"] > 0 and inputs["taken_memberships"] > 0
+
+
 # ------------------------------------------------------------------------------------------
 # PostgreSQL
 
@@ -139,16 +173,22 @@ def pg_loop_args(conns: list, terminals: list, **over) -> dict:
     return {**args, **over}
 
 
-@pytest.mark.parametrize("waits", [False, True])
-def test_postgres_counts_the_order_as_the_unit_row(shop_pg, waits):
+DS3 = dict(ds3=True, review_ids=1000, pct_new_reviews=30, pct_new_helpfulness=30,
+           pct_new_members=30)
+
+
+@pytest.mark.parametrize("waits, ds3", [(False, False), (True, False), (False, True)])
+def test_postgres_counts_the_order_as_the_unit_row(shop_pg, waits, ds3):
     """bulk=2: the loop stops for its buffers every few orders, the order's row among them.
-    With waits, the think time after each purchase (up to 10 ms) runs too."""
+    With waits, the think time after each purchase (up to 10 ms) runs too; with ds3, DVD Store
+    3's calls come between the browses and the purchase."""
     conns = [pg_connection(shop_pg) for _ in range(4)]
     try:
-        loop = _native.ProcLoop(**pg_loop_args(conns, shoppers(4, think_time=0.005),
-                                               waits=waits))
+        loop = _native.ProcLoop(**pg_loop_args(
+            conns, shoppers(4, think_time=0.005, **(DS3 if ds3 else {})), waits=waits))
         handed = drive(loop)
         check_counts(loop.counts(), handed, loop.headline)
+        check_ds3(loop.counts(), ds3)
         loop.close()
     finally:
         for c in conns:
@@ -159,7 +199,7 @@ def test_postgres_names_cover_the_calls_alone(shop_pg):
     conn = pg_connection(shop_pg)
     try:
         names = [f"dvds_{n}" for n in _native.DVDS_NAMES]
-        with pytest.raises(ValueError, match=r"one name per transaction kind \(6\)"):
+        with pytest.raises(ValueError, match=r"one name per transaction kind \(12\)"):
             _native.ProcLoop(**pg_loop_args([conn], shoppers(1), names=names + ["order"]))
         with pytest.raises(TypeError, match="DvdsTerminal"):
             _native.ProcLoop(**pg_loop_args([conn], [object()]))
@@ -198,6 +238,20 @@ MY_PROCEDURES = [
     " OR JSON_LENGTH(prod_ids) NOT BETWEEN 1 AND 10 THEN"
     " SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'bad cart'; END IF;"
     " SET o = IF(JSON_EXTRACT(prod_ids, '$[0]') % 4 = 0, -1, customerid); END",
+    "CREATE PROCEDURE DVDS_REVIEWS_PRODUCT(prod_id INT, stars INT, batch INT, OUT o BIGINT)"
+    " SET o = batch",
+    "CREATE PROCEDURE DVDS_REVIEWS_ACTOR(actor VARCHAR(64), stars INT, batch INT,"
+    " OUT o BIGINT) SET o = batch",
+    "CREATE PROCEDURE DVDS_REVIEWS_TITLE(title VARCHAR(64), stars INT, batch INT,"
+    " OUT o BIGINT) SET o = batch",
+    "CREATE PROCEDURE DVDS_NEW_REVIEW(prod_id INT, customerid INT, stars INT,"
+    " summary VARCHAR(64), body VARCHAR(200), OUT o BIGINT) BEGIN"
+    " IF stars NOT BETWEEN 1 AND 5 OR customerid < 1 OR summary = '' OR body = '' THEN"
+    " SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'bad review'; END IF; SET o = 1; END",
+    "CREATE PROCEDURE DVDS_NEW_HELPFULNESS(review_id INT, customerid INT, helpfulness INT,"
+    " OUT o BIGINT) SET o = 1",
+    "CREATE PROCEDURE DVDS_NEW_MEMBER(customerid INT, tier INT, OUT o BIGINT)"
+    " SET o = IF(customerid % 2 = 0, 0, customerid)",
 ]
 
 
@@ -223,7 +277,8 @@ def shop_my(request) -> str:
     return dsn
 
 
-def test_mariadb_counts_the_order_as_the_unit_row(shop_my):
+@pytest.mark.parametrize("ds3", [False, True])
+def test_mariadb_counts_the_order_as_the_unit_row(shop_my, ds3):
     """The same orders as CALLs: text quoted, the cart as JSON arrays. A SIGNAL is retried
     in vain (max_retries=0), which makes it a counted error that abandons the order."""
     from oltplab.engines.common.loop import UserPlan, WorkerPlan
@@ -236,11 +291,13 @@ def test_mariadb_counts_the_order_as_the_unit_row(shop_my):
     try:
         now = time.monotonic_ns()
         loop = _native.MariaDBLoop(
-            workload="dvds", connections=conns, terminals=shoppers(4), ramp_end_ns=now + S // 5,
+            workload="dvds", connections=conns, terminals=shoppers(4, **(DS3 if ds3 else {})),
+            ramp_end_ns=now + S // 5,
             measure_end_ns=now + 3 * S // 2, waits=False, max_retries=0,
             max_consecutive_errors=3, retryable=[1644], lost=[2006, 2013], bulk=2)
         handed = drive(loop)
         check_counts(loop.counts(), handed, loop.headline)
+        check_ds3(loop.counts(), ds3)
     finally:
         if loop is not None:
             loop.close()  # the loop lets the connections go

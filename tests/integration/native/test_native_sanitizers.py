@@ -29,6 +29,7 @@ FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit
 # The tests that run in the child: those that drive the C part in their own process.
 I, MARIA = "tests/integration", "tests/integration/engines/mariadb"
 TESTS = ["tests/unit/native/test_native_safety.py", "tests/unit/native/test_dvds_terminal.py",
+         "tests/unit/native/test_dvds_terminal_ds3.py",
          "tests/unit/workloads/test_inputs.py",
          "tests/unit/workloads/test_mix.py", f"{I}/native/test_native_loop.py",
          f"{I}/native/test_dvds_loop.py",

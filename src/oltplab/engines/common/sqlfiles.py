@@ -11,6 +11,11 @@ def sql_text(package: str, name: str) -> str:
     return resources.files(package).joinpath("sql", f"{name}.sql").read_text("utf-8")
 
 
+def has_file(package: str, name: str) -> bool:
+    """Whether ``package`` ships ``sql/<name>.sql``."""
+    return resources.files(package).joinpath("sql", f"{name}.sql").is_file()
+
+
 def sql_statements(package: str, name: str) -> list[str]:
     """The statements of a plain ``sql/<name>.sql`` file of ``package`` (no procedure
     bodies): comments dropped, split at the semicolons that end lines."""

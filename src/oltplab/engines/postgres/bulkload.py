@@ -57,7 +57,9 @@ class Schema:
     (tables, keys, functions), its ``tables``, the same ``by_size`` (largest first: the order
     the index builds take them in), the build's record ``meta_table``, the transaction
     ``functions`` and the ``helpers`` functions.sql makes beside them, and its ``label`` as
-    messages name it ("TPC-C")."""
+    messages name it ("TPC-C"); ``parts``: optional parts whose ``<part>_<name>.sql`` files
+    follow each file (the shop's ``ds3``); ``dropped``: tables a rebuild drops beside its own
+    (those of the parts it does not build)."""
 
     package: str
     label: str
@@ -66,12 +68,19 @@ class Schema:
     meta_table: str
     functions: tuple[str, ...]
     helpers: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+    def _files(self, name: str) -> list[str]:
+        """``name`` and, for each of ``parts``, ``<part>_<name>`` when the package has it."""
+        return [name, *(f"{part}_{name}" for part in self.parts
+                        if sqlfiles.has_file(self.package, f"{part}_{name}"))]
 
     def sql_text(self, name: str) -> str:
-        return sqlfiles.sql_text(self.package, name)
+        return "\n".join(sqlfiles.sql_text(self.package, f) for f in self._files(name))
 
     def sql_statements(self, name: str) -> list[str]:
-        return sqlfiles.sql_statements(self.package, name)
+        return [s for f in self._files(name) for s in sqlfiles.sql_statements(self.package, f)]
 
 
 @dataclass(frozen=True)
@@ -94,8 +103,8 @@ class Load:
 async def _drop(conn: asyncpg.Connection, schema: Schema) -> None:
     """Drop what the build makes: the tables, the record, and every routine of the functions'
     and helpers' names, whatever its arguments (another kit's of the same name too)."""
-    await conn.execute(f"DROP TABLE IF EXISTS {', '.join([*schema.tables, schema.meta_table])}"
-                       " CASCADE")
+    tables = [*schema.tables, *schema.dropped, schema.meta_table]
+    await conn.execute(f"DROP TABLE IF EXISTS {', '.join(tables)} CASCADE")
     for (routine,) in await conn.fetch(
             "SELECT oid::regprocedure::text FROM pg_proc WHERE proname = ANY($1::text[])"
             " AND pronamespace = current_schema()::regnamespace",

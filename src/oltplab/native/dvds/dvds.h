@@ -18,9 +18,12 @@
 /* ------------------------------------------------------------------------------------------ */
 /* The calls of an order, in the loop's order of kinds; the loop's unit row follows them     */
 
-#define DVDS_NKINDS 6
+#define DVDS_NKINDS 12
 enum { DVDS_LOGIN, DVDS_NEW_CUSTOMER, DVDS_BROWSE_CATEGORY, DVDS_BROWSE_ACTOR,
-       DVDS_BROWSE_TITLE, DVDS_PURCHASE };
+       DVDS_BROWSE_TITLE, DVDS_PURCHASE,
+       /* DVD Store 3's (a DS3 run), between the browses and the purchase */
+       DVDS_REVIEWS_PRODUCT, DVDS_REVIEWS_ACTOR, DVDS_REVIEWS_TITLE, DVDS_NEW_REVIEW,
+       DVDS_NEW_HELPFULNESS, DVDS_NEW_MEMBER };
 extern const char *const DVDS_NAMES[DVDS_NKINDS];
 #define DVDS_UNIT_NAME "order" /* the loop's row DVDS_NKINDS: one whole order */
 _Static_assert(DVDS_NKINDS + 1 <= MAX_KINDS, "the loop holds the kinds and the unit row");
@@ -37,6 +40,13 @@ _Static_assert(DVDS_NKINDS + 1 <= MAX_KINDS, "the loop holds the kinds and the u
 #define DVDS_MAX_WORDS 1000000      /* words in a list at most */
 #define DVDS_US "US"                /* the country of region 1; `countries` are the others */
 #define DVDS_PASSWORD "password"    /* every customer's, as the build writes them */
+#define DVDS_STARS 5                /* a review's stars 1..5 */
+#define DVDS_HELPFULNESS 10         /* a helpfulness rating 1..10 */
+#define DVDS_TIERS 3                /* a membership's tier 1..3 */
+#define DVDS_SUMMARY_BYTES 51       /* a review's summary (two words), its NUL included */
+#define DVDS_REVIEW_BYTES 160       /* a review's text, its NUL included */
+#define DVDS_REVIEW_WORDS_MIN 5     /* a review's text: 5..15 words, as many as fit */
+#define DVDS_REVIEW_WORDS_MAX 15
 
 /* The word lists Python hands over (workloads/dvds/words.py), by keyword */
 enum { DVDS_TITLE_WORDS, DVDS_ACTOR_FIRST, DVDS_ACTOR_LAST, DVDS_COUNTRIES, DVDS_STATES,
@@ -57,6 +67,12 @@ typedef struct {
     double pct_new_customers; /* 0..100 */
     int searches, search_batch, line_items, first_name_len, last_name_len;
     double think_time; /* s: after a purchase, uniform 0..2x */
+    /* DVD Store 3's steps (ds3): review searches per order (uniform 1..2n-1), the percent of
+     * orders with a new review, a helpfulness rating, a new membership; the reviews rated
+     * are 1..review_ids (the build's) */
+    int ds3, review_searches;
+    double pct_new_reviews, pct_new_helpfulness, pct_new_members;
+    int64_t review_ids;
     dvds_list_t lists[DVDS_NLISTS];
     int driven; /* ProcLoops that hold it: Python must keep its hands off */
     /* Python's own draws (next_call, complete), as the loop's buffer of one user */
@@ -86,6 +102,8 @@ typedef struct {
     long long value;
     int64_t customer;   /* the order's customer: what login or new_customer returned */
     int searches_left;  /* browses of the order still to draw */
+    int reviews_left;   /* DS3: review searches of the order still to draw */
+    int ds3_steps;      /* DS3: 1 new review, 2 helpfulness rating, 4 new membership, to draw */
     int64_t order_us;   /* the response times of the order's completed calls so far */
     union {
         int64_t user; /* login: user<user> */
@@ -98,6 +116,18 @@ typedef struct {
             int32_t items;
             int32_t prod[DVDS_MAX_CART], quantity[DVDS_MAX_CART];
         } cart;
+        struct { /* a review search: of a product, or by actor (a full name) or title word */
+            int32_t prod, stars, batch;
+            char text[2 * DVDS_WORD_BYTES];
+        } search;
+        struct {
+            int32_t prod, stars;
+            char summary[DVDS_SUMMARY_BYTES], text[DVDS_REVIEW_BYTES];
+        } review;
+        struct {
+            int32_t review, helpfulness;
+        } rating;
+        int32_t tier; /* a new membership's */
     };
 } dvds_txn_t;
 _Static_assert(sizeof(dvds_txn_t) <= TXN_BYTES, "the loop holds TXN_BYTES of a transaction");
@@ -107,6 +137,7 @@ _Static_assert(DVDS_MAX_ARGS <= MAX_CALL_ARGS, "a call takes MAX_CALL_ARGS argum
 /* A cart as text: '{' + 10 x (10 digits and a comma) + '}'; an actor's name; a word */
 _Static_assert(ARG_TEXT >= 2 + DVDS_MAX_CART * 11 + 1, "ARG_TEXT must hold a cart as {..}");
 _Static_assert(ARG_TEXT >= 2 * DVDS_WORD_BYTES, "ARG_TEXT must hold an actor's name");
+_Static_assert(ARG_TEXT >= DVDS_REVIEW_BYTES, "ARG_TEXT must hold a review's text");
 
 extern PyTypeObject DvdsTerminalType;
 int dvds_term_check(DvdsTerminal *t);
@@ -117,7 +148,9 @@ double dvds_think(DvdsTerminal *t, int kind);
 enum { DVDS_IN_LOGINS, DVDS_IN_NEW_CUSTOMERS, DVDS_IN_SEARCHES, DVDS_IN_BROWSE_CATEGORY,
        DVDS_IN_BROWSE_ACTOR, DVDS_IN_BROWSE_TITLE, DVDS_IN_PURCHASES, DVDS_IN_CART_ITEMS,
        DVDS_IN_ROLLED_BACK_PURCHASES, DVDS_IN_UNKNOWN_LOGINS, DVDS_IN_TAKEN_USERNAMES,
-       DVDS_NINPUTS };
+       DVDS_IN_REVIEW_ORDERS, DVDS_IN_REVIEW_SEARCHES, DVDS_IN_REVIEWS_PRODUCT,
+       DVDS_IN_REVIEWS_ACTOR, DVDS_IN_REVIEWS_TITLE, DVDS_IN_NEW_REVIEWS,
+       DVDS_IN_NEW_HELPFULNESS, DVDS_IN_NEW_MEMBERS, DVDS_IN_TAKEN_MEMBERSHIPS, DVDS_NINPUTS };
 extern const char *const DVDS_INPUT_KEYS[DVDS_NINPUTS];
 _Static_assert(DVDS_NINPUTS <= MAX_INPUTS, "the loop holds MAX_INPUTS input counts");
 int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max);

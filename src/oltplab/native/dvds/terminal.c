@@ -12,13 +12,23 @@
  *      ten times as likely, quantity 1..3, for the customer login or new_customer returned;
  *   4. think time uniform 0 .. 2*think_time after the purchase (no keying time).
  *
+ *   With ds3 (DVD Store 3's steps), between 2 and 3: uniform 1 .. 2*review_searches-1 review
+ *   searches, each of a product (uniform), by actor or by title, one third each, for reviews
+ *   of at least 1..5 stars, up to 1 .. 2*search_batch-1 of them; then a new review, a
+ *   helpfulness rating (of a review 1..review_ids) and a new membership (tier 1..3), for
+ *   pct_new_reviews, pct_new_helpfulness and pct_new_members percent of the orders, each
+ *   decided by a uniform of its own drawn at the order's start after DS2's draws (a DS2 run
+ *   draws the same numbers as before DS3 came).
+ *
  *   A call that failed (an error the loop did not retry) leaves the buffer as drawn, not
  *   completed: the next draw starts a new order, as does a login that found no one.
  */
 #include "dvds.h"
 
-const char *const DVDS_NAMES[DVDS_NKINDS] = {"login", "new_customer", "browse_category",
-                                             "browse_actor", "browse_title", "purchase"};
+const char *const DVDS_NAMES[DVDS_NKINDS] = {
+    "login", "new_customer", "browse_category", "browse_actor", "browse_title", "purchase",
+    "reviews_product", "reviews_actor", "reviews_title", "new_review", "new_helpfulness",
+    "new_member"};
 
 /* ------------------------------------------------------------------------------------------ */
 /* The draws                                                                                  */
@@ -95,6 +105,80 @@ static int browse(DvdsTerminal *t, dvds_txn_t *x) {
     return DVDS_BROWSE_CATEGORY + (int)uniform(&t->rng, 0, 2);
 }
 
+/* After the browses: DS3's steps (its review searches, each of the three kinds uniformly,
+ * then the new review, the helpfulness rating and the new membership the order drew), then
+ * the purchase. */
+static int after_browses(DvdsTerminal *t, dvds_txn_t *x) {
+    if (!t->ds3) return DVDS_PURCHASE;
+    if (x->reviews_left > 0) {
+        x->reviews_left--;
+        return DVDS_REVIEWS_PRODUCT + (int)uniform(&t->rng, 0, 2);
+    }
+    for (int k = 0; k < 3; k++)
+        if (x->ds3_steps & (1 << k)) {
+            x->ds3_steps &= ~(1 << k);
+            return DVDS_NEW_REVIEW + k;
+        }
+    return DVDS_PURCHASE;
+}
+
+/* DS3's draws at an order's start, one uniform per percentage choice, after DS2's. */
+static void draw_ds3_steps(DvdsTerminal *t, dvds_txn_t *x) {
+    x->reviews_left = x->ds3_steps = 0;
+    if (!t->ds3) return;
+    x->reviews_left = around(&t->rng, t->review_searches);
+    if (rng_unit(&t->rng) < t->pct_new_reviews / 100.0) x->ds3_steps |= 1;
+    if (rng_unit(&t->rng) < t->pct_new_helpfulness / 100.0) x->ds3_steps |= 2;
+    if (rng_unit(&t->rng) < t->pct_new_members / 100.0) x->ds3_steps |= 4;
+}
+
+/* n words of the title list, as many as fit in buf (size bytes), separated by spaces. */
+static void some_words(DvdsTerminal *t, char *buf, size_t size, int n) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const char *w = pick(t, DVDS_TITLE_WORDS);
+        size_t len = strlen(w);
+        if (at + (at > 0) + len + 1 > size) continue;
+        if (at > 0) buf[at++] = ' ';
+        memcpy(buf + at, w, len + 1);
+        at += len;
+    }
+}
+
+static void draw_search(DvdsTerminal *t, dvds_txn_t *x, int kind) {
+    rng_t *r = &t->rng;
+    x->search.prod = 0;
+    x->search.text[0] = 0;
+    if (kind == DVDS_REVIEWS_PRODUCT) {
+        x->search.prod = (int32_t)uniform(r, 1, t->products);
+    } else if (kind == DVDS_REVIEWS_ACTOR) {
+        const char *first = pick(t, DVDS_ACTOR_FIRST), *last = pick(t, DVDS_ACTOR_LAST);
+        snprintf(x->search.text, sizeof x->search.text, "%s %s", first, last);
+    } else {
+        copy_word(x->search.text, sizeof x->search.text, pick(t, DVDS_TITLE_WORDS));
+    }
+    x->search.stars = (int32_t)uniform(r, 1, DVDS_STARS);
+    x->search.batch = around(r, t->search_batch);
+}
+
+/* DS3's calls but the searches: a review, a helpfulness rating, a membership's tier. */
+static void draw_ds3_write(DvdsTerminal *t, dvds_txn_t *x, int kind) {
+    rng_t *r = &t->rng;
+    if (kind == DVDS_NEW_REVIEW) {
+        x->review.prod = (int32_t)uniform(r, 1, t->products);
+        x->review.stars = (int32_t)uniform(r, 1, DVDS_STARS);
+        some_words(t, x->review.summary, sizeof x->review.summary, 2);
+        some_words(t, x->review.text, sizeof x->review.text,
+                   (int)uniform(r, DVDS_REVIEW_WORDS_MIN, DVDS_REVIEW_WORDS_MAX));
+    } else if (kind == DVDS_NEW_HELPFULNESS) {
+        x->rating.review = (int32_t)uniform(r, 1, t->review_ids);
+        x->rating.helpfulness = (int32_t)uniform(r, 1, DVDS_HELPFULNESS);
+    } else {
+        x->tier = (int32_t)uniform(r, 1, DVDS_TIERS);
+    }
+}
+
 /* The kind of the next call, from how the previous one ended; a new order when it failed,
  * when the order is over, or when it could not go on. */
 static int next_kind(DvdsTerminal *t, dvds_txn_t *x) {
@@ -113,15 +197,18 @@ static int next_kind(DvdsTerminal *t, dvds_txn_t *x) {
         case DVDS_BROWSE_CATEGORY:
         case DVDS_BROWSE_ACTOR:
         case DVDS_BROWSE_TITLE:
-            return x->searches_left > 0 ? browse(t, x) : DVDS_PURCHASE;
-        default: /* the purchase ended the order */
+            return x->searches_left > 0 ? browse(t, x) : after_browses(t, x);
+        case DVDS_PURCHASE: /* the purchase ended the order */
             break;
+        default: /* DS3's steps go on whatever they found */
+            return after_browses(t, x);
         }
     }
-    double u = rng_unit(&t->rng); /* the order's one draw for its percentage choice */
+    double u = rng_unit(&t->rng); /* the order's one draw for its new-customer choice */
     x->customer = 0;
     x->order_us = 0;
     x->searches_left = around(&t->rng, t->searches);
+    draw_ds3_steps(t, x);
     return u < t->pct_new_customers / 100.0 ? DVDS_NEW_CUSTOMER : DVDS_LOGIN;
 }
 
@@ -156,8 +243,16 @@ int dvds_draw(DvdsTerminal *t, dvds_txn_t *x) {
         x->browse.category = 0;
         x->browse.batch = around(r, t->search_batch);
         break;
-    default:
+    case DVDS_PURCHASE:
         draw_cart(t, x);
+        break;
+    case DVDS_REVIEWS_PRODUCT:
+    case DVDS_REVIEWS_ACTOR:
+    case DVDS_REVIEWS_TITLE:
+        draw_search(t, x, kind);
+        break;
+    default:
+        draw_ds3_write(t, x, kind);
         break;
     }
     return kind;
@@ -250,19 +345,25 @@ static int DvdsTerminal_init(DvdsTerminal *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"seed", "customers", "products", "pct_new_customers", "searches",
                              "search_batch", "line_items", "think_time", "title_words",
                              "actor_first", "actor_last", "first_name_len", "last_name_len",
-                             "countries", "states", NULL};
+                             "countries", "states", "ds3", "review_searches",
+                             "pct_new_reviews", "pct_new_helpfulness", "pct_new_members",
+                             "review_ids", NULL};
     unsigned long long seed;
     long long customers, products;
     double pct = 20.0, think_time = 0.0;
     int searches = 3, search_batch = 5, line_items = 5, first_len = 6, last_len = 10;
+    int ds3 = 0, review_searches = 3;
+    double pct_reviews = 5.0, pct_helpfulness = 10.0, pct_members = 1.0;
+    long long review_ids = 1;
     PyObject *seqs[DVDS_NLISTS] = {NULL};
     if (self->driven) return dvds_term_check(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KLL|diiid$OOOiiOO", kwlist, &seed, &customers,
-                                     &products, &pct, &searches, &search_batch, &line_items,
-                                     &think_time, &seqs[DVDS_TITLE_WORDS],
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KLL|diiid$OOOiiOOpidddL", kwlist, &seed,
+                                     &customers, &products, &pct, &searches, &search_batch,
+                                     &line_items, &think_time, &seqs[DVDS_TITLE_WORDS],
                                      &seqs[DVDS_ACTOR_FIRST], &seqs[DVDS_ACTOR_LAST],
                                      &first_len, &last_len, &seqs[DVDS_COUNTRIES],
-                                     &seqs[DVDS_STATES]))
+                                     &seqs[DVDS_STATES], &ds3, &review_searches, &pct_reviews,
+                                     &pct_helpfulness, &pct_members, &review_ids))
         return -1;
     if (in_range("customers", customers, 1, INT64_MAX / 2) < 0 ||
         in_range("products", products, 1, INT32_MAX) < 0 ||
@@ -270,14 +371,20 @@ static int DvdsTerminal_init(DvdsTerminal *self, PyObject *args, PyObject *kw) {
         in_range("search_batch", search_batch, 1, DVDS_MAX_COUNT) < 0 ||
         in_range("line_items", line_items, 1, DVDS_MAX_COUNT) < 0 ||
         in_range("first_name_len", first_len, 1, DVDS_MAX_NAME) < 0 ||
-        in_range("last_name_len", last_len, 1, DVDS_MAX_NAME) < 0)
+        in_range("last_name_len", last_len, 1, DVDS_MAX_NAME) < 0 ||
+        in_range("review_searches", review_searches, 1, DVDS_MAX_COUNT) < 0 ||
+        in_range("review_ids", review_ids, 1, INT32_MAX) < 0)
         return -1;
-    if (!(pct >= 0 && pct <= 100)) { /* NaN too */
-        char msg[96];
-        snprintf(msg, sizeof msg, "pct_new_customers must be within 0..100, not %g", pct);
-        PyErr_SetString(PyExc_ValueError, msg);
-        return -1;
-    }
+    const char *pct_keys[] = {"pct_new_customers", "pct_new_reviews", "pct_new_helpfulness",
+                              "pct_new_members"};
+    double pcts[] = {pct, pct_reviews, pct_helpfulness, pct_members};
+    for (int i = 0; i < 4; i++)
+        if (!(pcts[i] >= 0 && pcts[i] <= 100)) { /* NaN too */
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s must be within 0..100, not %g", pct_keys[i], pcts[i]);
+            PyErr_SetString(PyExc_ValueError, msg);
+            return -1;
+        }
     if (!(think_time >= 0 && isfinite(think_time))) {
         PyErr_SetString(PyExc_ValueError, "think_time must be a finite number of seconds >= 0");
         return -1;
@@ -300,6 +407,12 @@ static int DvdsTerminal_init(DvdsTerminal *self, PyObject *args, PyObject *kw) {
     self->first_name_len = first_len;
     self->last_name_len = last_len;
     self->think_time = think_time;
+    self->ds3 = ds3;
+    self->review_searches = review_searches;
+    self->pct_new_reviews = pct_reviews;
+    self->pct_new_helpfulness = pct_helpfulness;
+    self->pct_new_members = pct_members;
+    self->review_ids = review_ids;
     memset(self->txn, 0, sizeof self->txn);
     memset(self->inputs, 0, sizeof self->inputs);
     self->drawn = 0;
@@ -420,9 +533,12 @@ PyTypeObject DvdsTerminalType = {
     .tp_doc = PyDoc_STR(
         "DvdsTerminal(seed, customers, products, pct_new_customers=20, searches=3, "
         "search_batch=5, line_items=5, think_time=0.0, *, title_words, actor_first, "
-        "actor_last, first_name_len=6, last_name_len=10, countries, states): one simulated "
-        "shopper of the DVD-Store-derived workload; countries are those outside the US (a "
-        "new customer of region 1 lives in the US), words 1..31 of A-Z a-z 0-9 space . @ -."),
+        "actor_last, first_name_len=6, last_name_len=10, countries, states, ds3=False, "
+        "review_searches=3, pct_new_reviews=5, pct_new_helpfulness=10, pct_new_members=1, "
+        "review_ids=1): one simulated shopper of the DVD-Store-derived workload (ds3: DVD "
+        "Store 3's steps too, rating reviews 1..review_ids); countries are those outside the "
+        "US (a new customer of region 1 lives in the US), words 1..31 of A-Z a-z 0-9 space . "
+        "@ -."),
     .tp_basicsize = sizeof(DvdsTerminal),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

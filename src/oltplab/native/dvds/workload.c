@@ -19,12 +19,18 @@
  * that did not commit. */
 const char *const DVDS_INPUT_KEYS[DVDS_NINPUTS] = {
     "logins", "new_customers", "searches", "browse_category", "browse_actor", "browse_title",
-    "purchases", "cart_items", "rolled_back_purchases", "unknown_logins", "taken_usernames"};
+    "purchases", "cart_items", "rolled_back_purchases", "unknown_logins", "taken_usernames",
+    /* DS3: review_orders the orders whose review searches all returned (counted at the last
+     * one), review_searches those of all three kinds, new_members the memberships made,
+     * taken_memberships the new_member calls whose customer was a member already */
+    "review_orders", "review_searches", "reviews_product", "reviews_actor", "reviews_title",
+    "new_reviews", "new_helpfulness", "new_members", "taken_memberships"};
 
 /* MariaDB's procedures, by kind */
 static const char *const PROCEDURES[DVDS_NKINDS] = {
     "DVDS_LOGIN", "DVDS_NEW_CUSTOMER", "DVDS_BROWSE_CATEGORY", "DVDS_BROWSE_ACTOR",
-    "DVDS_BROWSE_TITLE", "DVDS_PURCHASE"};
+    "DVDS_BROWSE_TITLE", "DVDS_PURCHASE", "DVDS_REVIEWS_PRODUCT", "DVDS_REVIEWS_ACTOR",
+    "DVDS_REVIEWS_TITLE", "DVDS_NEW_REVIEW", "DVDS_NEW_HELPFULNESS", "DVDS_NEW_MEMBER"};
 
 /* Each kind's arguments: i an integer, t text, a an array of integers ({..} for libpq, a JSON
  * array in a string for MariaDB). */
@@ -34,7 +40,13 @@ static const char *const SIGNATURES[DVDS_NKINDS] = {
     "ii",                  /* browse_category(category, batch) */
     "ti",                  /* browse_actor(actor, batch) */
     "ti",                  /* browse_title(title, batch) */
-    "iaa"};                /* purchase(customerid, prod_ids, quantities) */
+    "iaa",                 /* purchase(customerid, prod_ids, quantities) */
+    "iii",                 /* reviews_product(prod_id, stars, batch) */
+    "tii",                 /* reviews_actor(actor, stars, batch) */
+    "tii",                 /* reviews_title(title, stars, batch) */
+    "iiitt",               /* new_review(prod_id, customerid, stars, summary, text) */
+    "iii",                 /* new_helpfulness(review_id, customerid, helpfulness) */
+    "ii"};                 /* new_member(customerid, tier) */
 
 /* A word of the lists: the characters a MariaDB string literal holds as they are. */
 int dvds_word_ok(const char *s, size_t len) {
@@ -89,6 +101,7 @@ static int profile_text(const dvds_profile_t *p, char (*text)[ARG_TEXT], int *n,
  * not fit. */
 int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max) {
     int n = 0, ok;
+    if (x->kind < 0 || x->kind >= DVDS_NKINDS) return -1;
     switch (x->kind) {
     case DVDS_LOGIN:
         ok = arg(text, &n, max, "user%lld", (long long)x->user) == 0 &&
@@ -114,6 +127,33 @@ int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max) {
              text_int_array(text[n++], ARG_TEXT, x->cart.quantity, items) == 0;
         break;
     }
+    case DVDS_REVIEWS_PRODUCT:
+        ok = arg(text, &n, max, "%d", (int)x->search.prod) == 0 &&
+             arg(text, &n, max, "%d", (int)x->search.stars) == 0 &&
+             arg(text, &n, max, "%d", (int)x->search.batch) == 0;
+        break;
+    case DVDS_REVIEWS_ACTOR:
+    case DVDS_REVIEWS_TITLE:
+        ok = arg(text, &n, max, "%s", x->search.text) == 0 &&
+             arg(text, &n, max, "%d", (int)x->search.stars) == 0 &&
+             arg(text, &n, max, "%d", (int)x->search.batch) == 0;
+        break;
+    case DVDS_NEW_REVIEW:
+        ok = arg(text, &n, max, "%d", (int)x->review.prod) == 0 &&
+             arg(text, &n, max, "%lld", (long long)x->customer) == 0 &&
+             arg(text, &n, max, "%d", (int)x->review.stars) == 0 &&
+             arg(text, &n, max, "%s", x->review.summary) == 0 &&
+             arg(text, &n, max, "%s", x->review.text) == 0;
+        break;
+    case DVDS_NEW_HELPFULNESS:
+        ok = arg(text, &n, max, "%d", (int)x->rating.review) == 0 &&
+             arg(text, &n, max, "%lld", (long long)x->customer) == 0 &&
+             arg(text, &n, max, "%d", (int)x->rating.helpfulness) == 0;
+        break;
+    case DVDS_NEW_MEMBER:
+        ok = arg(text, &n, max, "%lld", (long long)x->customer) == 0 &&
+             arg(text, &n, max, "%d", (int)x->tier) == 0;
+        break;
     default:
         ok = 0;
     }
@@ -194,10 +234,28 @@ int dvds_completed(dvds_txn_t *x, int has, long long value, int64_t us, int64_t 
             in[DVDS_IN_SEARCHES]++;
             in[DVDS_IN_BROWSE_CATEGORY + (x->kind - DVDS_BROWSE_CATEGORY)]++;
             break;
-        default:
+        case DVDS_PURCHASE:
             in[DVDS_IN_PURCHASES]++;
             in[DVDS_IN_CART_ITEMS] += x->cart.items;
             in[DVDS_IN_ROLLED_BACK_PURCHASES] += !ok;
+            break;
+        case DVDS_REVIEWS_PRODUCT:
+        case DVDS_REVIEWS_ACTOR:
+        case DVDS_REVIEWS_TITLE:
+            in[DVDS_IN_REVIEW_SEARCHES]++;
+            in[DVDS_IN_REVIEWS_PRODUCT + (x->kind - DVDS_REVIEWS_PRODUCT)]++;
+            in[DVDS_IN_REVIEW_ORDERS] += x->reviews_left == 0;
+            break;
+        case DVDS_NEW_REVIEW:
+            in[DVDS_IN_NEW_REVIEWS]++;
+            break;
+        case DVDS_NEW_HELPFULNESS:
+            in[DVDS_IN_NEW_HELPFULNESS]++;
+            break;
+        case DVDS_NEW_MEMBER:
+            in[ok ? DVDS_IN_NEW_MEMBERS : DVDS_IN_TAKEN_MEMBERSHIPS]++;
+            break;
+        default:
             break;
         }
     }

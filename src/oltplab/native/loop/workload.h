@@ -18,8 +18,8 @@
 #include "native.h"
 #include <mariadb/mysql.h>
 
-#define MAX_KINDS 8    /* transaction kinds of a workload, its unit row included */
-#define MAX_INPUTS 16  /* input counts of a workload */
+#define MAX_KINDS 16   /* transaction kinds of a workload, its unit row included */
+#define MAX_INPUTS 24  /* input counts of a workload */
 #define TXN_BYTES 512  /* one drawn transaction, as the workload holds it */
 #define MAX_CALL_ARGS 20 /* libpq: the arguments of one call of a prepared function */
 #define ARG_TEXT 192   /* ... each one's text, its terminating NUL included */

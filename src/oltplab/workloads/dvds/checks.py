@@ -75,3 +75,44 @@ CONDITIONS = (
               "since the build", DS5),
     Condition("DS6", "stock", "no product has a negative stock", DS6),
 )
+
+
+# DVD Store 3's tables (a DS3 build only): they hold after the build and after any run.
+DS7 = """
+SELECT m.customerid, m.membershiptype, m.n FROM
+  (SELECT customerid, min(membershiptype) AS membershiptype, count(*) AS n FROM membership
+    GROUP BY customerid) m
+  LEFT JOIN customers c ON c.customerid = m.customerid
+ WHERE m.n > 1 OR c.customerid IS NULL OR m.membershiptype NOT BETWEEN 1 AND 3"""
+
+DS8 = """
+SELECT r.review_id, r.prod_id, r.customerid, r.stars FROM reviews r
+  LEFT JOIN products p ON p.prod_id = r.prod_id
+  LEFT JOIN customers c ON c.customerid = r.customerid
+ WHERE r.stars NOT BETWEEN 1 AND 5 OR p.prod_id IS NULL OR c.customerid IS NULL"""
+
+DS9 = """
+SELECT h.review_helpfulness_id, h.review_id, h.customerid, h.helpfulness
+  FROM reviews_helpfulness h
+  LEFT JOIN reviews r ON r.review_id = h.review_id
+  LEFT JOIN customers c ON c.customerid = h.customerid
+ WHERE h.helpfulness NOT BETWEEN 1 AND 10 OR r.review_id IS NULL OR c.customerid IS NULL"""
+
+DS10 = """
+SELECT prod_id, membership_item FROM products WHERE membership_item NOT BETWEEN 0 AND 3"""
+
+DS3_CONDITIONS = (
+    Condition("DS7", "membership", "one membership per customer at most, of an existing "
+              "customer, tier 1..3", DS7),
+    Condition("DS8", "reviews", "every review has 1..5 stars, an existing product and "
+              "customer", DS8),
+    Condition("DS9", "helpfulness", "every helpfulness rating (1..10) points at an existing "
+              "review and customer", DS9),
+    Condition("DS10", "membership_item", "PRODUCTS.membership_item is 0 or a tier 1..3", DS10),
+)
+
+
+def conditions(ds3: bool, base: tuple = CONDITIONS) -> tuple:
+    """The conditions of a build: ``base`` (an engine's wording of DS1-DS6) and, on a DS3
+    build, DS7-DS10."""
+    return base + (DS3_CONDITIONS if ds3 else ())

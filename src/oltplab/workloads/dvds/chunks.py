@@ -34,11 +34,12 @@ class LoadJob:
     sales: list[int] = field(default_factory=list, compare=False, repr=False)
 
 
-def load_jobs(dsn: str, size: Size, build_users: int, seed: int) -> list[LoadJob]:
-    """One job per loading process that has chunks to load."""
+def load_jobs(dsn: str, size: Size, build_users: int, seed: int,
+              ds3: bool = False) -> list[LoadJob]:
+    """One job per loading process that has chunks to load (``ds3``: a DS3 build's)."""
     return [LoadJob(dsn=dsn, worker=k, seed=seed, size=size, work=tuple(work),
                     parent_pid=os.getpid(), sales=pop.new_sales(size))
-            for k, work in enumerate(w for w in pop.share(size, build_users) if w)]
+            for k, work in enumerate(w for w in pop.share(size, build_users, ds3) if w)]
 
 
 def chunks(job: LoadJob):

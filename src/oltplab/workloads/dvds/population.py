@@ -19,11 +19,22 @@ categories 1..16, a title of two TITLE_WORDS, an actor of ACTOR_FIRST and ACTOR_
 9.99..29.99, 1 in 100 ``special``; orders in the 12 months of YEAR, ``orders_per_month`` each,
 customer uniform, net amount 0.01..400.00, tax 8.25%, 1..9 lines of a uniform product and
 quantity 1..3; stock 0..500 (ten times that for every 10,000th product).
+
+A DS3 build (``ds3``) adds DVD Store 3's parts, each from a generator of its own, so that the
+rows of the eight tables stay those of a DS2 build of the same seed (but PRODUCTS' last
+column, which becomes ``membership_item``): MEMBERSHIP, one customer in MEMBER_EVERY of each
+customers chunk (drawn without repeats), a tier 1..3 and an expiry date in the year after YEAR;
+REVIEWS, REVIEWS_PER_PRODUCT per product, in chunks of their own, each of a uniform product
+and customer, 1..5 stars, a date in YEAR, a summary of two TITLE_WORDS and a text of 5..15;
+REVIEWS_HELPFULNESS, HELPFULNESS_PER_REVIEW per review of the chunk, each of a uniform review
+of its chunk and customer, a rating 1..10; ``membership_item`` 0 (for everyone) for most
+products and a tier 1..3 for one in MEMBER_ITEM_EVERY.
 """
 
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import datetime
 import heapq
 import random as _random
@@ -38,6 +49,18 @@ CUSTOMER_CHUNK = 20_000
 PRODUCT_CHUNK = 20_000
 ORDER_CHUNK = 10_000
 
+REVIEW_CHUNK = 20_000
+#: DS3's row counts: members per customer, reviews per product, ratings per review.
+MEMBER_EVERY = 10
+REVIEWS_PER_PRODUCT = 5
+HELPFULNESS_PER_REVIEW = 2
+MEMBER_ITEM_EVERY = 10
+TIERS = 3
+STARS = 5
+HELPFULNESS = 10
+#: Words of a review's text, at least and at most (TITLE_WORDS).
+REVIEW_WORDS = (5, 15)
+
 #: The year of the loaded orders (fixed, so a seeded build does not depend on the date).
 YEAR = 2024
 MAX_LINES = 9
@@ -50,8 +73,8 @@ DIGITS = "0123456789"
 
 #: Relative cost of a row of each table, to share the chunks out evenly (an order brings
 #: about five ORDERLINES and five CUST_HIST rows).
-_COST = {"customers": 1.0, "products": 1.0, "orders": 6.0}
-TABLE_ORDER = ("customers", "products", "orders")
+_COST = {"customers": 1.0, "products": 1.0, "orders": 6.0, "reviews": 4.0}
+TABLE_ORDER = ("customers", "products", "orders", "reviews")
 
 
 @dataclass(frozen=True)
@@ -62,6 +85,7 @@ class Chunk:
     index: int
     first: int
     count: int
+    ds3: bool = False
 
     @property
     def cost(self) -> float:
@@ -78,19 +102,42 @@ def _runs(table: str, total: int, per: int) -> list[Chunk]:
             for k, first in enumerate(range(1, total + 1, per))]
 
 
-def plan(size: Size) -> list[Chunk]:
-    """Every chunk of a build of ``size``, table by table."""
-    return (_runs("customers", size.customers, CUSTOMER_CHUNK)
-            + _runs("products", size.products, PRODUCT_CHUNK)
-            + _runs("orders", size.orders, ORDER_CHUNK))
+def plan(size: Size, ds3: bool = False) -> list[Chunk]:
+    """Every chunk of a build of ``size``, table by table; a DS3 build's customers and products
+    chunks make its members and membership items too, and its reviews come in chunks of their
+    own."""
+    chunks = (_runs("customers", size.customers, CUSTOMER_CHUNK)
+              + _runs("products", size.products, PRODUCT_CHUNK)
+              + _runs("orders", size.orders, ORDER_CHUNK))
+    if not ds3:
+        return chunks
+    return ([dataclasses.replace(c, ds3=True) for c in chunks]
+            + _runs("reviews", reviews(size), REVIEW_CHUNK))
 
 
-def share(size: Size, workers: int) -> list[list[Chunk]]:
+def members(size: Size) -> int:
+    """MEMBERSHIP's rows: one customer in MEMBER_EVERY of each customers chunk, rounded down."""
+    return sum(c.count // MEMBER_EVERY for c in _runs("customers", size.customers,
+                                                       CUSTOMER_CHUNK))
+
+
+def reviews(size: Size) -> int:
+    """REVIEWS' rows."""
+    return REVIEWS_PER_PRODUCT * size.products
+
+
+def ds3_rows(size: Size) -> dict[str, int]:
+    """The rows of DS3's three tables in a DS3 build of ``size``."""
+    return {"membership": members(size), "reviews": reviews(size),
+            "reviews_helpfulness": HELPFULNESS_PER_REVIEW * reviews(size)}
+
+
+def share(size: Size, workers: int, ds3: bool = False) -> list[list[Chunk]]:
     """The chunks of ``plan(size)`` dealt to ``workers`` processes (some may get none): the
     largest first, each to the least loaded; each process's chunks in table, then id order."""
     loads = [(0.0, k) for k in range(max(1, workers))]
     dealt: list[list[Chunk]] = [[] for _ in loads]
-    for chunk in sorted(plan(size), key=lambda c: (-c.cost, TABLE_ORDER.index(c.table), c.index)):
+    for chunk in sorted(plan(size, ds3), key=lambda c: (-c.cost, TABLE_ORDER.index(c.table), c.index)):
         load, k = heapq.heappop(loads)
         dealt[k].append(chunk)
         heapq.heappush(loads, (load + chunk.cost, k))
@@ -99,9 +146,10 @@ def share(size: Size, workers: int) -> list[list[Chunk]]:
     return dealt
 
 
-def expected_rows(size: Size) -> int:
+def expected_rows(size: Size, ds3: bool = False) -> int:
     """About how many rows a build loads (order lines are random: 5 per order on average)."""
-    return size.customers + 2 * size.products + len(words.CATEGORIES) + 11 * size.orders
+    extra = sum(ds3_rows(size).values()) if ds3 else 0
+    return size.customers + 2 * size.products + len(words.CATEGORIES) + 11 * size.orders + extra
 
 
 def _cents(value: int) -> str:
@@ -150,8 +198,9 @@ def customer_rows(rng, first: int, count: int) -> str:
     return "".join(out)
 
 
-def product_rows(rng, first: int, count: int, products: int) -> str:
-    """PRODUCTS ``first`` .. ``first + count - 1`` of ``products``."""
+def product_rows(rng, first: int, count: int, products: int, tiers=None) -> str:
+    """PRODUCTS ``first`` .. ``first + count - 1`` of ``products``; the last column is
+    common_prod_id, or with ``tiers`` (a DS3 build) ``tiers[k]``, the membership_item."""
     rand = rng.random
     titles, firsts, lasts = words.TITLE_WORDS, words.ACTOR_FIRST, words.ACTOR_LAST
     nt, nf, nl = len(titles), len(firsts), len(lasts)
@@ -162,8 +211,11 @@ def product_rows(rng, first: int, count: int, products: int) -> str:
         actor = f"{firsts[int(rand() * nf)]} {lasts[int(rand() * nl)]}"
         price = 999 + int(rand() * 2001)  # 9.99 .. 29.99
         special = 1 if rand() < 0.01 else 0
+        last = int(rand() * products) + 1
+        if tiers is not None:
+            last = tiers[k]
         out.append(f"{first + k}\t{categories[k] + 1}\t{title}\t{actor}\t{_cents(price)}\t"
-                   f"{special}\t{int(rand() * products) + 1}\n")
+                   f"{special}\t{last}\n")
     return "".join(out)
 
 
@@ -214,14 +266,67 @@ def order_rows(rng, first: int, count: int, size: Size, sales) -> tuple[str, str
     return "".join(orders), "".join(lines), "".join(hist), total_lines
 
 
+def member_rows(rng, first: int, count: int) -> tuple[str, int]:
+    """MEMBERSHIP of the customers ``first`` .. ``first + count - 1``: one in MEMBER_EVERY,
+    in customerid order, with a tier and an expiry date in the year after YEAR."""
+    ids = sorted(rng.sample(range(first, first + count), count // MEMBER_EVERY))
+    out = []
+    for cid in ids:
+        day = datetime.date(YEAR + 1, 1, 1) + datetime.timedelta(days=int(rng.random() * 365))
+        out.append(f"{cid}\t{int(rng.random() * TIERS) + 1}\t{day.isoformat()}\n")
+    return "".join(out), len(ids)
+
+
+def membership_items(rng, count: int) -> list[int]:
+    """PRODUCTS.membership_item of ``count`` products: 0, or a tier for one in
+    MEMBER_ITEM_EVERY."""
+    rand = rng.random
+    return [int(rand() * TIERS) + 1 if rand() < 1 / MEMBER_ITEM_EVERY else 0
+            for _ in range(count)]
+
+
+def _words(rand, n: int) -> str:
+    titles = words.TITLE_WORDS
+    return " ".join(titles[int(rand() * len(titles))] for _ in range(n))
+
+
+def review_rows(rng, first: int, count: int, size: Size) -> tuple[str, str, int]:
+    """REVIEWS ``first`` .. ``first + count - 1`` and their REVIEWS_HELPFULNESS rows (ids from
+    HELPFULNESS_PER_REVIEW x (first - 1) + 1, each of a uniform review of these)."""
+    rand = rng.random
+    lo, hi = REVIEW_WORDS
+    out = []
+    for k in range(count):
+        date = _DAYS[int(rand() * len(_DAYS))]
+        out.append(f"{first + k}\t{int(rand() * size.products) + 1}\t{date}\t"
+                   f"{int(rand() * STARS) + 1}\t{int(rand() * size.customers) + 1}\t"
+                   f"{_words(rand, 2)}\t{_words(rand, lo + int(rand() * (hi - lo + 1)))}\n")
+    n = HELPFULNESS_PER_REVIEW * count
+    base = HELPFULNESS_PER_REVIEW * (first - 1)
+    ratings = [f"{base + k + 1}\t{first + int(rand() * count)}\t"
+               f"{int(rand() * size.customers) + 1}\t{int(rand() * HELPFULNESS) + 1}\n"
+               for k in range(n)]
+    return "".join(out), "".join(ratings), n
+
+
 def chunk_rows(seed: int, size: Size, chunk: Chunk, sales) -> list[tuple[str, str, int]]:
     """The rows of one chunk as (table, COPY text, rows); an orders chunk adds to ``sales``."""
     rng = chunk_rng(seed, chunk.table, chunk.index)
     if chunk.table == "customers":
-        return [("customers", customer_rows(rng, chunk.first, chunk.count), chunk.count)]
+        out = [("customers", customer_rows(rng, chunk.first, chunk.count), chunk.count)]
+        if chunk.ds3:
+            text, n = member_rows(chunk_rng(seed, "membership", chunk.index), chunk.first,
+                                  chunk.count)
+            out.append(("membership", text, n))
+        return out
     if chunk.table == "products":
-        return [("products", product_rows(rng, chunk.first, chunk.count, size.products),
+        tiers = (membership_items(chunk_rng(seed, "membership_item", chunk.index), chunk.count)
+                 if chunk.ds3 else None)
+        return [("products", product_rows(rng, chunk.first, chunk.count, size.products, tiers),
                  chunk.count)]
+    if chunk.table == "reviews":
+        text, ratings, n = review_rows(rng, chunk.first, chunk.count, size)
+        return [("reviews", text, chunk.count), ("reviews_helpfulness", ratings, n)]
     orders, lines, hist, n = order_rows(rng, chunk.first, chunk.count, size, sales)
     return [("orders", orders, chunk.count), ("orderlines", lines, n), ("cust_hist", hist, n)]
 

@@ -166,7 +166,9 @@ def test_keys_indexes_and_procedures(built):
         params.setdefault(name, []).append((mode, kind))
     assert {name: len(params[name]) for name in PROCEDURES} == {
         "DVDS_LOGIN": 3, "DVDS_NEW_CUSTOMER": 20, "DVDS_BROWSE_CATEGORY": 3,
-        "DVDS_BROWSE_ACTOR": 3, "DVDS_BROWSE_TITLE": 3, "DVDS_PURCHASE": 4}
+        "DVDS_BROWSE_ACTOR": 3, "DVDS_BROWSE_TITLE": 3, "DVDS_PURCHASE": 4,
+        "DVDS_REVIEWS_PRODUCT": 4, "DVDS_REVIEWS_ACTOR": 4, "DVDS_REVIEWS_TITLE": 4,
+        "DVDS_NEW_REVIEW": 6, "DVDS_NEW_HELPFULNESS": 4, "DVDS_NEW_MEMBER": 3}
     assert all(params[name][-1] == ("OUT", "bigint") for name in PROCEDURES)
     assert all(mode == "IN" for name in PROCEDURES for mode, _ in params[name][:-1])
 

@@ -176,7 +176,8 @@ def test_prepared_statements(built):
     statements = prepared("procedures")
     assert [name for name, _ in statements] == list(FUNCTIONS) == [
         "dvds_login", "dvds_new_customer", "dvds_browse_category", "dvds_browse_actor",
-        "dvds_browse_title", "dvds_purchase"]
+        "dvds_browse_title", "dvds_purchase", "dvds_reviews_product", "dvds_reviews_actor",
+        "dvds_reviews_title", "dvds_new_review", "dvds_new_helpfulness", "dvds_new_member"]
     assert statements[0][1] == "SELECT dvds_login($1, $2)"
     assert statements[5][1] == "SELECT dvds_purchase($1, $2, $3)"
     assert statements[1][1].endswith("$18, $19)")

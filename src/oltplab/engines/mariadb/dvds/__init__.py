@@ -4,7 +4,7 @@ procedures and the restock trigger, consistency checks.
 The SQL lives in sql/*.sql; connections come from engines/mariadb/client.py; the users' C loop
 writes each CALL (native/dvds/). ``DIALECT`` is this package behind the engine interface
 (engines/base.py ``Dialect``; engines/mariadb/dialect.py): failures are classified as for
-every workload (by error number), the run monitor checks the six procedures, and the
+every workload (by error number), the run monitor checks the twelve procedures, and the
 headline's unit on the server is the number of orders added since the run began (ORDERS rows
 above the highest orderid at its start: a purchase that is rolled back adds none).
 """

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ....workloads.dvds.checks import CONDITIONS
+from ....errors import SchemaError
+from ....workloads.dvds.checks import CONDITIONS, conditions
 from ....workloads.checks import CheckResult
 from ....workloads.dvds.schema import META_TABLE, no_schema
 from ..dialect import run_conditions
+from .schema import schema_info
 
 DS1 = """
 SELECT o.orderid, COALESCE(l.n, 0) AS `lines`, l.top AS max_orderlineid FROM orders o
@@ -45,7 +47,16 @@ MARIADB_CONDITIONS = tuple(dataclasses.replace(c, sql=_OWN[c.name]) if c.name in
 
 
 def run_checks(dsn: str, after_run: bool = False) -> list[CheckResult]:
-    """DS1-DS6 in one snapshot; they hold after the build and after any run, so
+    """DS1-DS6 (and DS7-DS10 on a DS3 build) in one snapshot; they hold after the build and after any run, so
     ``after_run`` changes nothing. Raises SchemaError when the database has no complete
     DVD-Store-derived schema."""
-    return run_conditions(dsn, MARIADB_CONDITIONS, META_TABLE, no_schema, complete=True)
+    return run_conditions(dsn, conditions(_is_ds3(dsn), MARIADB_CONDITIONS), META_TABLE,
+                          no_schema, complete=True)
+
+
+def _is_ds3(dsn: str) -> bool:
+    """A DS3 build (no build at all is for run_conditions to report)."""
+    try:
+        return schema_info(dsn).ds3
+    except SchemaError:
+        return False

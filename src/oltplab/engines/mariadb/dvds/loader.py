@@ -8,7 +8,7 @@ process:
 1. ``tables`` (0/1, 1/1): refuse a database that holds the TPC-C-derived schema, and an
    existing DVD-Store-derived one unless forced (then drop it), and a server whose full-text
    indexes would leave out the shortest words of the catalogue; create the eight tables with
-   their primary keys.
+   their primary keys (a DS3 build: DVD Store 3's three too, and PRODUCTS' membership_item).
 2. ``load``: ``build_users`` processes each load the chunks dealt to them with ``LOAD DATA
    LOCAL INFILE`` from a pipe (engines/mariadb/bulk.py), a generator thread ahead of the
    statements, and tally the quantities their order lines order per product. Then this
@@ -31,7 +31,7 @@ from ....workloads.dvds import population as pop
 from ....workloads.dvds import words
 from ....workloads.dvds.build import build_record, build_summary
 from ....workloads.dvds.chunks import LoadJob, load_jobs, produce
-from ....workloads.dvds.schema import META_TABLE, TABLES, tpcc_schema_here
+from ....workloads.dvds.schema import DS3_TABLES, META_TABLE, TABLES, tpcc_schema_here
 from ...common.build import draw_seed, timings
 from .. import bulk, client
 from .schema import TPCC_TABLES, present, procedures_present, sql_statements, sql_text
@@ -40,7 +40,12 @@ from .schema import TPCC_TABLES, present, procedures_present, sql_statements, sq
 SHORTEST_WORD = min(len(w) for w in (*words.TITLE_WORDS, *words.ACTOR_FIRST, *words.ACTOR_LAST))
 
 
-def _prepare(dsn: str, force: bool) -> None:
+def _files(name: str, ds3: bool) -> list[str]:
+    """The statements of sql/<name>.sql, and of sql/ds3_<name>.sql for a DS3 build."""
+    return sql_statements(name) + (sql_statements(f"ds3_{name}") if ds3 else [])
+
+
+def _prepare(dsn: str, force: bool, ds3: bool = False) -> None:
     """Check the database and the server, drop an old schema if forced, create the tables."""
     conn = client.connect(dsn)
     try:
@@ -63,7 +68,7 @@ def _prepare(dsn: str, force: bool) -> None:
                                   f"{SHORTEST_WORD} letters that the users search for; set it "
                                   f"to {SHORTEST_WORD} or less (-c innodb_ft_min_token_size="
                                   f"{SHORTEST_WORD})")
-        bulk.execute_all(conn, sql_statements("drop") + sql_statements("tables"))
+        bulk.execute_all(conn, sql_statements("drop") + _files("tables", ds3))
     except client.Error as exc:
         raise DatabaseError(f"preparing the schema failed: {client.error_text(exc)}") from exc
     finally:
@@ -108,11 +113,11 @@ def _key_session(dsn: str, statements: list[str]) -> int:
     return len(statements)
 
 
-def _keys(dsn: str, sessions: int, progress) -> None:
+def _keys(dsn: str, sessions: int, progress, ds3: bool = False) -> None:
     """The indexes of keys.sql, a table's statements in order in one session, up to
     ``sessions`` tables at once in the file's order (products first: its full-text indexes
     take longest); then the foreign keys."""
-    statements = sql_statements("keys")
+    statements = _files("keys", ds3)
     foreign = [s for s in statements if "FOREIGN KEY" in s]
     groups: dict[str, list[str]] = {}
     for statement in statements:
@@ -137,13 +142,14 @@ def _keys(dsn: str, sessions: int, progress) -> None:
 
 def _finish(dsn: str, sessions: int, record: dict, started: float, progress) -> None:
     """Keys, statistics, procedures, then the build's record (a complete build)."""
+    tables = TABLES + (DS3_TABLES if record["ds3"] else ())
     try:
-        _keys(dsn, sessions, progress)
+        _keys(dsn, sessions, progress, record["ds3"])
         conn = client.connect(dsn)
         try:
-            bulk.execute_all(conn, [f"ANALYZE TABLE {', '.join(TABLES)}"])
+            bulk.execute_all(conn, [f"ANALYZE TABLE {', '.join(tables)}"])
             if progress:
-                progress("analyze", len(TABLES), len(TABLES))
+                progress("analyze", len(tables), len(tables))
             bulk.execute_all(conn, bulk.procedure_statements(sql_text("procedures")))
             bulk.record_build(conn, META_TABLE, record, started)
         finally:
@@ -166,10 +172,10 @@ def build(dsn: str, spec, progress=None) -> dict:
     started = time.monotonic()
     if progress:
         progress("tables", 0, 1)
-    _prepare(dsn, spec.force)
+    _prepare(dsn, spec.force, spec.ds3)
     if progress:
         progress("tables", 1, 1)
-    jobs = load_jobs(dsn, size, spec.build_users, seed)
+    jobs = load_jobs(dsn, size, spec.build_users, seed, spec.ds3)
     t_load = time.monotonic()
     rows: Counter = Counter()
     sales = pop.new_sales(size)
@@ -180,6 +186,6 @@ def build(dsn: str, spec, progress=None) -> dict:
     if progress:
         progress("load", sum(rows.values()), sum(rows.values()))
     t_finish = time.monotonic()
-    record = build_record(size, seed, spec.build_users, sum(sales))
+    record = build_record(size, seed, spec.build_users, sum(sales), spec.ds3)
     _finish(dsn, spec.build_users, record, started, progress)
     return build_summary(record, timings(started, t_load, t_finish, time.monotonic()), rows)

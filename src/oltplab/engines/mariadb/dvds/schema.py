@@ -54,8 +54,10 @@ def schema_info(dsn: str) -> DvdsSchema:
             meta = present(cur, [META_TABLE])
             row = None
             if meta:
-                cur.execute(f"SELECT size, customers, products, orders FROM {META_TABLE} LIMIT 1")
+                cur.execute(f"SELECT * FROM {META_TABLE} LIMIT 1")
                 row = cur.fetchone()
+                if row is not None:
+                    row = dict(zip((d[0] for d in cur.description), row))
             if row is None:
                 if meta or present(cur, OWN_TABLES):
                     raise common.incomplete_schema(dbname)
@@ -63,9 +65,10 @@ def schema_info(dsn: str) -> DvdsSchema:
                     raise common.tpcc_schema_here(dbname)
                 raise common.no_schema(dbname)
             procedures = procedures_present(cur)
-        return DvdsSchema(size=row[0], customers=int(row[1]), products=int(row[2]),
-                          orders=int(row[3]),
-                          functions_installed=len(procedures) == len(PROCEDURES))
+        return DvdsSchema(size=row["size"], customers=int(row["customers"]),
+                          products=int(row["products"]), orders=int(row["orders"]),
+                          functions_installed=len(procedures) == len(PROCEDURES),
+                          ds3=bool(row.get("ds3", False)), reviews=int(row.get("reviews", 0)))
     except client.Error as exc:
         raise DatabaseError(f"reading the DVD-Store-derived schema failed: "
                             f"{client.error_text(exc)}") from exc

@@ -7,9 +7,10 @@ customer and product ids from it), recorded by the build in ``dvds_meta``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from ....workloads.dvds import schema as common
-from ....workloads.dvds.schema import FUNCTIONS, META_TABLE, TABLES, DvdsSchema
+from ....workloads.dvds.schema import DS3_TABLES, FUNCTIONS, META_TABLE, TABLES, DvdsSchema
 from ..bulkload import Schema
 from ..catalog import ask, connection, dbname, failing, functions_present, present
 
@@ -21,9 +22,17 @@ TPCC_TABLES = ("tpcc_meta", "warehouse")
 #: What the build makes (engines/postgres/bulkload.py); the tables largest first.
 SCHEMA = Schema(package=__package__, label="DVD-Store-derived", tables=TABLES,
                 meta_table=META_TABLE, functions=FUNCTIONS,
-                helpers=("dvds_browse_text", "dvds_restock"),
+                helpers=("dvds_browse_text", "dvds_reviews_text", "dvds_restock"),
                 by_size=("customers", "orderlines", "cust_hist", "orders", "products",
-                         "inventory", "categories", "reorder"))
+                         "inventory", "categories", "reorder"), dropped=DS3_TABLES)
+#: A DS3 build's: DVD Store 3's tables and keys too (sql/ds3_*.sql).
+SCHEMA_DS3 = dataclasses.replace(
+    SCHEMA, tables=TABLES + DS3_TABLES, parts=("ds3",), dropped=(),
+    by_size=("reviews_helpfulness", "reviews", *SCHEMA.by_size, "membership"))
+
+
+def schema_for(ds3: bool) -> Schema:
+    return SCHEMA_DS3 if ds3 else SCHEMA
 
 
 async def _schema_info(dsn: str) -> DvdsSchema:
@@ -33,8 +42,7 @@ async def _schema_info(dsn: str) -> DvdsSchema:
             meta = await present(conn, [META_TABLE])
             row = None
             if meta:
-                row = await conn.fetchrow(
-                    f"SELECT size, customers, products, orders FROM {META_TABLE} LIMIT 1")
+                row = await conn.fetchrow(f"SELECT * FROM {META_TABLE} LIMIT 1")
             if row is None:
                 if meta or await present(conn, OWN_TABLES):
                     raise common.incomplete_schema(name)
@@ -44,7 +52,9 @@ async def _schema_info(dsn: str) -> DvdsSchema:
             functions = await functions_present(conn, FUNCTIONS)
             return DvdsSchema(size=row["size"], customers=row["customers"],
                               products=row["products"], orders=row["orders"],
-                              functions_installed=len(functions) == len(FUNCTIONS))
+                              functions_installed=len(functions) == len(FUNCTIONS),
+                              ds3=bool(row.get("ds3", False)),
+                              reviews=int(row.get("reviews", 0) or 0))
 
 
 def schema_info(dsn: str) -> DvdsSchema:

@@ -1,7 +1,8 @@
-"""The six transactions of the DVD-Store-derived shop as the statements a virtual user's libpq
+"""The transactions of the DVD-Store-derived shop as the statements a virtual user's libpq
 connection prepares: in procedures mode, one call of each function of sql/functions.sql, in
 the workload's kinds' order (login, new_customer, browse_category, browse_actor, browse_title,
-purchase). The C loop sends text parameters; the server reads them as the functions'
+purchase, then DVD Store 3's reviews_product, reviews_actor, reviews_title, new_review,
+new_helpfulness, new_member). The C loop sends text parameters; the server reads them as the functions'
 argument types."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from ....errors import UsageError
 
 #: (prepared name, number of parameters), in the kinds' order.
 FUNCTIONS = (("dvds_login", 2), ("dvds_new_customer", 19), ("dvds_browse_category", 2),
-             ("dvds_browse_actor", 2), ("dvds_browse_title", 2), ("dvds_purchase", 3))
+             ("dvds_browse_actor", 2), ("dvds_browse_title", 2), ("dvds_purchase", 3),
+             ("dvds_reviews_product", 3), ("dvds_reviews_actor", 3), ("dvds_reviews_title", 3),
+             ("dvds_new_review", 5), ("dvds_new_helpfulness", 3), ("dvds_new_member", 2))
 
 
 def call(name: str, params: int) -> str:

@@ -1,7 +1,7 @@
--- The six transactions of the DVD-Store-derived shop as MariaDB stored procedures (procedures
--- mode), and the restock rule as a trigger on INVENTORY. A user calls each in one round trip,
--- CALL DVDS_<KIND>(inputs..., @out), with the inputs its terminal drew (native/dvds/): text as
--- quoted strings, integers bare, a cart as two JSON arrays in strings ('[3,1]', '[1,2]'); the
+-- The twelve transactions of the DVD-Store-derived shop (DS2's six, then DVD Store 3's six) as
+-- MariaDB stored procedures (procedures mode), and the restock rule as a trigger on INVENTORY.
+-- A user calls each in one round trip, CALL DVDS_<KIND>(inputs..., @out), with the inputs its
+-- terminal drew (native/dvds/): text as quoted strings, integers bare, a cart as two JSON arrays in strings ('[3,1]', '[1,2]'); the
 -- answer comes back in the last argument, an OUT bigint. Each procedure runs one transaction
 -- from START TRANSACTION to its COMMIT (or ROLLBACK), so that Com_commit + Com_rollback moves
 -- by one per call; any error rolls it back and is raised again with its code: the driver
@@ -67,6 +67,9 @@ BEGIN
 END
 //
 
+-- The browses read whole PRODUCTS rows (the last column is common_prod_id, or a DS3 build's
+-- membership_item).
+
 -- Browse by category: up to p_batch of the category's special products; the number found.
 CREATE PROCEDURE DVDS_BROWSE_CATEGORY(IN p_category INT, IN p_batch INT, OUT p_found BIGINT)
 READS SQL DATA
@@ -75,7 +78,7 @@ BEGIN
 
     START TRANSACTION READ ONLY;
     SELECT COUNT(*) INTO p_found FROM (
-        SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+        SELECT * FROM products
          WHERE category = p_category AND special = 1
          LIMIT p_batch) r;
     COMMIT;
@@ -100,11 +103,11 @@ BEGIN
         SET p_found = 0;  -- no word: nothing to search for
     ELSEIF p_by_title THEN
         SELECT COUNT(*) INTO p_found FROM (
-            SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+            SELECT * FROM products
              WHERE MATCH (title) AGAINST (v_query IN BOOLEAN MODE) LIMIT p_batch) r;
     ELSE
         SELECT COUNT(*) INTO p_found FROM (
-            SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+            SELECT * FROM products
              WHERE MATCH (actor) AGAINST (v_query IN BOOLEAN MODE) LIMIT p_batch) r;
     END IF;
     COMMIT;
@@ -206,6 +209,126 @@ BEGIN
         COMMIT;
         SET p_orderid = v_orderid;
     END IF;
+END
+//
+
+-- DVD Store 3's calls (a DS3 build: ds3_tables.sql; every build has them, only a DS3 build's
+-- users call them). The review searches read up to p_batch reviews with at least p_stars
+-- stars, the best rated first, each with the sum of its helpfulness ratings; the number found.
+
+-- Reviews of one product (the key reviews_product_stars).
+CREATE PROCEDURE DVDS_REVIEWS_PRODUCT(IN p_prod_id INT, IN p_stars INT, IN p_batch INT,
+                                      OUT p_found BIGINT)
+READS SQL DATA
+BEGIN
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    START TRANSACTION READ ONLY;
+    SELECT COUNT(*) INTO p_found FROM (
+        SELECT v.review_id, v.prod_id, v.review_date, v.stars, v.customerid, v.review_summary,
+               v.review_text, (SELECT COALESCE(SUM(h.helpfulness), 0) FROM reviews_helpfulness h
+                                WHERE h.review_id = v.review_id) AS helpful
+          FROM reviews v
+         WHERE v.prod_id = p_prod_id AND v.stars >= p_stars
+         ORDER BY v.stars DESC, v.review_date DESC LIMIT p_batch) r;
+    COMMIT;
+END
+//
+
+-- Reviews of the products whose actor (p_by_title false) or title holds every word of
+-- p_words: up to p_batch such products (full-text, as DVDS_BROWSE_TEXT), then their reviews.
+CREATE PROCEDURE DVDS_REVIEWS_TEXT(IN p_words VARCHAR(200), IN p_stars INT, IN p_batch INT,
+                                   IN p_by_title BOOL, OUT p_found BIGINT)
+READS SQL DATA
+BEGIN
+    DECLARE v_words VARCHAR(200) DEFAULT TRIM(REGEXP_REPLACE(p_words, '[^[:alnum:]]+', ' '));
+    DECLARE v_query VARCHAR(400) DEFAULT CONCAT('+', REPLACE(v_words, ' ', ' +'));
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    START TRANSACTION READ ONLY;
+    IF v_words = '' THEN
+        SET p_found = 0;
+    ELSEIF p_by_title THEN
+        SELECT COUNT(*) INTO p_found FROM (
+            SELECT v.review_id, v.prod_id, p.title, p.actor, v.review_date, v.stars,
+                   v.review_summary, v.review_text,
+                   (SELECT COALESCE(SUM(h.helpfulness), 0) FROM reviews_helpfulness h
+                     WHERE h.review_id = v.review_id) AS helpful
+              FROM (SELECT prod_id, title, actor FROM products
+                     WHERE MATCH (title) AGAINST (v_query IN BOOLEAN MODE) LIMIT p_batch) p
+              JOIN reviews v ON v.prod_id = p.prod_id AND v.stars >= p_stars
+             ORDER BY v.stars DESC, v.review_date DESC LIMIT p_batch) r;
+    ELSE
+        SELECT COUNT(*) INTO p_found FROM (
+            SELECT v.review_id, v.prod_id, p.title, p.actor, v.review_date, v.stars,
+                   v.review_summary, v.review_text,
+                   (SELECT COALESCE(SUM(h.helpfulness), 0) FROM reviews_helpfulness h
+                     WHERE h.review_id = v.review_id) AS helpful
+              FROM (SELECT prod_id, title, actor FROM products
+                     WHERE MATCH (actor) AGAINST (v_query IN BOOLEAN MODE) LIMIT p_batch) p
+              JOIN reviews v ON v.prod_id = p.prod_id AND v.stars >= p_stars
+             ORDER BY v.stars DESC, v.review_date DESC LIMIT p_batch) r;
+    END IF;
+    COMMIT;
+END
+//
+
+CREATE PROCEDURE DVDS_REVIEWS_ACTOR(IN p_actor VARCHAR(200), IN p_stars INT, IN p_batch INT,
+                                    OUT p_found BIGINT)
+READS SQL DATA
+CALL DVDS_REVIEWS_TEXT(p_actor, p_stars, p_batch, FALSE, p_found)
+//
+
+CREATE PROCEDURE DVDS_REVIEWS_TITLE(IN p_title VARCHAR(200), IN p_stars INT, IN p_batch INT,
+                                    OUT p_found BIGINT)
+READS SQL DATA
+CALL DVDS_REVIEWS_TEXT(p_title, p_stars, p_batch, TRUE, p_found)
+//
+
+-- A new review by the order's customer: its review_id.
+CREATE PROCEDURE DVDS_NEW_REVIEW(IN p_prod_id INT, IN p_customerid INT, IN p_stars INT,
+                                 IN p_summary VARCHAR(50), IN p_text VARCHAR(1000),
+                                 OUT p_review_id BIGINT)
+MODIFIES SQL DATA
+BEGIN
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    START TRANSACTION;
+    INSERT INTO reviews (prod_id, review_date, stars, customerid, review_summary, review_text)
+    VALUES (p_prod_id, CURRENT_DATE, p_stars, p_customerid, p_summary, p_text);
+    SET p_review_id = LAST_INSERT_ID();
+    COMMIT;
+END
+//
+
+-- The order's customer rates a review's helpfulness (1..10): the rating's id.
+CREATE PROCEDURE DVDS_NEW_HELPFULNESS(IN p_review_id INT, IN p_customerid INT,
+                                      IN p_helpfulness INT, OUT p_id BIGINT)
+MODIFIES SQL DATA
+BEGIN
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    START TRANSACTION;
+    INSERT INTO reviews_helpfulness (review_id, customerid, helpfulness)
+    VALUES (p_review_id, p_customerid, p_helpfulness);
+    SET p_id = LAST_INSERT_ID();
+    COMMIT;
+END
+//
+
+-- The order's customer becomes a member of tier p_type (1..3) for a year: the customer's id;
+-- 0, inserting nothing, when the customer is a member already (a duplicate key, 1062).
+CREATE PROCEDURE DVDS_NEW_MEMBER(IN p_customerid INT, IN p_type INT, OUT p_id BIGINT)
+MODIFIES SQL DATA
+BEGIN
+    DECLARE EXIT HANDLER FOR 1062 BEGIN ROLLBACK; SET p_id = 0; END;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    START TRANSACTION;
+    INSERT INTO membership (customerid, membershiptype, expiredate)
+    VALUES (p_customerid, p_type, CURRENT_DATE + INTERVAL 365 DAY);
+    SET p_id = p_customerid;
+    COMMIT;
 END
 //
 

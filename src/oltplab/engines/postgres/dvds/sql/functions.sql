@@ -1,6 +1,7 @@
--- The six transactions of the DVD-Store-derived shop as PL/pgSQL functions (procedures mode;
--- the two browses by text are SQL calls of one PL/pgSQL helper), each one round trip
--- returning one bigint, and the restock rule as a trigger on INVENTORY.
+-- The twelve transactions of the DVD-Store-derived shop (DS2's six, then DVD Store 3's six) as
+-- PL/pgSQL functions (procedures mode; the browses and review searches by text are SQL calls
+-- of a PL/pgSQL helper), each one round trip returning one bigint, and the restock rule as a
+-- trigger on INVENTORY.
 -- The users draw every input (native/dvds/) and send text parameters, which the server reads
 -- as these functions' argument types. Everything is correct at READ COMMITTED: a purchase
 -- locks the INVENTORY rows it changes, in prod_id order, before it reads their stock.
@@ -51,6 +52,9 @@ BEGIN
 END
 $$;
 
+-- The browses read whole PRODUCTS rows (the last column is common_prod_id, or a DS3 build's
+-- membership_item).
+
 -- Browse by category: up to p_batch of the category's special products; the number found.
 CREATE OR REPLACE FUNCTION dvds_browse_category(p_category int, p_batch int) RETURNS bigint
 LANGUAGE plpgsql AS $$
@@ -58,7 +62,7 @@ DECLARE
     v_found bigint;
 BEGIN
     SELECT count(r.*) INTO v_found FROM (
-        SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+        SELECT * FROM products
          WHERE category = p_category AND special = 1
          LIMIT p_batch) r;
     RETURN v_found;
@@ -80,11 +84,11 @@ BEGIN
     END IF;
     IF p_by_title THEN
         SELECT count(r.*) INTO v_found FROM (
-            SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+            SELECT * FROM products
              WHERE to_tsvector('simple', title) @@ v_query LIMIT p_batch) r;
     ELSE
         SELECT count(r.*) INTO v_found FROM (
-            SELECT prod_id, category, title, actor, price, special, common_prod_id FROM products
+            SELECT * FROM products
              WHERE to_tsvector('simple', actor) @@ v_query LIMIT p_batch) r;
     END IF;
     RETURN v_found;
@@ -155,6 +159,113 @@ BEGIN
     INSERT INTO cust_hist (customerid, orderid, prod_id)
     SELECT p_customerid, v_orderid, u.prod_id FROM unnest(p_prod_ids) AS u(prod_id);
     RETURN v_orderid;
+END
+$$;
+
+-- DVD Store 3's calls (a DS3 build: ds3_tables.sql; every build has them, only a DS3 build's
+-- users call them). The review searches read up to p_batch reviews with at least p_stars
+-- stars, the best rated first, each with the sum of its helpfulness ratings; the number found.
+
+-- Reviews of one product (the index reviews_product_stars).
+CREATE OR REPLACE FUNCTION dvds_reviews_product(p_prod_id int, p_stars int, p_batch int)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_found bigint;
+BEGIN
+    SELECT count(r.*) INTO v_found FROM (
+        SELECT v.review_id, v.prod_id, v.review_date, v.stars, v.customerid, v.review_summary,
+               v.review_text, (SELECT coalesce(sum(h.helpfulness), 0) FROM reviews_helpfulness h
+                                WHERE h.review_id = v.review_id) AS helpful
+          FROM reviews v
+         WHERE v.prod_id = p_prod_id AND v.stars >= p_stars
+         ORDER BY v.stars DESC, v.review_date DESC LIMIT p_batch) r;
+    RETURN v_found;
+END
+$$;
+
+-- Reviews of the products whose actor (p_by_title false) or title holds every word of
+-- p_words: up to p_batch such products (full-text, as dvds_browse_text), then their reviews.
+CREATE OR REPLACE FUNCTION dvds_reviews_text(p_words text, p_stars int, p_batch int,
+                                             p_by_title boolean) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_query tsquery := plainto_tsquery('simple', p_words);
+    v_ids int[];
+    v_found bigint;
+BEGIN
+    IF numnode(v_query) = 0 THEN
+        RETURN 0;
+    END IF;
+    IF p_by_title THEN
+        SELECT array_agg(prod_id) INTO v_ids FROM (
+            SELECT prod_id FROM products WHERE to_tsvector('simple', title) @@ v_query
+             LIMIT p_batch) p;
+    ELSE
+        SELECT array_agg(prod_id) INTO v_ids FROM (
+            SELECT prod_id FROM products WHERE to_tsvector('simple', actor) @@ v_query
+             LIMIT p_batch) p;
+    END IF;
+    SELECT count(r.*) INTO v_found FROM (
+        SELECT v.review_id, v.prod_id, p.title, p.actor, v.review_date, v.stars,
+               v.review_summary, v.review_text,
+               (SELECT coalesce(sum(h.helpfulness), 0) FROM reviews_helpfulness h
+                 WHERE h.review_id = v.review_id) AS helpful
+          FROM reviews v JOIN products p ON p.prod_id = v.prod_id
+         WHERE v.prod_id = ANY (v_ids) AND v.stars >= p_stars
+         ORDER BY v.stars DESC, v.review_date DESC LIMIT p_batch) r;
+    RETURN v_found;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dvds_reviews_actor(p_actor text, p_stars int, p_batch int)
+RETURNS bigint
+LANGUAGE sql AS $$ SELECT dvds_reviews_text(p_actor, p_stars, p_batch, false) $$;
+
+CREATE OR REPLACE FUNCTION dvds_reviews_title(p_title text, p_stars int, p_batch int)
+RETURNS bigint
+LANGUAGE sql AS $$ SELECT dvds_reviews_text(p_title, p_stars, p_batch, true) $$;
+
+-- A new review by the order's customer: its review_id.
+CREATE OR REPLACE FUNCTION dvds_new_review(p_prod_id int, p_customerid int, p_stars int,
+                                           p_summary text, p_text text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    INSERT INTO reviews (prod_id, review_date, stars, customerid, review_summary, review_text)
+    VALUES (p_prod_id, current_date, p_stars, p_customerid, p_summary, p_text)
+    RETURNING review_id INTO v_id;
+    RETURN v_id;
+END
+$$;
+
+-- The order's customer rates a review's helpfulness (1..10): the rating's id.
+CREATE OR REPLACE FUNCTION dvds_new_helpfulness(p_review_id int, p_customerid int,
+                                                p_helpfulness int) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    INSERT INTO reviews_helpfulness (review_id, customerid, helpfulness)
+    VALUES (p_review_id, p_customerid, p_helpfulness)
+    RETURNING review_helpfulness_id INTO v_id;
+    RETURN v_id;
+END
+$$;
+
+-- The order's customer becomes a member of tier p_type (1..3) for a year: the customer's id;
+-- 0, inserting nothing, when the customer is a member already.
+CREATE OR REPLACE FUNCTION dvds_new_member(p_customerid int, p_type int) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    INSERT INTO membership (customerid, membershiptype, expiredate)
+    VALUES (p_customerid, p_type, current_date + 365)
+    ON CONFLICT DO NOTHING
+    RETURNING customerid INTO v_id;
+    RETURN coalesce(v_id, 0);
 END
 $$;
 

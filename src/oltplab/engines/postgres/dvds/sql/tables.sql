@@ -85,7 +85,8 @@ CREATE TABLE reorder (
 
 -- One row, written last: what the build made. max_orderid and build_sales are the loaded
 -- orders' highest id and the loaded INVENTORY.sales total, from which the checks tell the
--- orders placed since the build.
+-- orders placed since the build. ds3: a DS3 build (ds3_tables.sql), whose users rate the
+-- loaded reviews 1..reviews.
 CREATE TABLE dvds_meta (
     size             text          NOT NULL,
     customers        bigint        NOT NULL,
@@ -96,6 +97,8 @@ CREATE TABLE dvds_meta (
     build_sales      bigint        NOT NULL,
     seed             bigint        NOT NULL,
     build_users      int           NOT NULL,
+    ds3              boolean       NOT NULL DEFAULT false,
+    reviews          bigint        NOT NULL DEFAULT 0,
     build_seconds    numeric(10,3) NOT NULL,
     built_at         timestamptz   NOT NULL DEFAULT now(),
     oltplab_version  text          NOT NULL
