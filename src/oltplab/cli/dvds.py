@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -85,8 +86,8 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
     if cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name,
-                     lambda labels: run_dvds_printed(spec, rspec, labels, metrics))
+    runs = run_group(repeat, name, functools.partial(run_dvds_printed, spec, rspec),
+                     metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
 
 import click
 
-from ..config import BuildSpec, DbSpec, MetricsSpec, RunSpec, metrics_spec
+from ..config import BuildSpec, DbSpec, RunSpec, metrics_spec
 from ..errors import OltplabError, UsageError
 from ..options import BUILD, QUICKSTART, RUN
 from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
@@ -91,8 +92,8 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     if cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name,
-                     lambda labels: run_tpcc_printed(spec, rspec, labels, metrics))
+    runs = run_group(repeat, name, functools.partial(run_tpcc_printed, spec, rspec),
+                     metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 
@@ -126,7 +127,7 @@ class TpccLines(TpccProgress):
 
 
 def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None,
-                     metrics: MetricsSpec | None = None) -> dict:
+                     metrics=None) -> dict:
     """One recorded run with its progress on stderr, then its table and folder."""
     run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
                             labels, metrics=metrics)

@@ -449,23 +449,27 @@ def new_group_id(label: str) -> str:
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{label}-{secrets.token_hex(3)}"
 
 
-def run_group(repeat: int, label: str, run_one: Callable[[dict], dict],
-              labels: dict | None = None) -> list[dict]:
-    """``repeat`` runs as one group: ``run_one(labels)`` makes one recorded run and returns its
-    record; each gets ``group: {id, index, of}`` beside ``labels``. A single run gets no group.
-    Stops after the first run that did not complete (an interrupt or a failure ends the group;
-    the records made so far are kept and returned)."""
+def run_group(repeat: int, label: str, run_one: Callable[[dict, Any], dict],
+              labels: dict | None = None, metrics=None) -> list[dict]:
+    """``repeat`` runs as one group: ``run_one(labels, endpoint)`` makes one recorded run and
+    returns its record; each gets ``group: {id, index, of}`` beside ``labels``. A single run
+    gets no group. Stops after the first run that did not complete (an interrupt or a failure
+    ends the group; the records made so far are kept and returned). ``metrics`` (a
+    config.MetricsSpec) opens one live metrics endpoint for the whole group, handed to each
+    run (None without it)."""
+    from ..telemetry.openmetrics import endpoint
     if repeat < 1:
         from ..errors import UsageError
         raise UsageError(f"--repeat must be at least 1 (got {repeat})")
     base = dict(labels or {})
-    if repeat == 1:
-        return [run_one(base)]
-    gid = new_group_id(label)
-    runs: list[dict] = []
-    for i in range(repeat):
-        run = run_one({**base, "group": {"id": gid, "index": i + 1, "of": repeat}})
-        runs.append(run)
-        if run.get("status") != "completed":
-            break
-    return runs
+    with endpoint(metrics) as live:
+        if repeat == 1:
+            return [run_one(base, live)]
+        gid = new_group_id(label)
+        runs: list[dict] = []
+        for i in range(repeat):
+            run = run_one({**base, "group": {"id": gid, "index": i + 1, "of": repeat}}, live)
+            runs.append(run)
+            if run.get("status") != "completed":
+                break
+        return runs

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import socket
+import socketserver
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -288,6 +289,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     figures: LiveFigures
 
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse lookup of the address (socket.getfqdn), which
+        can wait on a resolver for seconds."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), \
+            int(self.server_address[1])
+
 
 class Endpoint:
     """The HTTP server of one command's runs (a plan's too): ``start`` binds it or raises
@@ -310,7 +318,7 @@ class Endpoint:
         server_class = type("_Server6" if family == socket.AF_INET6 else "_Server4", (_Server,),
                             {"address_family": family})
         try:
-            self._server = server_class(infos[0][4][:2], _Handler)
+            self._server = server_class(infos[0][4], _Handler)
         except OSError as e:
             raise UsageError(f"{where}: cannot listen there: {e.strerror or e}") from None
         self._server.figures = self.figures
