@@ -184,7 +184,7 @@ def _latency_families(names, snap, host):
         for key, q in QUANTILES:
             ms = _value(entry.get(key)) if isinstance(entry, dict) else None
             if ms is not None:
-                g.add_metric([snap["run"], str(index), host, name, q], ms / 1000.0)
+                g.add_metric([snap["run"], str(index), host, name, q], round(ms / 1000.0, 9))
     if g.samples:
         yield g
 
