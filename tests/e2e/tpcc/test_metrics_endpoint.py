@@ -4,8 +4,15 @@ use or an address that is not this host's refused in one line."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
 
+from interrupts import INTERRUPTIBLE
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from ..conftest import free_port, oltplab, saved_runs, scraped
@@ -63,6 +70,36 @@ def test_the_endpoint_serves_the_runs_figures_while_it_runs(scratch_w1, tmp_path
     assert all(s.value > 0 for s in lat)
 
     with socket.socket() as s:  # closed with the run
+        assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_ctrl_c_closes_the_endpoint(scratch_w1, tmp_path):
+    port = free_port()
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oltplab", "tpcc", "run", "--dsn", scratch_w1, "--rampup", "0s",
+         "--duration", "60s", "--workers", "1", "--io-latency", "off", "--metrics-port",
+         str(port), "--results-dir", str(results)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, **INTERRUPTIBLE)
+    try:
+        deadline, measuring = time.monotonic() + 120, False
+        while not measuring and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    measuring = 'oltplab_run_phase="measure"' in r.read().decode()
+            except OSError:
+                pass
+        assert measuring, proc.stderr.read() if proc.poll() is not None else "not measuring"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert [r["status"] for r in saved_runs(results)] == ["interrupted"]
+    with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0
 
 

@@ -184,6 +184,16 @@ def test_the_server_serves_the_page_and_closes():
         assert ep is None
 
 
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_the_server_closes_on_ctrl_c_and_on_failure(error):
+    with pytest.raises(error):
+        with endpoint(MetricsSpec(0)) as ep:
+            address = ep.address
+            raise error()
+    with socket.socket() as s:
+        assert s.connect_ex(address) != 0
+
+
 def test_a_port_in_use_and_a_foreign_address_are_usage_errors():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
