@@ -324,3 +324,31 @@ class RunSpec:
             raise UsageError("--rampup must not be negative")
         if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.name):
             raise UsageError(f"--name: {self.name!r} may hold letters, digits, '.', '_' and '-' only")
+
+
+METRICS_LISTEN = "127.0.0.1"  # the live metrics endpoint: loopback unless told otherwise
+
+
+@dataclass(frozen=True)
+class MetricsSpec:
+    """Where a command's live metrics endpoint listens (--metrics-port, --metrics-listen);
+    telemetry/openmetrics.py serves it."""
+
+    port: int
+    listen: str = METRICS_LISTEN
+
+    def __post_init__(self):
+        if isinstance(self.port, bool) or not isinstance(self.port, int) \
+                or not 0 <= self.port <= 65535:
+            raise UsageError(f"--metrics-port: {self.port!r} is not a port (1..65535)")
+        if not self.listen.strip():
+            raise UsageError("--metrics-listen: give an address, such as 127.0.0.1")
+
+
+def metrics_spec(port: int | None, listen: str | None = None) -> MetricsSpec | None:
+    """The endpoint's spec from the two options; None without a port."""
+    if port is None:
+        if listen not in (None, METRICS_LISTEN):
+            raise UsageError("--metrics-listen needs --metrics-port")
+        return None
+    return MetricsSpec(port, listen or METRICS_LISTEN)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import (DEFAULT_DATA, IO_LATENCY, MODES, io_latency_default, parse_duration,
-                     parse_host_memory, parse_inject, parse_setting, parse_size,
-                     parse_user_option, parse_users)
+from .config import (DEFAULT_DATA, IO_LATENCY, METRICS_LISTEN, MODES, io_latency_default,
+                     parse_duration, parse_host_memory, parse_inject, parse_setting,
+                     parse_size, parse_user_option, parse_users)
 from .datastores.spec import CHECKSUMS, FILESYSTEMS, PROFILES
 from .datastores.spec import DEFAULT_ROOT as DEFAULT_DATASTORES
 from .engines import ENGINES
@@ -368,6 +368,18 @@ TELEMETRY: tuple[Option, ...] = (
            "(bpftrace): auto (where it can run), on (refuse where it cannot), off.",
            ("--io-latency",), choices=IO_LATENCY, default=io_latency_default(),
            show_default=True, envvar="OLTPLAB_IO_LATENCY", toml=(str,)),
+)
+
+# the live metrics endpoint of tpcc run, dvds run, neighbours run and plan run: the command
+# line only (where it listens belongs to the host running the command, not to the experiment)
+METRICS: tuple[Option, ...] = (
+    Option("metrics_port", "metrics", "Serve the run's current figures (throughput, latency "
+           "percentiles, CPU, devices, power) in the OpenMetrics text format on this TCP "
+           "port while it runs.", ("--metrics-port",), type=int, range=(1, 65535),
+           metavar="PORT"),
+    Option("metrics_listen", "metrics", "Address the metrics endpoint listens on (0.0.0.0: "
+           "every interface).", ("--metrics-listen",), metavar="ADDR", default=METRICS_LISTEN,
+           show_default=True),
 )
 
 # backup run; a plan's backup step

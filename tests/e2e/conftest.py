@@ -25,6 +25,35 @@ def oltplab(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict
     return p
 
 
+def scraped(*args: str, port: int, cwd: Path | None = None, timeout: float = 240,
+            every: float = 0.5) -> tuple[subprocess.CompletedProcess, list[tuple[str, str]]]:
+    """Run the CLI in a child process and fetch http://127.0.0.1:PORT/metrics every ``every``
+    seconds while it runs: the finished process and each page (content type, text) fetched."""
+    import time
+    import urllib.error
+    import urllib.request
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("OLTPLAB_DSN", None)
+    proc = subprocess.Popen([sys.executable, "-m", "oltplab", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pages = []
+    try:
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    pages.append((r.headers["Content-Type"], r.read().decode()))
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass  # not listening yet, or any more
+            time.sleep(every)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), pages
+
+
 def saved_runs(results: Path) -> list[dict]:
     """The records in a results folder, oldest first (none when there is no folder)."""
     if not results.is_dir():

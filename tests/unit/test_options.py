@@ -11,8 +11,8 @@ import pytest
 from oltplab import kinds
 from oltplab.cli.main import cli
 from oltplab.fio.spec import OPTIONS as FIO
-from oltplab.options import (BACKUP, BUILD, DB, DVDS_BUILD, DVDS_DB, DVDS_RUN, NEIGHBOURS, PLAN,
-                             QUICKSTART, RUN, TELEMETRY, Option)
+from oltplab.options import (BACKUP, BUILD, DB, DVDS_BUILD, DVDS_DB, DVDS_RUN, METRICS,
+                             NEIGHBOURS, PLAN, QUICKSTART, RUN, TELEMETRY, Option)
 from oltplab.plans.keys import KEYS
 
 # command: (its tables, the options it has outside them)
@@ -21,18 +21,20 @@ COMMANDS = {
     ("db", "stop"): ((DB,), ()),
     ("db", "status"): ((DB,), ("as_json",)),
     ("tpcc", "build"): ((DB, BUILD), ()),
-    ("tpcc", "run"): ((DB, RUN, TELEMETRY), ("repeat",)),
+    ("tpcc", "run"): ((DB, RUN, TELEMETRY, METRICS), ("repeat",)),
     ("tpcc", "check"): ((DB,), ("after_run",)),
     ("quickstart",): ((DB, QUICKSTART, TELEMETRY), ()),
     ("backup", "run"): ((DB, BACKUP, TELEMETRY), ()),
-    ("neighbours", "run"): ((NEIGHBOURS, TELEMETRY), ()),
+    ("neighbours", "run"): ((NEIGHBOURS, TELEMETRY, METRICS), ()),
     ("dvds", "build"): ((DVDS_DB, DVDS_BUILD), ()),
-    ("dvds", "run"): ((DVDS_DB, DVDS_RUN, TELEMETRY), ("repeat",)),
+    ("dvds", "run"): ((DVDS_DB, DVDS_RUN, TELEMETRY, METRICS), ("repeat",)),
+    ("plan", "run"): ((METRICS,), ("plan_file", "overrides", "results_dir", "resume",
+                                   "report_dir", "pdf")),
     ("dvds", "check"): ((DVDS_DB,), ()),
 }
 TABLES = {"DB": DB, "BUILD": BUILD, "RUN": RUN, "TELEMETRY": TELEMETRY, "BACKUP": BACKUP,
           "NEIGHBOURS": NEIGHBOURS, "QUICKSTART": QUICKSTART, "DVDS_BUILD": DVDS_BUILD,
-          "DVDS_RUN": DVDS_RUN}
+          "DVDS_RUN": DVDS_RUN, "METRICS": METRICS}
 
 
 def _command(path: tuple[str, ...]) -> click.Command:
@@ -73,7 +75,8 @@ def test_every_row_a_plan_takes_is_a_plan_key_and_the_others_are_not():
     places = {"DB": [KEYS], "BUILD": [KEYS], "RUN": [KEYS, steps["tpcc"].keys],
               "TELEMETRY": [KEYS, steps["tpcc"].keys, steps["neighbours"].keys],
               "BACKUP": [steps["backup"].keys], "NEIGHBOURS": [steps["neighbours"].keys],
-              "QUICKSTART": [], "DVDS_BUILD": [KEYS], "DVDS_RUN": [KEYS]}
+              "QUICKSTART": [], "DVDS_BUILD": [KEYS], "DVDS_RUN": [KEYS],
+              "METRICS": [steps["tpcc"].keys, steps["neighbours"].keys]}
     for name, table in TABLES.items():
         for o in table:
             for keys in places[name]:
@@ -83,6 +86,8 @@ def test_every_row_a_plan_takes_is_a_plan_key_and_the_others_are_not():
                         assert keys[o.name] is o, (name, o.name)  # the same help, converters
                 elif keys is not KEYS:
                     assert o.name not in keys, (name, o.name)
+    assert not any(o.toml for o in METRICS)  # where it listens is the host's, not the plan's
+    assert not set(KEYS) & {o.name for o in METRICS}
     for o in RUN + BUILD + DB:
         if not o.toml:  # a plan's key of that name, if any, is another command's row
             assert o.name not in KEYS or KEYS[o.name].part != o.part, o.name

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
 import click
 from rich.table import Table
 
-from ..config import RunSpec
+from ..config import RunSpec, metrics_spec
 from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN
 from ..runs.lifecycle import check_record, raise_for_status, run_group, run_tpcc_recorded
 from .db import make_db_spec
-from .options import print_repeats, repeat_option, table_options, telemetry_options
+from .options import (metrics_options, print_repeats, repeat_option, table_options,
+                      telemetry_options)
 from .tpcc import TpccLines, dedupe_line, print_conditions
 
 WORKLOAD = "dvds"
@@ -61,14 +63,16 @@ def dvds_build(size, build_users, force, seed, ds3, **kw):
 @table_options(DVDS_RUN)
 @repeat_option
 @telemetry_options
+@metrics_options
 def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searches,
              search_batch, line_items, ds3, pct_new_members, reviews, pct_new_reviews,
              pct_new_helpfulness, workers, seed, name, check, cold, inject, results_dir,
-             repeat, sample_interval, power, io_latency, **kw):
+             repeat, sample_interval, power, io_latency, metrics_port, metrics_listen, **kw):
     """Drive virtual shoppers through a user sequence and record OPM and response times."""
     from ..errors import UsageError
     from ..workloads.dvds.params import DvdsParams
     spec = make_db_spec(kw)
+    metrics = metrics_spec(metrics_port, metrics_listen)
     if users["users_auto"] is not None and repeat > 1:
         raise UsageError("--users auto searches for the best user count in one run; --repeat "
                          "does not go with it (repeat the user count it finds)")
@@ -90,7 +94,8 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
     if cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name, lambda labels: run_dvds_printed(spec, rspec, labels))
+    runs = run_group(repeat, name, functools.partial(run_dvds_printed, spec, rspec),
+                     metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 
@@ -120,9 +125,9 @@ def _ms(x: Any) -> str:
     return fmt_ms(x)
 
 
-def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None) -> dict:
+def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None, metrics=None) -> dict:
     run = run_tpcc_recorded(spec, rspec, DvdsLines(len(rspec.users), bool(rspec.users_auto)),
-                            labels)
+                            labels, metrics=metrics)
     print_run(run)
     return run
 

@@ -69,8 +69,8 @@ def fio_run(repeat, sample_interval, power, io_latency, **raw):
     """
     spec = spec_from_options(raw)
     runs = run_group(repeat, spec.name,
-                     lambda labels: run_fio_printed(spec, sample_interval, power, labels,
-                                                    io_latency))
+                     lambda labels, _metrics: run_fio_printed(spec, sample_interval, power,
+                                                              labels, io_latency))
     print_repeats(runs)
     raise_for_status(runs[-1])
 

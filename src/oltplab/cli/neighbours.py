@@ -9,12 +9,13 @@ from pathlib import Path
 
 import click
 
+from ..config import metrics_spec
 from ..options import NEIGHBOURS
 from ..runs.lifecycle import raise_for_status
 from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
 from ..workloads import get as get_workload
 from ..workloads import of_record
-from .options import table_options, telemetry_options
+from .options import metrics_options, table_options, telemetry_options
 
 
 @click.group("neighbours", context_settings={"help_option_names": ["-h", "--help"],
@@ -26,14 +27,15 @@ def neighbours():
 @neighbours.command("run")
 @table_options(NEIGHBOURS)
 @telemetry_options
-def neighbours_run(**kw):
+@metrics_options
+def neighbours_run(metrics_port, metrics_listen, **kw):
     """Run the workload on N - K instances while K back up every interval, all at once;
     record each instance, the average TPM/NOPM per workload instance and the host's devices
     over time in one run."""
     spec = NeighboursSpec(**kw)
     lines = NeighboursLines(spec)
     try:
-        run = run_neighbours(spec, lines)
+        run = run_neighbours(spec, lines, metrics=metrics_spec(metrics_port, metrics_listen))
     finally:
         lines.line.done()
     print_neighbours(run)

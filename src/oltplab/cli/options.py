@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from ..options import TELEMETRY, Option
+from ..options import METRICS, TELEMETRY, Option
 
 
 def click_option(o: Option) -> Callable:
@@ -48,6 +48,7 @@ def table_options(*tables: tuple[Option, ...]) -> Callable:
 
 
 telemetry_options = table_options(TELEMETRY)
+metrics_options = table_options(METRICS)
 
 
 def repeat_option(f: Callable) -> Callable:

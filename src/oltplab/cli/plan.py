@@ -9,11 +9,12 @@ from pathlib import Path
 import click
 
 from .. import engines, kinds
-from ..config import format_size
+from ..config import format_size, metrics_spec
 from ..errors import OltplabError
 from ..plans.model import Cell, Item, Plan, load_plan
 from ..plans.run import PlanProgress, plan_status, run_plan, write_plan_report
 from ..runs.kind import resolve
+from .options import metrics_options
 
 RESULTS = Path("results")
 
@@ -149,11 +150,14 @@ class _PlanLines(PlanProgress):
 @click.option("--report-dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Folder of the plan's report  [default: reports/plan-<name>].")
 @click.option("--pdf", is_flag=True, help="Also print the plan's report as report.pdf.")
+@metrics_options
 def plan_run(plan_file: Path, results_dir: Path, overrides: tuple[str, ...], resume: bool,
-             report_dir: Path | None, pdf: bool) -> None:
+             report_dir: Path | None, pdf: bool, metrics_port: int | None,
+             metrics_listen: str) -> None:
     """Run every cell of the plan, then write its report (every cell side by side)."""
     p = load_plan(plan_file, results_dir, overrides)
-    run_plan(p, results_dir, resume=resume, progress=_PlanLines(p))
+    run_plan(p, results_dir, resume=resume, progress=_PlanLines(p),
+             metrics=metrics_spec(metrics_port, metrics_listen))
     states = _print_status(p, results_dir)
     result = write_plan_report(p, results_dir, report_dir, pdf=pdf)
     if result is not None:

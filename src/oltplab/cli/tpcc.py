@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
 
 import click
 
-from ..config import BuildSpec, DbSpec, RunSpec
+from ..config import BuildSpec, DbSpec, RunSpec, metrics_spec
 from ..errors import OltplabError, UsageError
 from ..options import BUILD, QUICKSTART, RUN
 from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
                               run_tpcc_recorded)
 from .db import db_options, make_db_spec
-from .options import print_repeats, repeat_option, table_options, telemetry_options
+from .options import (metrics_options, print_repeats, repeat_option, table_options,
+                      telemetry_options)
 
 
 @click.group()
@@ -69,11 +71,13 @@ def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
 @table_options(RUN)
 @repeat_option
 @telemetry_options
+@metrics_options
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
              workers, seed, name, check, cold, inject, results_dir, repeat, sample_interval,
-             power, io_latency, **kw):
+             power, io_latency, metrics_port, metrics_listen, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
+    metrics = metrics_spec(metrics_port, metrics_listen)
     if users["users_auto"] is not None and repeat > 1:
         raise UsageError("--users auto searches for the best user count in one run; --repeat "
                          "does not go with it (repeat the user count it finds)")
@@ -88,7 +92,8 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     if cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name, lambda labels: run_tpcc_printed(spec, rspec, labels))
+    runs = run_group(repeat, name, functools.partial(run_tpcc_printed, spec, rspec),
+                     metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 
@@ -121,10 +126,11 @@ class TpccLines(TpccProgress):
         self.line.done()
 
 
-def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None) -> dict:
+def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None,
+                     metrics=None) -> dict:
     """One recorded run with its progress on stderr, then its table and folder."""
     run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
-                            labels)
+                            labels, metrics=metrics)
     print_run(run)
     return run
 

@@ -21,11 +21,11 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
                       io_latency=cell.run.io_latency)
 
 
-def _run(item, progress, labels: dict) -> dict:
+def _run(item, progress, labels: dict, metrics=None) -> dict:
     from ..scenarios.backup import run_backup
     on_progress, on_cycle = progress or (None, None)
     return run_backup(item.cell.db, item.spec, progress=on_progress, on_cycle=on_cycle,
-                      labels=labels)
+                      labels=labels, metrics=metrics)
 
 
 STEP = StepKind("backup", rows(BACKUP, plans=True), "cell", True, _make, _run,

@@ -36,12 +36,12 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
     return spec_from_options(raw)
 
 
-def _run(item, progress, labels: dict) -> dict:
+def _run(item, progress, labels: dict, metrics=None) -> dict:
     from ..runs.lifecycle import run_fio_recorded
     if "path" not in dict(item.step.options) and not Path(item.spec.target).exists():
         Path(item.spec.target).mkdir(parents=True)  # the folder the cell's datadir goes in
     return run_fio_recorded(item.spec, item.cell.run.sample_interval, item.cell.run.power,
-                            progress, labels, item.cell.run.io_latency)
+                            progress, labels, item.cell.run.io_latency, metrics)
 
 
 def _profiles(value, what):

@@ -30,9 +30,9 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
     return NeighboursSpec(**{**given, **opts}, name=label, results_dir=results_dir)
 
 
-def _run(item, progress, labels: dict) -> dict:
+def _run(item, progress, labels: dict, metrics=None) -> dict:
     from ..scenarios.neighbours import run_neighbours
-    return run_neighbours(item.spec, progress, labels=labels)
+    return run_neighbours(item.spec, progress, labels=labels, metrics=metrics)
 
 
 STEP = StepKind("neighbours", _keys(), "cell", False, _make, _run,

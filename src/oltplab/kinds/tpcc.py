@@ -19,9 +19,9 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
                        planned_store(cell.datastore))
 
 
-def _run(item, progress, labels: dict) -> dict:
+def _run(item, progress, labels: dict, metrics=None) -> dict:
     from ..runs.lifecycle import run_tpcc_recorded
-    return run_tpcc_recorded(item.cell.db, item.spec, progress, labels)
+    return run_tpcc_recorded(item.cell.db, item.spec, progress, labels, metrics=metrics)
 
 
 STEP = StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,

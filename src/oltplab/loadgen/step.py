@@ -66,6 +66,7 @@ class Tick:
     phase_s: float | None  # length of the phase (None while connecting)
     tpm: int  # client-side, over the last few seconds
     nopm: int
+    rate_s: float | None = None  # the seconds tpm and nopm span (None: no rate yet, they are 0)
 
 
 
@@ -257,11 +258,13 @@ class Step:
         if self.on_tick is None:
             return
         tpm = nopm = 0
+        rate_s = None
         if len(self.rates) > 1:
             t_a, c_a, n_a = self.rates[0]
             dt = (now - t_a) / 1e9
             if dt > 0:
                 tpm, nopm = round((completed - c_a) * 60 / dt), round((headline - n_a) * 60 / dt)
+                rate_s = round(dt, 3)
         if self.ramp_end is None:
             phase, elapsed, length = "connecting", (now - self.t0) / 1e9, None
         elif now < self.ramp_end:
@@ -271,7 +274,7 @@ class Step:
             phase, elapsed, length = "measure", (now - self.ramp_end) / 1e9, self.spec.duration
             elapsed = min(elapsed, length)
         self.on_tick(Tick(self.index, self.steps, self.users, phase, round(elapsed, 3), length,
-                          tpm, nopm))
+                          tpm, nopm, rate_s))
 
     # -- the step ----------------------------------------------------------------------------
     def _mark(self, name: str, t_ns: int | None = None) -> None:

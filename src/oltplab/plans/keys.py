@@ -50,8 +50,9 @@ class StepKind:
     "target" (once per datastore and repeat, however many cells share it).
     ``make(cell, options, label, results_dir)`` builds and validates the spec at load time
     (``options``: converted, by key; ``cell`` a plans.model.Cell); ``run(item, progress,
-    labels)`` runs it through the services and returns the saved record (``item`` a
-    plans.model.Item, ``progress`` what ``PlanProgress.run_progress`` gave for the kind).
+    labels, metrics)`` runs it through the services and returns the saved record (``item`` a
+    plans.model.Item, ``progress`` what ``PlanProgress.run_progress`` gave for the kind,
+    ``metrics`` the plan's running telemetry.openmetrics.Endpoint, or None).
     Each kind declares its step in kinds/<name>.py."""
 
     name: str
@@ -59,7 +60,7 @@ class StepKind:
     scope: str
     needs_db: bool  # the cell's server is up and its schema built before the step runs
     make: Callable[[Any, dict, str, Path], Any]
-    run: Callable[[Any, Any, dict], dict]
+    run: Callable[[Any, Any, dict, Any], dict]
     help: str
     connections: Callable[[Any], int] = lambda spec: 0  # the server connections its spec needs
     # where a step of scope "target" measures, from the cell and its options

@@ -147,14 +147,16 @@ class PlanProgress:
 
 
 def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
-             progress: PlanProgress | None = None) -> list[ItemState]:
+             progress: PlanProgress | None = None, metrics=None) -> list[ItemState]:
     """Run every repeat of every item that is not done; return the status at the end.
 
     Without ``resume`` a plan that already has runs in ``results_dir`` is refused. An item that
     fails, whatever the error, is recorded (a failed run) and the plan goes on; Ctrl-C keeps
-    the runs so far and raises ``Interrupted``."""
+    the runs so far and raises ``Interrupted``. ``metrics`` (a config.MetricsSpec) serves the
+    live figures of each run in turn on one endpoint, open from the first run to the last."""
+    from ..telemetry.openmetrics import endpoint
     progress = progress or PlanProgress()
-    with _locked(Path(results_dir)):
+    with _locked(Path(results_dir)), endpoint(metrics) as live:
         if not resume and plan_runs(plan, results_dir):
             raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
                              "add --resume to run only what is not done, or use another "
@@ -164,7 +166,7 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
         for cell in plan.cells:
             mine = [s for s in states if s.item.cell.index == cell.index]
             if mine and _stores_ready(plan, mine, progress):
-                _run_cell(plan, mine, results_dir, progress)
+                _run_cell(plan, mine, results_dir, progress, live)
             for spec, keep in plan.datastores:
                 if last.get(spec.name) == cell.index and not keep:
                     try:
@@ -221,7 +223,7 @@ def _interrupted(plan: Plan, item: Item) -> Interrupted:
 
 
 def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
-              progress: PlanProgress) -> None:
+              progress: PlanProgress, live=None) -> None:
     """The cell's items in order; its server (one per data directory) is started for the
     first item that needs it and stopped after the cell."""
     from .. import engines
@@ -246,7 +248,8 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                     labels = _labels(plan, item, repeat)
                     if restarted and item.kind.needs_db:  # recorded with each run
                         labels["restarted"] = restarted
-                    run = item.kind.run(item, progress.run_progress(item, repeat), labels)
+                    run = item.kind.run(item, progress.run_progress(item, repeat), labels,
+                                        live)
                     progress.run_done(item, run)
                     if run.get("status") == "interrupted":
                         raise _interrupted(plan, item)

@@ -103,13 +103,22 @@ def check_record(dsn: str, after_run: bool, engine: str = "postgres",
 # --------------------------------------------------------------------------- TPC-C
 
 def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None = None,
-                      labels: dict | None = None, stop: threading.Event | None = None) -> dict:
+                      labels: dict | None = None, stop: threading.Event | None = None,
+                      metrics=None) -> dict:
     """Run the user sequence of ``rspec.workload`` against the (managed) database and keep
     the record on disk (its kind is the workload's name).
 
     ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``); ``stop``,
-    when set, ends the run as Ctrl-C does (run_tpcc). Returns the record as saved, whatever
-    the run's status."""
+    when set, ends the run as Ctrl-C does (run_tpcc); ``metrics`` (a config.MetricsSpec, or
+    a running telemetry.openmetrics.Endpoint) serves the run's live figures, bound before
+    anything starts. Returns the record as saved, whatever the run's status."""
+    from ..telemetry.openmetrics import endpoint
+    with endpoint(metrics) as live:
+        return _run_tpcc(spec, rspec, progress, labels, stop, live)
+
+
+def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, labels: dict | None,
+              stop: threading.Event | None, live) -> dict:
     from .. import engines
     from ..engines.base import restart_note
     from ..host.memory import RunMemory
@@ -160,6 +169,8 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         progress.started(record.path)
 
         def on_step(step: dict) -> None:
+            if live is not None:
+                live.figures.step_done(len(record.data["steps"]), step)
             if restarted:
                 step.setdefault("warnings", []).append(restart_note(spec.datadir, restarted))
             progress.step(step)
@@ -172,10 +183,12 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
             _copy_log(target, record.path, log_offset)
 
         injector = _injector(rspec, target, memory.mark)
-        with recording(record, sampler, progress, after=after) as end:
+        with recording(record, sampler, progress, after=after, metrics=live,
+                       unit=wl.unit_key) as end:
             memory.begin()
             try:
-                outcome = run_tpcc(target.dsn, rspec, on_tick=progress.tick, on_step=on_step,
+                outcome = run_tpcc(target.dsn, rspec, on_tick=_ticks(progress, live),
+                                   on_step=on_step,
                                    on_mark=injector.mark if injector else memory.mark,
                                    sampler_db=sampler.database if sampler else None,
                                    engine=engine.name, stop=stop,
@@ -201,6 +214,17 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
                         ", ".join(c["name"] for c in record.data["check"]["conditions"]
                                   if not c["ok"])
     return {**record.data, "_path": str(record.path)}
+
+
+def _ticks(progress: TpccProgress, live) -> Callable[[Any], None]:
+    """The manager's ticks to the progress object and the metrics endpoint, if any."""
+    if live is None:
+        return progress.tick
+
+    def tick(t) -> None:
+        live.figures.tick(t)
+        progress.tick(t)
+    return tick
 
 
 def _driver_log(run_dir: Path) -> Callable[[str], None]:
@@ -291,13 +315,19 @@ class _Ending:
 
 
 @contextmanager
-def recording(record, sampler, progress=None, after: Callable[[], None] | None = None):
+def recording(record, sampler, progress=None, after: Callable[[], None] | None = None,
+              metrics=None, unit: str | None = None):
     """Start the sampler, run the body, and close the record however the body ends: Ctrl-C
     is "interrupted", an OltplabError "failed" with its message (raised again when the sampler's
     start raised it, before the body); the body sets ``status`` (and ``error``) of the object
     it is given when it ends otherwise. The progress object's
-    ``finished``, the timeline, ``after`` and the final record are written in every case."""
+    ``finished``, the timeline, ``after`` and the final record are written in every case.
+    ``metrics``, a running telemetry.openmetrics.Endpoint, serves the run's figures (the
+    sampler's, the headline ``unit``'s) meanwhile; the record names it (``metrics``)."""
     end, started = _Ending(), False
+    if metrics is not None:
+        record.data["metrics"] = metrics.record()
+        metrics.figures.begin(record.data["id"], unit, sampler)
     try:
         if sampler is not None:
             sampler.start()
@@ -312,6 +342,8 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
         if not started:
             raise
     finally:
+        if metrics is not None:
+            metrics.figures.end()
         if progress is not None:
             progress.finished()
         save_timeline(sampler, record)
@@ -352,9 +384,10 @@ def _copy_log(target, run_dir: Path, offset: int) -> None:
 
 def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
                      progress: FioProgress | None = None, labels: dict | None = None,
-                     io_latency: str = "auto") -> dict:
+                     io_latency: str = "auto", metrics=None) -> dict:
     """Check everything, then run the fio plan and keep the record (and fio's raw json+) on
-    disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_tpcc_recorded``."""
+    disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_tpcc_recorded``;
+    ``metrics``, a running telemetry.openmetrics.Endpoint, serves the sampler's figures."""
     from ..results.store import atomic_write
     from ..fio.steps import plan_jobs, run_plan
     from ..fio.process import find_fio
@@ -390,7 +423,7 @@ def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
             progress.step(step)
             record.add_step(step)
 
-        with recording(record, sampler, progress) as end:
+        with recording(record, sampler, progress, metrics=metrics) as end:
             run_plan(spec, target, fio_bin, jobs, on_progress=progress.tick,
                      on_precondition=on_precondition, on_step=on_step)
             end.status = "completed"
@@ -420,23 +453,27 @@ def new_group_id(label: str) -> str:
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{label}-{secrets.token_hex(3)}"
 
 
-def run_group(repeat: int, label: str, run_one: Callable[[dict], dict],
-              labels: dict | None = None) -> list[dict]:
-    """``repeat`` runs as one group: ``run_one(labels)`` makes one recorded run and returns its
-    record; each gets ``group: {id, index, of}`` beside ``labels``. A single run gets no group.
-    Stops after the first run that did not complete (an interrupt or a failure ends the group;
-    the records made so far are kept and returned)."""
+def run_group(repeat: int, label: str, run_one: Callable[[dict, Any], dict],
+              labels: dict | None = None, metrics=None) -> list[dict]:
+    """``repeat`` runs as one group: ``run_one(labels, endpoint)`` makes one recorded run and
+    returns its record; each gets ``group: {id, index, of}`` beside ``labels``. A single run
+    gets no group. Stops after the first run that did not complete (an interrupt or a failure
+    ends the group; the records made so far are kept and returned). ``metrics`` (a
+    config.MetricsSpec) opens one live metrics endpoint for the whole group, handed to each
+    run (None without it)."""
+    from ..telemetry.openmetrics import endpoint
     if repeat < 1:
         from ..errors import UsageError
         raise UsageError(f"--repeat must be at least 1 (got {repeat})")
     base = dict(labels or {})
-    if repeat == 1:
-        return [run_one(base)]
-    gid = new_group_id(label)
-    runs: list[dict] = []
-    for i in range(repeat):
-        run = run_one({**base, "group": {"id": gid, "index": i + 1, "of": repeat}})
-        runs.append(run)
-        if run.get("status") != "completed":
-            break
-    return runs
+    with endpoint(metrics) as live:
+        if repeat == 1:
+            return [run_one(base, live)]
+        gid = new_group_id(label)
+        runs: list[dict] = []
+        for i in range(repeat):
+            run = run_one({**base, "group": {"id": gid, "index": i + 1, "of": repeat}}, live)
+            runs.append(run)
+            if run.get("status") != "completed":
+                break
+        return runs

@@ -122,7 +122,7 @@ def default_to(db: DbSpec) -> Path:
 def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
                on_cycle: Callable[[dict], None] | None = None, stop: Event | None = None,
                cancel: Event | None = None, mark: Callable[..., object] | None = None,
-               labels: dict | None = None) -> dict:
+               labels: dict | None = None, metrics=None) -> dict:
     """Run the cycles against the (managed) database and keep the record on disk; the record's
     data. A managed server is started when needed and stopped again if it was started here.
 
@@ -131,7 +131,8 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
     interrupted, as on Ctrl-C (both for runs in a thread, which Ctrl-C does not reach);
     ``mark`` hears the phases' marks when the run has no sampler of its own
     (``spec.sample_interval`` 0), e.g. a neighbours run's; ``labels`` are extra top-level
-    fields of the record."""
+    fields of the record; ``metrics``, a running telemetry.openmetrics.Endpoint, serves the
+    sampler's figures while the cycles run (a plan's backup step)."""
     from ..runs.timeline import make_sampler
     from ..runs.lifecycle import new_record, recording, spec_dict
 
@@ -158,7 +159,7 @@ def run_backup(db: DbSpec, spec: BackupSpec, progress: Progress | None = None,
             database=server, cycles=[], **(labels or {}))
         if sampler is not None:
             cycles.mark = sampler.mark
-        with recording(record, sampler) as end:
+        with recording(record, sampler, metrics=metrics) as end:
             _cycles(cycles, spec, record, to, on_cycle, stop or Event())
             end.status = "completed"
     return {**record.data, "_path": str(record.path)}

@@ -302,9 +302,10 @@ class _Race:
     """The instances' threads from start to end, and the live figures."""
 
     def __init__(self, spec: NeighboursSpec, mems: list[Member], run_dir: Path, sampler,
-                 progress: NeighboursProgress, entries: list[dict], save: Callable[[], None]):
+                 progress: NeighboursProgress, entries: list[dict], save: Callable[[], None],
+                 live=None):
         self.spec, self.progress, self.entries, self.save = spec, progress, entries, save
-        self.sampler = sampler
+        self.sampler, self.live = sampler, live
         self.sub_dir = run_dir / INSTANCES_DIR
         self.measuring = threading.Event()  # every workload measures: backups may begin
         self.stop_backups = threading.Event()
@@ -394,6 +395,8 @@ class _Race:
             self.measuring.set()
         self.progress.tick(elapsed, sum(t.tpm for t in ticks), sum(t.nopm for t in ticks),
                            measuring, len(workloads), sum(r.cycles for r in self.runners))
+        if self.live is not None and ticks:
+            self.live.figures.tick_sum(ticks)
 
     def _enter(self, r: _Runner) -> None:
         """Enter a finished instance in the record."""
@@ -499,10 +502,19 @@ def stop_servers(mems: list[Member]) -> list[str]:
 
 
 def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = None,
-                   labels: dict | None = None) -> dict:
+                   labels: dict | None = None, metrics=None) -> dict:
     """Prepare the instances, run them together, and keep the record on disk; the record's
     data with ``_path``. Every server is stopped on the way out. ``labels`` go into the record
-    as they are (a plan's ``plan`` and ``group``); the instances' own runs do not carry them."""
+    as they are (a plan's ``plan`` and ``group``); the instances' own runs do not carry them.
+    ``metrics`` (a config.MetricsSpec, or a running telemetry.openmetrics.Endpoint) serves
+    the host's figures and the instances' summed throughput while they run."""
+    from ..telemetry.openmetrics import endpoint
+    with endpoint(metrics) as live:
+        return _run_neighbours(spec, progress, labels, live)
+
+
+def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
+                    labels: dict | None, live) -> dict:
     from ..runs.timeline import make_sampler
 
     progress = progress or NeighboursProgress()
@@ -518,7 +530,7 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
                         config={"neighbours": spec_dict(spec)}, schema=schema,
                         workload=spec.workload,
                         instances=entries, **(labels or {}))
-    race = _Race(spec, mems, record.path, sampler, progress, entries, record.save)
+    race = _Race(spec, mems, record.path, sampler, progress, entries, record.save, live)
 
     def after() -> None:
         race.enter_all()
@@ -532,7 +544,8 @@ def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = N
 
     try:
         progress.started(record.path)
-        with recording(record, sampler, progress, after=after) as end:
+        with recording(record, sampler, progress, after=after, metrics=live,
+                       unit=get_workload(spec.workload).unit_key) as end:
             progress.preparing(f"starting {len(mems)} servers")
             start_all(mems, entries, spec.users, record.save)
             end.status, end.error = race.run()

@@ -232,6 +232,16 @@ class Sampler:
         self._timeline = dataclasses.replace(self._build(), io_latency=io_latency)
         return self._timeline
 
+    def latest(self) -> tuple[int, dict[str, float]] | None:
+        """The last sample taken: when it ended (monotonic ns) and each column's value (NaN
+        where nothing was measured); None before the first. For readers in other threads
+        (the live metrics endpoint): it copies one value per column under the lock."""
+        with self._lock:
+            if not self._t_ns:
+                return None
+            return self._t_ns[-1], {name: col[-1] for src, cols in self._layout
+                                    for name, col in zip(src.columns, cols)}
+
     @property
     def database(self) -> Source | None:
         return self._db

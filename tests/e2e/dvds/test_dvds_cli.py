@@ -7,8 +7,9 @@ import json
 import re
 
 import pytest
+from conftest import free_port
 
-from ..conftest import oltplab, saved_runs
+from ..conftest import oltplab, saved_runs, scraped
 from .steps import check_steps, pg_shop
 
 
@@ -90,3 +91,18 @@ def test_a_killed_backend_dips_the_orders_and_the_run_goes_on(shop):
     step = run["steps"][0]
     assert event["before_tpm"] > 0 and step["opm"] > 0  # ORDERS' rows survive the reset
     assert len(step["throughput"]["per_s"]) == 10 and step["throughput"]["unit"] == "orders"
+
+
+def test_the_metrics_endpoint_serves_the_shops_opm(shop):
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+    root, flags, _ = shop
+    port = free_port()
+    p, pages = scraped("dvds", "run", *flags, "--users", "2", "--rampup", "1s", "--duration",
+                       "5s", "--power", "none", "--io-latency", "off", "--metrics-port",
+                       str(port), "--results-dir", str(root / "live"), cwd=root, port=port)
+    assert p.returncode == 0, p.stderr
+    [run] = saved_runs(root / "live")
+    kinds = {(s.labels["kind"], s.labels["run"]) for _, text in pages
+             for f in text_string_to_metric_families(text)
+             if f.name == "oltplab_throughput_per_minute" for s in f.samples if s.value > 0}
+    assert kinds == {("tpm", run["id"]), ("opm", run["id"])}

@@ -18,10 +18,11 @@ import psutil
 import pytest
 from conftest import free_port
 from interrupts import INTERRUPTIBLE
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from oltplab.scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
 
-from ..conftest import oltplab, server_pids
+from ..conftest import oltplab, scraped, server_pids
 
 NAMES = ("pg1", "pg2", "pg3")
 
@@ -53,11 +54,21 @@ def _by_name(run: dict) -> dict:
 
 def test_two_workloads_and_one_backup_in_one_record(site):
     root, flags = site
-    p = oltplab("neighbours", "run", "--instances", "3", "--backup", "1", *flags,
-                "--duration", "6s", "--backup-interval", "2s", "--name", "noisy", cwd=root,
-                check_rc=0)
+    port = free_port()
+    p, pages = scraped("neighbours", "run", "--instances", "3", "--backup", "1", *flags,
+                       "--duration", "6s", "--backup-interval", "2s", "--name", "noisy",
+                       "--metrics-port", str(port), cwd=root, port=port)
+    assert p.returncode == 0, p.stderr
     assert "average per workload instance (2)" in p.stdout, p.stdout
     run = _run(root, "noisy")
+    # the live endpoint: the workloads' summed throughput, no step, the host's devices
+    served = [s for _, text in pages for f in text_string_to_metric_families(text)
+              for s in f.samples]
+    assert {(s.labels["kind"], s.labels["run"], s.labels["step"]) for s in served
+            if s.name == "oltplab_throughput_per_minute" and s.value > 0} == \
+        {("tpm", run["id"], ""), ("nopm", run["id"], "")}
+    assert 2 in {s.value for s in served if s.name == "oltplab_users"}
+    assert any(s.name == "oltplab_device_iops" for s in served)
     assert run["kind"] == "neighbours" and run["status"] == "completed"
     assert [(e["name"], e["role"]) for e in run["instances"]] == \
         [("pg1", "tpcc"), ("pg2", "tpcc"), ("pg3", "backup")]
