@@ -11,9 +11,12 @@ knows; ``down`` stops the workers, then the scheduler.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -88,8 +91,7 @@ def up(spec: ClusterSpec, folder: Path, timeout: float = 60.0, on_step: Say = _q
         write_state(state)
         return state
     except BaseException:
-        if state is not None:
-            _undo(state, started, own_scheduler)
+        _undo(folder, started, own_scheduler)
         raise
 
 
@@ -120,9 +122,10 @@ def _start_scheduler(spec: ClusterSpec, folder: Path, certs: Certs, timeout: flo
     pair = certs.pair("scheduler")
     argv = scheduler_argv(sys.executable, spec.scheduler_address, spec.scheduler_port,
                           certs.ca, pair.cert, pair.key, sched_file)
-    state = ClusterState(folder, str(spec.path.absolute()), certs.cluster_id(),
-                         start_here(argv, folder / "scheduler.log"))
-    write_state(state)
+    with _recorded():
+        state = ClusterState(folder, str(spec.path.absolute()), certs.cluster_id(),
+                             start_here(argv, folder / "scheduler.log"))
+        write_state(state)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -151,21 +154,22 @@ def _start_worker(state: ClusterState, host: HostSpec, certs: Certs, on_step: Sa
         on_step(f"{host.name}: starting its worker here, on {host.address}")
         argv = worker_argv(host, state.scheduler_address, str(certs.ca), str(pair.cert),
                            str(pair.key), str(folder))
-        process = start_here(argv, folder / "worker.log")
-    else:
-        folder_there = remote_dir(host, state.cluster_id)
-        on_step(f"{host.name}: starting its worker over ssh ({host.ssh.target}, port "
-                f"{host.ssh.port}), on {host.address}")
-        files = {"ca.pem": (certs.ca.read_bytes(), 0o644),
-                 pair.cert.name: (pair.cert.read_bytes(), 0o644),
-                 pair.key.name: (pair.key.read_bytes(), 0o600)}
-        argv = worker_argv(host, state.scheduler_address, "ca.pem", pair.cert.name,
-                           pair.key.name, ".")
-        # the pid is known only once ssh returns: record the worker first, as not started
-        write_state(state.with_worker(Worker(host, Process(0, None, ""), folder_there)))
-        process = start_over_ssh(host, folder_there, files, argv)
-        folder = Path(folder_there)
-    state = state.with_worker(Worker(host, process, str(folder)))
+        with _recorded():
+            state = state.with_worker(Worker(host, start_here(argv, folder / "worker.log"),
+                                             str(folder)))
+            write_state(state)
+        return state
+    there = remote_dir(host, state.cluster_id)
+    on_step(f"{host.name}: starting its worker over ssh ({host.ssh.target}, port "
+            f"{host.ssh.port}), on {host.address}")
+    files = {"ca.pem": (certs.ca.read_bytes(), 0o644),
+             pair.cert.name: (pair.cert.read_bytes(), 0o644),
+             pair.key.name: (pair.key.read_bytes(), 0o600)}
+    argv = worker_argv(host, state.scheduler_address, "ca.pem", pair.cert.name, pair.key.name,
+                       ".")
+    # its pid is known once ssh returns: until then the state file knows its folder there
+    write_state(state.with_worker(Worker(host, Process(0, None, ""), there)))
+    state = state.with_worker(Worker(host, start_over_ssh(host, there, files, argv), there))
     write_state(state)
     return state
 
@@ -202,10 +206,13 @@ def _wait_workers(state: ClusterState, names: list[str], timeout: float, on_step
             time.sleep(0.2)
 
 
-def _undo(state: ClusterState, started: list[HostSpec], own_scheduler: bool) -> None:
-    """Stop the workers of ``started`` (one may be half started: over ssh, its folder's pid
-    file names it) and the scheduler when this call started it; the state file keeps what
-    remains."""
+def _undo(folder: Path, started: list[HostSpec], own_scheduler: bool) -> None:
+    """Stop the workers of ``started`` and the scheduler when this call started it, as the
+    state file knows them (each process is recorded there as it starts; a worker half
+    started over ssh is known by its folder's pid file); the state file keeps what remains."""
+    state = read_state(folder)
+    if state is None:
+        return
     for host in reversed(started):
         worker = next((w for w in state.workers if w.name == host.name), None)
         try:
@@ -221,6 +228,26 @@ def _undo(state: ClusterState, started: list[HostSpec], own_scheduler: bool) -> 
         remove_state(state.folder)
     else:
         write_state(state)
+
+
+@contextmanager
+def _recorded():
+    """A block that starts a process and records it: Ctrl-C and SIGTERM wait until it ends
+    (then take effect as they would have), so that no process runs unrecorded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    held = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in held:
+        signal.signal(s, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for s, handler in held.items():
+            signal.signal(s, handler)
+    if got:
+        signal.raise_signal(got[0])
 
 
 # --------------------------------------------------------------------------- status
