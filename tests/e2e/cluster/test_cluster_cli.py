@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from clusters import cluster_processes, wait_until, write_hosts
@@ -17,6 +18,7 @@ from interrupts import INTERRUPTIBLE
 
 from ..conftest import free_port, oltplab
 
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "cluster" / "loopback.toml"
 TWO = [{"name": "h1", "address": "127.0.0.1", "datastores": ["fast"]},
        {"name": "h2", "address": "127.0.0.2", "devices": ["loop7"]}]
 
@@ -29,9 +31,8 @@ def _one_line(p, rc: int, needle: str) -> None:
     assert needle in lines[0], lines[0]
 
 
-def test_up_status_down(tmp_path):
-    hosts = write_hosts(tmp_path / "hosts.toml", TWO)
-    p = oltplab("cluster", "up", str(hosts), cwd=tmp_path, check_rc=0)
+def test_up_status_down_of_the_example(tmp_path):
+    p = oltplab("cluster", "up", str(EXAMPLE), cwd=tmp_path, check_rc=0)
     assert "cluster: starting the scheduler on 127.0.0.1" in p.stderr
     assert "cluster: h2: up at tls://127.0.0.2:" in p.stderr
     try:
@@ -39,7 +40,8 @@ def test_up_status_down(tmp_path):
         rows = [line.split("\t") for line in p.stdout.splitlines()]
         assert [r[0] for r in rows] == ["scheduler", "h1", "h2"]
         assert rows[1][2:] == ["alive", "local", "host-h1=1 datastore-fast=1"]
-        assert rows[2][1].startswith("tls://127.0.0.2:") and rows[2][2] == "alive"
+        assert rows[2][1].startswith("tls://127.0.0.2:")
+        assert rows[2][2:] == ["alive", "local", "host-h2=1 device-loop7=1"]
         doc = json.loads(oltplab("cluster", "status", "--json", cwd=tmp_path, check_rc=0).stdout)
         assert doc["scheduler"]["alive"] and [h["alive"] for h in doc["hosts"]] == [True, True]
         assert (tmp_path / "oltplab-cluster" / "certs" / "client-key.pem").is_file()
