@@ -53,8 +53,7 @@ def cluster_status(as_json: bool, cluster_dir: Path):
 def cluster_down(cluster_dir: Path):
     """Stop every host's worker, then the scheduler."""
     from ..cluster import service
-    from ..cluster.state import load_state
-    service.down(load_state(cluster_dir), on_step=_say)
+    service.down(cluster_dir, on_step=_say)
     click.echo(f"cluster in {cluster_dir}: down")
 
 

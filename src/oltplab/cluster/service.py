@@ -22,15 +22,17 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import OltplabError
+from ..results.store import held_lock
 from .certs import Certs, ensure_certs
 from .client import security
 from .hosts import ClusterSpec, HostSpec
 from .launch import (remote_dir, remote_log_tail, scheduler_argv, start_here, start_over_ssh,
                      stop_here, stop_over_ssh, worker_argv)
-from .state import (ClusterState, Process, Worker, read_state, remove_state,
+from .state import (ClusterState, Process, Worker, load_state, read_state, remove_state,
                     write_state)
 
 Say = Callable[[str], None]
+LOCK = ".lock"  # held by up and down in the cluster's folder
 
 
 def _quiet(text: str) -> None:
@@ -62,6 +64,11 @@ def up(spec: ClusterSpec, folder: Path, timeout: float = 60.0, on_step: Say = _q
     """Start (or attach to) the cluster ``spec`` describes; its state once every worker is
     known to the scheduler."""
     folder = Path(folder).absolute()
+    with _locked(folder):
+        return _up(spec, folder, timeout, on_step)
+
+
+def _up(spec: ClusterSpec, folder: Path, timeout: float, on_step: Say) -> ClusterState:
     old = read_state(folder)
     known = _known_workers(old) if old is not None else None
     state: ClusterState | None = None
@@ -97,7 +104,11 @@ def up(spec: ClusterSpec, folder: Path, timeout: float = 60.0, on_step: Say = _q
 
 def _attachable(old: ClusterState, spec: ClusterSpec, known: dict[str, str]) -> set[str]:
     """The hosts whose running worker serves ``spec`` as it is; an error for a running
-    worker that hosts.toml no longer gives so."""
+    scheduler or worker that hosts.toml no longer gives so."""
+    host, _, port = (old.scheduler_address or "").removeprefix("tls://").rpartition(":")
+    if host.strip("[]") != spec.scheduler_address or spec.scheduler_port not in (0, int(port)):
+        raise OltplabError(f"the scheduler runs at {old.scheduler_address}, not where "
+                           f"{spec.path} puts it: oltplab cluster down first")
     names = {h.name for h in spec.hosts}
     for w in old.workers:
         if w.name not in known:
@@ -298,15 +309,20 @@ def _resources(info: dict) -> dict[str, dict[str, float]]:
 
 # --------------------------------------------------------------------------- down
 
-def down(state: ClusterState, on_step: Say = _quiet) -> None:
-    """Stop every worker, then the scheduler; the state file goes when all are stopped."""
-    failed = _stop_all(state, on_step)
-    if failed:
-        write_state(replace(state, workers=tuple(w for w in state.workers if w.name in failed)))
-        raise OltplabError(f"could not stop the worker of {', '.join(failed)}: "
-                           f"{'; '.join(failed.values())}")
-    remove_state(state.folder)
-    (state.folder / "scheduler.json").unlink(missing_ok=True)
+def down(folder: Path, on_step: Say = _quiet) -> None:
+    """Stop every worker of the cluster in ``folder``, then the scheduler; the state file
+    goes when all are stopped."""
+    load_state(folder)  # none there: the error, before the lock makes the folder
+    with _locked(folder):
+        state = load_state(folder)
+        failed = _stop_all(state, on_step)
+        if failed:
+            write_state(replace(state, workers=tuple(w for w in state.workers
+                                                     if w.name in failed)))
+            raise OltplabError(f"could not stop the worker of {', '.join(failed)}: "
+                               f"{'; '.join(failed.values())}")
+        remove_state(state.folder)
+        (state.folder / "scheduler.json").unlink(missing_ok=True)
 
 
 def _stop_all(state: ClusterState, on_step: Say) -> dict[str, str]:
@@ -330,6 +346,13 @@ def _stop_worker(w: Worker, on_step: Say) -> bool:
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _locked(folder: Path):
+    """One up or down at a time in a cluster's folder."""
+    return held_lock(Path(folder) / LOCK, lambda holder: OltplabError(
+        f"another oltplab cluster up or down (process {holder}) works in {folder}: wait for "
+        "it to end"))
+
 
 def _bindable(address: str, port: int) -> bool:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET

@@ -44,7 +44,7 @@ def test_up_over_ssh_places_work_there_and_down_takes_the_key_away(server, tmp_p
             seen = submit_on(client, state.host_with("remote"), where_am_i).result(30)
         assert seen == {"host": "far", "address": far.address, "pid": far.process.pid}
     finally:
-        service.down(load_state(tmp_path / "cluster"))
+        service.down(tmp_path / "cluster")
     assert not list(far_dir.glob("*.pem"))
     assert cluster_processes(tmp_path / "cluster", far_dir) == []
 

@@ -53,3 +53,15 @@ def test_placement_pins_a_task_to_its_host():
     assert placement("h1", {"datastore-fast": 1}) == {
         "workers": ["h1"], "allow_other_workers": False, "retries": 0, "pure": False,
         "resources": {"host-h1": 1, "datastore-fast": 1}}
+
+
+def test_one_up_or_down_at_a_time_in_a_folder(tmp_path):
+    from oltplab.cluster import load_hosts, service
+    from oltplab.results.store import held_lock
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("[[hosts]]\nname = 'h1'\naddress = '127.0.0.1'\n")
+    with held_lock(tmp_path / "c" / service.LOCK, OltplabError):
+        with pytest.raises(OltplabError, match=f"another oltplab cluster up or down \\(process "
+                                               f"{os.getpid()}\\) works in"):
+            service.up(load_hosts(hosts), tmp_path / "c")
+    assert not (tmp_path / "c" / "state.json").exists()
