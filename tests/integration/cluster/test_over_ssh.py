@@ -5,12 +5,17 @@ host, or meets a host key it does not know, is one line, and leaves no process."
 
 from __future__ import annotations
 
+import json
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from clusters import cluster_processes, sshd, write_hosts
+from clusters import cluster_processes, sshd, wait_until, write_hosts
 from conftest import free_port
+from interrupts import INTERRUPTIBLE
 
 from oltplab.cluster import connect, load_hosts, load_state, submit_on, where_am_i
 from oltplab.cluster import service
@@ -69,3 +74,33 @@ def test_a_host_key_ssh_does_not_know_is_refused(server, tmp_path):
     strangers = tmp_path / "known_hosts"
     strangers.write_text("")
     _up_fails(tmp_path, server.ssh_table(known_hosts=str(strangers)), "Host key verification")
+
+
+def test_ctrl_c_while_ssh_starts_a_worker_leaves_no_process_there(server, tmp_path):
+    """The moment between ssh's start and its pid: up lets ssh finish, then stops the worker
+    that the folder's pid file names."""
+    far_dir = tmp_path / "far-host"
+    hosts = write_hosts(tmp_path / "hosts.toml", [
+        {"name": "far", "address": "127.0.0.3", "dir": str(far_dir), "ssh": server.ssh_table()}])
+    state = tmp_path / "oltplab-cluster" / "state.json"
+
+    def placeholder() -> bool:  # the worker recorded as starting, its pid not known yet
+        try:
+            return [w["process"]["pid"] for w in json.loads(state.read_text())["workers"]] == [0]
+        except (OSError, ValueError, KeyError):
+            return False
+
+    p = subprocess.Popen([sys.executable, "-m", "oltplab", "cluster", "up", str(hosts)],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         **INTERRUPTIBLE)
+    try:
+        assert wait_until(placeholder, timeout=60, every=0.001)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert (far_dir / "worker.log").exists()  # ssh did start it
+    assert cluster_processes(tmp_path / "oltplab-cluster", far_dir) == []
+    assert not list(far_dir.glob("*.pem")) and not state.exists()
