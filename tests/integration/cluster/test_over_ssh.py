@@ -5,13 +5,13 @@ host, or meets a host key it does not know, is one line, and leaves no process."
 
 from __future__ import annotations
 
-import json
 import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 from clusters import cluster_processes, sshd, wait_until, write_hosts
 from conftest import free_port
@@ -77,24 +77,24 @@ def test_a_host_key_ssh_does_not_know_is_refused(server, tmp_path):
 
 
 def test_ctrl_c_while_ssh_starts_a_worker_leaves_no_process_there(server, tmp_path):
-    """The moment between ssh's start and its pid: up lets ssh finish, then stops the worker
-    that the folder's pid file names."""
+    """Ctrl-C while ssh runs, its worker's pid not known yet: up lets ssh finish, then stops
+    the worker that the folder's pid file names."""
     far_dir = tmp_path / "far-host"
     hosts = write_hosts(tmp_path / "hosts.toml", [
         {"name": "far", "address": "127.0.0.3", "dir": str(far_dir), "ssh": server.ssh_table()}])
     state = tmp_path / "oltplab-cluster" / "state.json"
-
-    def placeholder() -> bool:  # the worker recorded as starting, its pid not known yet
-        try:
-            return [w["process"]["pid"] for w in json.loads(state.read_text())["workers"]] == [0]
-        except (OSError, ValueError, KeyError):
-            return False
-
     p = subprocess.Popen([sys.executable, "-m", "oltplab", "cluster", "up", str(hosts)],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          **INTERRUPTIBLE)
+
+    def ssh_runs() -> bool:
+        try:
+            return any(c.name() == "ssh" for c in psutil.Process(p.pid).children())
+        except psutil.Error:
+            return False
+
     try:
-        assert wait_until(placeholder, timeout=60, every=0.001)
+        assert wait_until(ssh_runs, timeout=60, every=0.001)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
     finally:
