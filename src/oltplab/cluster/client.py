@@ -41,17 +41,22 @@ def security(certs_folder: Path) -> Security:
 def connect(state_dir: Path = DEFAULT_DIR, timeout: float = 10.0) -> Client:
     """A Dask client of the cluster that ``cluster up`` started in ``state_dir``, over TLS
     with the cluster's client certificate. The caller closes it (or uses ``with``)."""
-    from distributed import Client
     state = load_state(state_dir)
     if not state.scheduler_address:
         raise OltplabError(f"the scheduler of the cluster in {state_dir} never listened; "
                            "oltplab cluster down, then up")
+    return client_of(state.scheduler_address, state.certs_folder, timeout)
+
+
+def client_of(address: str, certs_folder: Path, timeout: float) -> Client:
+    """A Dask client of the scheduler at ``address`` with the certificates of
+    ``certs_folder``; OltplabError when it cannot be reached in ``timeout`` seconds."""
+    from distributed import Client
     try:
-        return Client(state.scheduler_address, security=security(state.certs_folder),
-                      timeout=timeout, set_as_default=False)
+        return Client(address, security=security(certs_folder), timeout=timeout,
+                      set_as_default=False)
     except (OSError, TimeoutError) as e:
-        raise OltplabError(f"cannot reach the scheduler at {state.scheduler_address}: "
-                           f"{e}") from None
+        raise OltplabError(f"cannot reach the scheduler at {address}: {e}") from None
 
 
 def placement(host: str, resources: Mapping[str, float] | None = None) -> dict[str, Any]:

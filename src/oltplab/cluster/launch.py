@@ -124,7 +124,7 @@ def run_ssh(ssh: SshSpec, command: str, stdin: bytes = b"", timeout: float = 60,
             what: str = "") -> str:
     """Run ``command`` (sh) on the host; its standard output. A failure of ssh or of the
     command is one line: the host, and the last line it printed."""
-    argv = ssh_argv(ssh, command)
+    argv = ssh_argv(ssh, f"sh -c {shlex.quote(command)}")  # whatever the user's shell there
     try:
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, start_new_session=True)

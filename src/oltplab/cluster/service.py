@@ -24,7 +24,7 @@ from typing import Callable
 from ..errors import OltplabError
 from ..results.store import held_lock
 from .certs import Certs, ensure_certs
-from .client import security
+from .client import client_of
 from .hosts import ClusterSpec, HostSpec
 from .launch import (remote_dir, remote_log_tail, scheduler_argv, start_here, start_over_ssh,
                      stop_here, stop_over_ssh, worker_argv)
@@ -188,14 +188,18 @@ def _start_worker(state: ClusterState, host: HostSpec, certs: Certs, on_step: Sa
 def _wait_workers(state: ClusterState, names: list[str], timeout: float, on_step: Say
                   ) -> ClusterState:
     """Wait until the scheduler knows the workers ``names``; their addresses recorded."""
-    from distributed import Client
     assert state.scheduler_address is not None
     deadline = time.monotonic() + timeout
     waiting = set(names)
-    with Client(state.scheduler_address, security=security(state.certs_folder),
-                timeout=max(5.0, timeout), set_as_default=False) as client:
+    with client_of(state.scheduler_address, state.certs_folder, max(5.0, timeout)) as client:
         while True:
-            known = _by_name(client.scheduler_info())
+            try:
+                known = _by_name(client.scheduler_info())
+            except (OSError, TimeoutError) as e:
+                if not state.scheduler.alive_here():
+                    raise OltplabError("the scheduler stopped: "
+                                       f"{_tail(state.scheduler.log)}") from None
+                raise OltplabError(f"the scheduler does not answer: {e}") from None
             for name in sorted(waiting & set(known)):
                 on_step(f"{name}: up at {known[name]}")
                 waiting.discard(name)
@@ -287,12 +291,10 @@ def _scheduler_info(state: ClusterState) -> dict | None:
     """The scheduler's ``identity`` (its workers); None when it is not reached."""
     if not state.scheduler_address or not state.scheduler.alive_here():
         return None
-    from distributed import Client
     try:
-        with Client(state.scheduler_address, security=security(state.certs_folder), timeout=5,
-                    set_as_default=False) as client:
+        with client_of(state.scheduler_address, state.certs_folder, 5) as client:
             return client.scheduler_info()
-    except (OSError, TimeoutError):
+    except (OltplabError, OSError, TimeoutError):
         return None
 
 
