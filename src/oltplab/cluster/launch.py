@@ -1,9 +1,9 @@
 """Starting and stopping the cluster's processes: here, or on a host over ssh.
 
-A process here is started in a session of its own (Ctrl-C at the terminal does not reach it)
+A process here is started detached from the terminal (setsid: Ctrl-C there does not reach it)
 with its output in a log file. On another host one ssh command sends the host's certificate,
 key and the CA's certificate as a tar stream on its standard input (never on a command line),
-unpacks them 0600 in the host's folder and starts the worker there in a session of its own,
+unpacks them 0600 in the host's folder and starts the worker there detached (setsid),
 writing its pid to ``worker.pid``; ssh runs in batch mode (keys only, no password, no prompt)
 and checks the host's key. Stopping sends SIGTERM, then SIGKILL after a grace period; over
 ssh it also removes the host's key and certificates.
@@ -63,7 +63,7 @@ def worker_argv(host: HostSpec, scheduler: str, ca: str, cert: str, key: str,
 # --------------------------------------------------------------------------- here
 
 def start_here(argv: list[str], log: Path) -> Process:
-    """Start ``argv`` on this machine in a session of its own, its output in ``log``."""
+    """Start ``argv`` on this machine detached from the terminal, its output in ``log``."""
     import psutil
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
