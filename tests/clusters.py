@@ -18,6 +18,9 @@ import psutil
 import pytest
 
 SSHD = "/usr/sbin/sshd"
+# how long the tests let up wait: each Dask process imports for seconds of CPU, and a machine
+# whose cores are busy with other suites makes that many times longer
+UP_TIMEOUT = 180.0
 
 
 def write_hosts(path: Path, hosts: list[dict], scheduler: dict | None = None) -> Path:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from clusters import cluster_processes, wait_until, write_hosts
+from clusters import UP_TIMEOUT, cluster_processes, wait_until, write_hosts
 from interrupts import INTERRUPTIBLE
 
 from ..conftest import free_port, oltplab
@@ -32,7 +32,8 @@ def _one_line(p, rc: int, needle: str) -> None:
 
 
 def test_up_status_down_of_the_example(tmp_path):
-    p = oltplab("cluster", "up", str(EXAMPLE), cwd=tmp_path, check_rc=0)
+    p = oltplab("cluster", "up", str(EXAMPLE), "--timeout", f"{UP_TIMEOUT:g}s", cwd=tmp_path,
+                check_rc=0)
     assert "cluster: starting the scheduler on 127.0.0.1" in p.stderr
     assert "cluster: h2: up at tls://127.0.0.2:" in p.stderr
     try:
@@ -67,7 +68,7 @@ def test_bad_input_is_one_line(tmp_path):
 
 
 def test_a_port_in_use_and_an_unreachable_host_are_one_line(tmp_path):
-    d = ["--dir", str(tmp_path / "c")]
+    d = ["--dir", str(tmp_path / "c"), "--timeout", f"{UP_TIMEOUT:g}s"]
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

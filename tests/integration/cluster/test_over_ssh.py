@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from clusters import cluster_processes, sshd, wait_until, write_hosts
+from clusters import UP_TIMEOUT, cluster_processes, sshd, wait_until, write_hosts
 from conftest import free_port
 from interrupts import INTERRUPTIBLE
 
@@ -35,7 +35,8 @@ def test_up_over_ssh_places_work_there_and_down_takes_the_key_away(server, tmp_p
         {"name": "far", "address": "127.0.0.3", "datastores": ["remote"], "dir": str(far_dir),
          "ssh": server.ssh_table()}])
     steps: list[str] = []
-    state = service.up(load_hosts(hosts), tmp_path / "cluster", timeout=60, on_step=steps.append)
+    state = service.up(load_hosts(hosts), tmp_path / "cluster", timeout=UP_TIMEOUT,
+                       on_step=steps.append)
     try:
         assert f"far: starting its worker over ssh ({server.user}@127.0.0.1, port " \
                f"{server.port}), on 127.0.0.3" in steps
@@ -59,7 +60,7 @@ def _up_fails(tmp_path: Path, ssh: dict, needle: str) -> None:
         {"name": "near", "address": "127.0.0.1"},
         {"name": "far", "address": "127.0.0.3", "dir": str(tmp_path / "far"), "ssh": ssh}])
     with pytest.raises(OltplabError) as e:
-        service.up(load_hosts(hosts), tmp_path / "cluster", timeout=30)
+        service.up(load_hosts(hosts), tmp_path / "cluster", timeout=UP_TIMEOUT)
     assert "\n" not in str(e.value) and str(e.value).startswith("far: ssh ")
     assert needle in str(e.value)
     assert cluster_processes(tmp_path / "cluster") == []
@@ -94,7 +95,7 @@ def test_ctrl_c_while_ssh_starts_a_worker_leaves_no_process_there(server, tmp_pa
             return False
 
     try:
-        assert wait_until(ssh_runs, timeout=60, every=0.001)
+        assert wait_until(ssh_runs, timeout=UP_TIMEOUT, every=0.001)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
     finally:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clusters import cluster_processes, listening, wait_until, write_hosts
+from clusters import UP_TIMEOUT, cluster_processes, listening, wait_until, write_hosts
 
 from oltplab.cluster import connect, load_hosts, load_state, submit_on, where_am_i
 from oltplab.cluster import service
@@ -25,7 +25,7 @@ def cluster_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("two-hosts")
     spec = load_hosts(write_hosts(root / "hosts.toml", HOSTS))
     steps: list[str] = []
-    state = service.up(spec, root / "cluster", timeout=60, on_step=steps.append)
+    state = service.up(spec, root / "cluster", timeout=UP_TIMEOUT, on_step=steps.append)
     assert steps[0] == "starting the scheduler on 127.0.0.1"
     assert {s for s in steps if ": up at tls://" in s} == {
         f"{w.name}: up at {w.address}" for w in state.workers}
