@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEB_PACKAGES := fio chromium gcc mariadb-server-core mariadb-client-core mariadb-backup \
-                mariadb-client zstd libmariadb-dev btrfs-progs xfsprogs duperemove bpftrace
+                mariadb-client zstd libmariadb-dev btrfs-progs xfsprogs duperemove bpftrace \
+                openssh-server
 STAMP  := $(VENV)/.installed
 # the suite runs in this many pytest processes (each starts its own test servers), each test
 # file whole in one of them (a file's tests may build on each other); 1 runs it in one

@@ -24,6 +24,22 @@ _SIZE_UNITS = {
 _DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "ms": 0.001}
 
 
+def read_toml(path: Path, kind: str) -> dict:
+    """The document of the TOML file ``path`` (a ``kind`` file: "plan", "hosts"); a missing,
+    unreadable or invalid file is one UsageError line."""
+    import tomllib
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such {kind} file") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read it: {e.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+
+
 def parse_size(text: str, what: str = "size") -> int:
     """'2GiB' -> 2147483648. Binary units for k/m/g/t and KiB.., decimal for kB/MB/GB/TB."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))

@@ -1,5 +1,5 @@
-"""The options of the commands that set up a database, a build, a run, a backup or a
-neighbours run, each described once, in one table per command (fio's habit).
+"""The options of the commands that set up a database, a build, a run, a backup, a
+neighbours run or a cluster, each described once, in one table per command (fio's habit).
 
 A row (``Option``, the one row type; fio's table in fio/spec.py has rows of it too) says
 everything about one option: its flags, its help, its default, how the command line reads it
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .cluster.state import DEFAULT_DIR as DEFAULT_CLUSTER
 from .config import (DEFAULT_DATA, IO_LATENCY, METRICS_LISTEN, MODES, io_latency_default,
                      parse_duration, parse_host_memory, parse_inject, parse_setting,
                      parse_size, parse_user_option, parse_users)
@@ -509,4 +510,20 @@ DATASTORE_ROOT: tuple[Option, ...] = (
     Option("root", "datastore", "Folder of the datastores (each in ROOT/NAME: its record, its "
            "mount point mnt/, its loop devices' files).", ("--root",), type=Path,
            default=DEFAULT_DATASTORES, show_default=True),
+)
+
+
+# cluster up, status and down (the command line only): where a cluster's files live
+def a_timeout(value, what):
+    return parse_duration(str(value), what, allow_zero=False)
+
+
+CLUSTER: tuple[Option, ...] = (
+    Option("cluster_dir", "cluster", "Folder of the cluster's certificates, state file and "
+           "logs.", ("--dir",), type=Path, default=DEFAULT_CLUSTER, show_default=True,
+           envvar="OLTPLAB_CLUSTER_DIR"),
+)
+CLUSTER_UP: tuple[Option, ...] = (
+    Option("timeout", "cluster", "How long the scheduler and the workers may take to start.",
+           ("--timeout",), default="60s", show_default=True, parse=a_timeout),
 )

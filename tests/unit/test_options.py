@@ -11,8 +11,9 @@ import pytest
 from oltplab import kinds
 from oltplab.cli.main import cli
 from oltplab.fio.spec import OPTIONS as FIO
-from oltplab.options import (BACKUP, BUILD, DB, DVDS_BUILD, DVDS_DB, DVDS_RUN, METRICS,
-                             NEIGHBOURS, PLAN, QUICKSTART, RUN, TELEMETRY, Option)
+from oltplab.options import (BACKUP, BUILD, CLUSTER, CLUSTER_UP, DB, DVDS_BUILD, DVDS_DB,
+                             DVDS_RUN, METRICS, NEIGHBOURS, PLAN, QUICKSTART, RUN, TELEMETRY,
+                             Option)
 from oltplab.plans.keys import KEYS
 
 # command: (its tables, the options it has outside them)
@@ -31,6 +32,9 @@ COMMANDS = {
     ("plan", "run"): ((METRICS,), ("plan_file", "overrides", "results_dir", "resume",
                                    "report_dir", "pdf")),
     ("dvds", "check"): ((DVDS_DB,), ()),
+    ("cluster", "up"): ((CLUSTER, CLUSTER_UP), ("hosts_file",)),
+    ("cluster", "status"): ((CLUSTER,), ("as_json",)),
+    ("cluster", "down"): ((CLUSTER,), ()),
 }
 TABLES = {"DB": DB, "BUILD": BUILD, "RUN": RUN, "TELEMETRY": TELEMETRY, "BACKUP": BACKUP,
           "NEIGHBOURS": NEIGHBOURS, "QUICKSTART": QUICKSTART, "DVDS_BUILD": DVDS_BUILD,

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import DbSpec, RunSpec
+from ..config import DbSpec, RunSpec, read_toml
 from ..errors import UsageError
 from .. import kinds
 from .keys import KEYS, TARGET_KEYS, StepKind, checked_run, planned_store, typed
@@ -117,16 +117,7 @@ def load_plan(path: Path, results_dir: Path, overrides: tuple[str, ...] = ()) ->
     """Read and validate the whole plan; raise one UsageError line naming file and key.
     ``overrides`` are ``--set KEY=VALUE`` texts (see ``apply_overrides``)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such plan file") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read it: {e.strerror}") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    doc = read_toml(path, "plan")
     try:
         apply_overrides(doc, overrides)
         return _plan(path, doc, Path(results_dir))

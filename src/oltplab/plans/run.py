@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,24 +197,13 @@ def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress) -
     return True
 
 
-@contextmanager
 def _locked(results_dir: Path):
     """Hold the results folder's lock file (with our process id in it) while the body runs;
     UsageError when another process holds it."""
-    import fcntl
-    results_dir.mkdir(parents=True, exist_ok=True)
-    with open(results_dir / LOCK, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "unknown"
-            raise UsageError(f"{results_dir} is in use by another plan run (process {holder}): "
-                             "wait for it to end, or use another --results-dir") from None
-        f.truncate(0)
-        f.write(f"{os.getpid()}\n")
-        f.flush()
-        yield
+    from ..results.store import held_lock
+    return held_lock(results_dir / LOCK, lambda holder: UsageError(
+        f"{results_dir} is in use by another plan run (process {holder}): wait for it to end, "
+        "or use another --results-dir"))
 
 
 def _interrupted(plan: Plan, item: Item) -> Interrupted:

@@ -13,15 +13,34 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable
 
-from ..errors import UsageError
+from ..errors import OltplabError, UsageError
 
 SCHEMA_VERSION = 3  # 2: a fio run's job list is ``jobs`` (was ``plan``, now a plan's label)
 # 3: a run on a database names its ``engine``, a run of a workload's users its ``workload``
 # The kinds of record that ran on a database before version 3, all on PostgreSQL.
 V2_DATABASE_KINDS = ("tpcc", "backup", "neighbours")
 LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max")
+
+
+@contextmanager
+def held_lock(path: Path, busy: Callable[[str], OltplabError]):
+    """Hold the lock file ``path`` (with our process id in it) while the body runs; when
+    another process holds it, raise ``busy(its process id)``."""
+    import fcntl
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise busy(f.read().strip() or "unknown") from None
+        f.truncate(0)
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        yield
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:

@@ -1,0 +1,80 @@
+"""What code that places work on the cluster uses: a TLS client, and placement on one host.
+
+    from oltplab import cluster
+    with cluster.connect() as client:                  # the cluster in ./oltplab-cluster
+        host = cluster.load_state().host_with("fast")  # the host that has datastore fast
+        future = cluster.submit_on(client, host, fn, arg)
+        result = future.result()
+
+A placed task runs on its host's worker and nowhere else: no other worker may take it, the
+scheduler steals no work, and it is not retried, on that host or another (a task whose worker
+dies fails with KilledWorker). Each host runs one placed task at a time (the task holds the
+host's resource ``host-<name>``, of which the worker has 1); others wait in line. A task
+places, supervises and relays: it starts the host's own processes (the C loop's workers, a
+managed server, fio, the sampler) and waits for them, and never runs the hot loop in its
+thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..errors import OltplabError
+from .state import DEFAULT_DIR, load_state
+
+if TYPE_CHECKING:
+    from distributed import Client, Future, Security
+
+
+def security(certs_folder: Path) -> Security:
+    """Dask's TLS settings of the cluster's client: its certificate and the cluster's CA."""
+    from distributed import Security
+    folder = Path(certs_folder)
+    for f in ("ca.pem", "client.pem", "client-key.pem"):
+        if not (folder / f).is_file():
+            raise OltplabError(f"{folder / f}: missing; oltplab cluster up makes it")
+    return Security(tls_ca_file=str(folder / "ca.pem"), tls_client_cert=str(folder / "client.pem"),
+                    tls_client_key=str(folder / "client-key.pem"), require_encryption=True)
+
+
+def connect(state_dir: Path = DEFAULT_DIR, timeout: float = 10.0) -> Client:
+    """A Dask client of the cluster that ``cluster up`` started in ``state_dir``, over TLS
+    with the cluster's client certificate. The caller closes it (or uses ``with``)."""
+    state = load_state(state_dir)
+    if not state.scheduler_address:
+        raise OltplabError(f"the scheduler of the cluster in {state_dir} never listened; "
+                           "oltplab cluster down, then up")
+    return client_of(state.scheduler_address, state.certs_folder, timeout)
+
+
+def client_of(address: str, certs_folder: Path, timeout: float) -> Client:
+    """A Dask client of the scheduler at ``address`` with the certificates of
+    ``certs_folder``; OltplabError when it cannot be reached in ``timeout`` seconds."""
+    from distributed import Client
+    try:
+        return Client(address, security=security(certs_folder), timeout=timeout,
+                      set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise OltplabError(f"cannot reach the scheduler at {address}: {e}") from None
+
+
+def placement(host: str, resources: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The keywords of ``Client.submit`` that place a task on ``host`` and nowhere else;
+    ``resources`` adds what else the task holds there, such as ``{"datastore-fast": 1}``."""
+    return {"workers": [host], "allow_other_workers": False, "retries": 0, "pure": False,
+            "resources": {f"host-{host}": 1, **(resources or {})}}
+
+
+def submit_on(client: Client, host: str, fn: Callable, *args: Any, **kwargs: Any) -> Future:
+    """``fn(*args, **kwargs)`` on ``host``'s worker, never on another, never retried."""
+    return client.submit(fn, *args, **kwargs, **placement(host))
+
+
+def where_am_i() -> dict[str, Any]:
+    """What a task sees of where it runs: its worker's name, address and pid."""
+    import os
+
+    from distributed import get_worker
+    worker = get_worker()
+    return {"host": worker.name, "address": worker.address, "pid": os.getpid()}
