@@ -10,7 +10,7 @@ import pytest
 from conftest import free_port
 
 from ..conftest import oltplab, saved_runs
-from .steps import check_steps
+from .steps import check_sql_mode_steps, check_steps, sql_mode_run
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,13 @@ def test_build_run_check_and_the_record(shop):
     assert oltplab("dvds", "check", *flags, cwd=root, check_rc=0).stdout.count("ok") >= 4
 
 
+def test_sql_mode_run_agrees_with_the_server_and_records_its_mode(shop):
+    """--mode sql: the calls' statements from the client; the same figures, the server's
+    orders within 0.5% of the client's, the rollbacks counted, the checks kept."""
+    root, flags, _ = shop
+    check_sql_mode_steps(sql_mode_run(flags, root / "sql", root, "8"))
+
+
 @pytest.mark.parametrize("args, rc, words", [
     (("build", "--size", "3XB"), 2, "3XB"),
     (("build", "--size", "0MB"), 2, "size"),
@@ -60,7 +67,7 @@ def test_build_run_check_and_the_record(shop):
     (("run", "--pct-new-customers", "120"), 2, "0..100"),
     (("run", "--pct-new-customers", "-1"), 2, "0..100"),
     (("run", "--searches", "0"), 2, "--searches"),
-    (("run", "--mode", "sql"), 2, "--mode sql"),
+    (("run", "--mode", "both"), 2, "--mode"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, rc, words):
     p = oltplab("dvds", *args, "--datadir", str(tmp_path / "pg"), cwd=tmp_path)
