@@ -39,8 +39,8 @@ const char *const DVDS_PQ_STATEMENTS[NSTATEMENTS + 1] = {
     "purchase.lines", "purchase.history", "purchase.take", NULL};
 
 _Static_assert(2 + 2 * DVDS_MAX_CART <= PIPE_MAX, "a purchase's round trip fits the pipe");
-#define MAX_PARAMS 4                      /* purchase.order's */
-#define PARAM_BYTES 32                    /* an integer's or an amount's text */
+#define MAX_PARAMS 2                      /* purchase.take's, the most integers of a statement */
+#define PARAM_BYTES 32                    /* an integer's text */
 
 struct SqlTxn {
     SqlPipe p;    /* first: the statements under way, the answers so far, the outcome */
