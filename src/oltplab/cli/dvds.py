@@ -76,9 +76,6 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
     if users["users_auto"] is not None and repeat > 1:
         raise UsageError("--users auto searches for the best user count in one run; --repeat "
                          "does not go with it (repeat the user count it finds)")
-    if mode == "sql":
-        raise UsageError("--mode sql: the DVD-Store-derived workload runs its stored "
-                         "functions only (--mode procedures)")
     params = DvdsParams(think_time=think_time, pct_new_customers=pct_new_customers,
                         searches=searches, search_batch=search_batch, line_items=line_items,
                         ds3=ds3, pct_new_members=pct_new_members, reviews=reviews,

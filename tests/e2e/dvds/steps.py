@@ -1,14 +1,16 @@
 """What every step of a shop's run record holds, whatever the engine: the server's OPM beside
 the client's, rollbacks, the order's and each phase's response times, the measured inputs;
-and the managed servers with a 10MB shop the tests run on."""
+and the managed servers with a 10MB shop the tests run on; a short run in --mode sql, which
+must show the same."""
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 
 from conftest import free_port
 
-from ..conftest import oltplab
+from ..conftest import oltplab, saved_runs
 
 
 @contextmanager
@@ -82,3 +84,25 @@ def check_ds3_steps(shown: dict, users: list[int], enough: int = 300) -> None:
             assert inputs["new_members"] <= 0.03, inputs
         assert not [w for w in step["warnings"] if "share" in w or "per order" in w], \
             step["warnings"]
+
+
+def sql_mode_run(flags: list[str], results, cwd, seed: str) -> dict:
+    """A short ``dvds run --mode sql`` of 2 users with the checks: its ``results show --json``,
+    having checked what it records beside the steps (its mode, the checks passed)."""
+    oltplab("dvds", "run", *flags, "--mode", "sql", "--users", "2", "--rampup", "1s",
+            "--duration", "6s", "--check", "--sample-interval", "0", "--power", "none",
+            "--seed", seed, "--results-dir", str(results), cwd=cwd, check_rc=0)
+    [run] = saved_runs(results)
+    assert run["status"] == "completed" and run["driver"]["mode"] == "sql"
+    assert run["check"]["ok"], run["check"]
+    return json.loads(oltplab("results", "show", "latest", "--json", "--results-dir",
+                              str(results), cwd=cwd, check_rc=0).stdout)
+
+
+def check_sql_mode_steps(shown: dict) -> None:
+    """The same figures as procedures mode, the rollbacks counted, no call failed."""
+    check_steps(shown, [2])
+    [step] = shown["steps"]
+    assert step["rollback_pct"] > 0  # about 1% of the orders find a product short
+    calls = {k: v for k, v in step["transactions"].items() if k != "order"}
+    assert sum(t["errors"] for t in calls.values()) == 0, calls

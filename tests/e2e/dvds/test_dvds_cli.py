@@ -10,7 +10,7 @@ import pytest
 from conftest import free_port
 
 from ..conftest import oltplab, saved_runs, scraped
-from .steps import check_steps, pg_shop
+from .steps import check_sql_mode_steps, check_steps, pg_shop, sql_mode_run
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,13 @@ def test_build_run_check_and_the_record(shop):
     assert oltplab("dvds", "check", *flags, cwd=root, check_rc=0).stdout.count("ok") >= 4
 
 
+def test_sql_mode_run_agrees_with_the_server_and_records_its_mode(shop):
+    """--mode sql: the calls' statements from the client; the same figures, the server's
+    orders within 0.5% of the client's, the rollbacks counted, the checks kept."""
+    root, flags, _ = shop
+    check_sql_mode_steps(sql_mode_run(flags, root / "sql", root, "8"))
+
+
 @pytest.mark.parametrize("args, rc, words", [
     (("build", "--size", "3XB"), 2, "3XB"),
     (("build", "--size", "0MB"), 2, "size"),
@@ -59,7 +66,7 @@ def test_build_run_check_and_the_record(shop):
     (("run", "--pct-new-helpfulness", "-5"), 2, "0..100"),
     (("run", "--pct-new-members", "100.5"), 2, "0..100"),
     (("run", "--ds3", "--reviews", "0"), 2, "--reviews"),
-    (("run", "--mode", "sql"), 2, "--mode sql"),
+    (("run", "--mode", "both"), 2, "--mode"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, rc, words):
     p = oltplab("dvds", *args, "--datadir", str(tmp_path / "pg"), cwd=tmp_path)

@@ -66,3 +66,14 @@ def test_a_ds3_run_on_a_ds2_build_is_refused_touching_nothing(shop3):
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     assert not (root / "none").exists() or not saved_runs(root / "none")
     assert oltplab("dvds", "check", *flags, "--dbname", "ds2", cwd=root, check_rc=0)
+
+
+def test_sql_mode_on_a_ds3_build_is_refused_touching_nothing(shop3):
+    """--mode sql sends DVD Store 2's calls only: a DS3 shop is refused, with or without --ds3."""
+    root, flags, _ = shop3
+    for ds3 in ((), ("--ds3",)):
+        p = oltplab("dvds", "run", *flags, *ds3, "--mode", "sql", "--duration", "1s",
+                    "--results-dir", str(root / "none-sql"), cwd=root)
+        assert p.returncode == 2 and "--mode sql" in p.stderr and "DS3" in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert not (root / "none-sql").exists() or not saved_runs(root / "none-sql")

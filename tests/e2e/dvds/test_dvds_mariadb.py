@@ -10,14 +10,15 @@ import pytest
 from oltplab.engines.mariadb.instance import find_binary
 
 from ..conftest import oltplab, saved_runs
-from .steps import check_ds3_steps, check_steps, mariadb_shop
+from .steps import (check_ds3_steps, check_sql_mode_steps, check_steps, mariadb_shop,
+                    sql_mode_run)
 
 needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
                                    reason="mariadbd is not installed (Debian: mariadb-server-core)")
 
 
 @needs_mariadb
-def test_build_run_check_and_the_record_on_mariadb(server_tmp):
+def test_build_run_check_and_the_record_on_mariadb_in_both_modes(server_tmp):
     results = server_tmp / "results"
     with mariadb_shop(server_tmp) as (flags, built):
         assert "built the 10MB shop (20,000 customers, 12,000 orders, 10,000 products)" in \
@@ -26,6 +27,8 @@ def test_build_run_check_and_the_record_on_mariadb(server_tmp):
                     "6s", "--check", "--sample-interval", "0", "--power", "none", "--seed", "5",
                     "--results-dir", str(results), cwd=server_tmp, check_rc=0)
         assert "OPM" in p.stdout and "Traceback" not in p.stderr
+        # --mode sql: the calls' statements from the client, the same figures
+        sql = sql_mode_run(flags, server_tmp / "sql", server_tmp, "6")
         checked = oltplab("dvds", "check", *flags, cwd=server_tmp, check_rc=0).stdout
         # the TPC-C side names what the database holds instead
         tpcc = oltplab("tpcc", "run", *flags, "--dbname", "dvds", "--duration", "1s",
@@ -42,6 +45,7 @@ def test_build_run_check_and_the_record_on_mariadb(server_tmp):
         calls = {k: v for k, v in step["transactions"].items() if k != "order"}
         assert sum(t["errors"] for t in calls.values()) == 0, calls
     assert checked.count("ok") >= 6, checked
+    check_sql_mode_steps(sql)
     assert tpcc.returncode == 1 and "DVD-Store-derived" in tpcc.stderr, tpcc.stderr
     assert len(tpcc.stderr.strip().splitlines()) == 1
 

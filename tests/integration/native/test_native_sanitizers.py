@@ -2,8 +2,8 @@
 UndefinedBehaviorSanitizer: an out-of-bounds write, a use after free or undefined behaviour in
 the Terminal draws (TPC-C's and the DVD-Store-derived shopper's), the error paths or the
 procedures loop (64 users in one worker with a tiny bulk, against the suite's PostgreSQL; the
-shoppers' orders and the loop's unit row on both servers; MariaDB's loop, procedures and
---mode sql, against a MariaDB the child starts)
+shoppers' orders and the loop's unit row on both servers, and their --mode sql statements on
+both; MariaDB's loop, procedures and --mode sql, against a MariaDB the child starts)
 aborts the child and fails this test.
 
 The sanitized module is built with gcc into a temporary directory and imported, in a child
@@ -32,7 +32,7 @@ TESTS = ["tests/unit/native/test_native_safety.py", "tests/unit/native/test_dvds
          "tests/unit/native/test_dvds_terminal_ds3.py",
          "tests/unit/workloads/test_inputs.py",
          "tests/unit/workloads/test_mix.py", f"{I}/native/test_native_loop.py",
-         f"{I}/native/test_dvds_loop.py",
+         f"{I}/native/test_dvds_loop.py", f"{I}/native/test_dvds_sql_loop.py",
          f"{I}/loadgen/test_driver.py::test_procedures_loop_hands_over_response_times_in_bulk",
          f"{I}/loadgen/test_driver.py::"
          "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection",

@@ -6,6 +6,8 @@
  *             order it is in (a state machine across draws)
  * workload.c  the workload as the loop drives it (loop/workload.h): the calls' arguments for
  *             libpq and MariaDB, what a completed call counts, the module constants
+ * sqlpq.c     --mode sql on libpq: each call as its statements in pipelined round trips
+ * sqlmy.c     --mode sql on MariaDB: each call as multi-statement round trips
  *
  * Every name outside a file starts with dvds_/Dvds/DVDS_: the TPC-C part's share the module.
  */
@@ -154,11 +156,51 @@ enum { DVDS_IN_LOGINS, DVDS_IN_NEW_CUSTOMERS, DVDS_IN_SEARCHES, DVDS_IN_BROWSE_C
 extern const char *const DVDS_INPUT_KEYS[DVDS_NINPUTS];
 _Static_assert(DVDS_NINPUTS <= MAX_INPUTS, "the loop holds MAX_INPUTS input counts");
 int dvds_args_text(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max);
+int dvds_literal_args(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max);
 int dvds_call_text(const dvds_txn_t *x, const char *out_var, char *buf, size_t size);
 int dvds_completed(dvds_txn_t *x, int has, long long value, int64_t us, int64_t *inputs,
                    int64_t *unit_us);
 int dvds_word_ok(const char *s, size_t len);
 
 extern const Workload DVDS_WORKLOAD;
+
+/* ------------------------------------------------------------------------------------------ */
+/* --mode sql: what the two transports' statements share (workload.c)                         */
+
+/* A purchase's cart as its statements take it: each product once, in prod_id order (the
+ * order its INVENTORY rows are locked in), with the quantity of all its lines. */
+typedef struct {
+    int n;
+    int32_t prod[DVDS_MAX_CART], quantity[DVDS_MAX_CART];
+} dvds_cart_t;
+int dvds_cart_products(const dvds_txn_t *x, dvds_cart_t *c); /* -1: not a cart */
+/* The order's amounts in cents from its lines' prices (price_cents[i] of x's line i): net,
+ * tax (8.25%, rounded half up to the cent) and total; -1 when a price is missing or out of
+ * range. */
+int dvds_order_cents(const dvds_txn_t *x, const int64_t *price_cents, int64_t out[3]);
+/* Cents as d.dd into buf (size bytes): 0, or -1 when it does not fit. */
+int dvds_fmt_cents(char *buf, size_t size, int64_t cents);
+
+/* One call as both transports' statements hold it, kept for its retries */
+#define DVDS_AMOUNT_BYTES 24 /* an amount's text, d.dd */
+typedef struct {
+    dvds_txn_t x; /* the call as drawn */
+    int nargs, step; /* nargs -1: its arguments did not fit (or are not literals), or the
+                      * cart is not one: the call is refused */
+    char args[MAX_CALL_ARGS][ARG_TEXT]; /* its arguments as procedures mode sends them */
+    dvds_cart_t cart;                   /* purchase: each product once, in prod_id order */
+    int64_t stock[DVDS_MAX_CART], price_cents[DVDS_MAX_CART]; /* by the cart's product */
+    int found[DVDS_MAX_CART]; /* bit 1: its INVENTORY row, bit 2: its price */
+    char amount[3][DVDS_AMOUNT_BYTES]; /* the order's net, tax and total (dvds_sql_order) */
+} dvds_sql_t;
+/* Keep the drawn call (literals: its arguments checked as MariaDB literals). */
+void dvds_sql_inputs(dvds_sql_t *c, const void *txn, int literals);
+/* A purchase whose stock and prices were read: 1 its amounts are in c->amount, 0 a product
+ * is short (the order rolls back), -1 a problem, said into problem (size bytes). */
+int dvds_sql_order(dvds_sql_t *c, char *problem, size_t size);
+
+extern const char *const DVDS_PQ_STATEMENTS[]; /* sqlpq.c: the prepared names, NULL-ended */
+extern const PqSqlOps DVDS_PQ_SQL;
+extern const MySqlOps DVDS_MY_SQL;
 
 #endif

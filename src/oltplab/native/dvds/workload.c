@@ -1,8 +1,8 @@
 /*
  * The DVD-Store-derived workload as the loop drives it (loop/workload.h): the DvdsTerminal
  * draws each call of an order (terminal.c), the calls go as text arguments of the prepared
- * dvds_<kind>(...) functions (libpq) or as a MariaDB CALL DVDS_<KIND>(..., @out), and a
- * completed call counts its inputs and, for the purchase, the order: the loop's unit row
+ * dvds_<kind>(...) functions (libpq) or as a MariaDB CALL DVDS_<KIND>(..., @out) (in --mode
+ * sql as their statements instead: sqlpq.c, sqlmy.c), and a completed call counts its inputs and, for the purchase, the order: the loop's unit row
  * (index DVDS_NKINDS, "order") with the order's response time, the sum of its calls'. The
  * headline unit is an order whose purchase committed (returned its order id > 0); a purchase
  * that returned -1 found a product short and rolled back by design.
@@ -175,13 +175,23 @@ static int literal_ok(const char *s, char type) {
     return 1;
 }
 
+/* The call's arguments as text (at most max), each checked for a MariaDB literal: how many,
+ * or -1 when one does not fit or holds a character outside its type's (i an integer, t text,
+ * a an array as {..}). */
+int dvds_literal_args(const dvds_txn_t *x, char (*text)[ARG_TEXT], int max) {
+    if (x->kind < 0 || x->kind >= DVDS_NKINDS) return -1;
+    int n = dvds_args_text(x, text, max);
+    for (int i = 0; i < n; i++)
+        if (!literal_ok(text[i], SIGNATURES[x->kind][i])) return -1;
+    return n;
+}
+
 /* "CALL DVDS_<KIND>(args..., out_var)" into buf (size bytes): its length, or -1 when it does
  * not fit or an argument holds a character outside its type's. Text as a quoted string, the
  * cart's arrays as JSON arrays in strings ('[1,2]'). */
 int dvds_call_text(const dvds_txn_t *x, const char *out_var, char *buf, size_t size) {
     char text[MAX_CALL_ARGS][ARG_TEXT];
-    if (x->kind < 0 || x->kind >= DVDS_NKINDS) return -1;
-    int n = dvds_args_text(x, text, MAX_CALL_ARGS);
+    int n = dvds_literal_args(x, text, MAX_CALL_ARGS);
     if (n < 0) return -1;
     const char *sig = SIGNATURES[x->kind];
     size_t at = 0;
@@ -189,7 +199,6 @@ int dvds_call_text(const dvds_txn_t *x, const char *out_var, char *buf, size_t s
     for (int i = 0; i < n; i++) {
         char type = sig[i];
         char *s = text[i];
-        if (!literal_ok(s, type)) return -1;
         const char *sep = i ? "," : "";
         if (type == 'i') {
             if (text_put(buf, size, &at, "%s%s", sep, s) < 0) return -1;
@@ -265,6 +274,85 @@ int dvds_completed(dvds_txn_t *x, int has, long long value, int64_t us, int64_t 
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* --mode sql: the cart and the money, as both transports' statements take them               */
+
+int dvds_cart_products(const dvds_txn_t *x, dvds_cart_t *c) {
+    int items = x->cart.items;
+    c->n = 0;
+    if (x->kind != DVDS_PURCHASE || items < 1 || items > DVDS_MAX_CART) return -1;
+    for (int i = 0; i < items; i++) {
+        int32_t p = x->cart.prod[i], q = x->cart.quantity[i];
+        if (p < 1 || q < 1 || q > DVDS_MAX_QUANTITY) return -1;
+        int k = 0;
+        while (k < c->n && c->prod[k] < p) k++;
+        if (k < c->n && c->prod[k] == p) {
+            c->quantity[k] += q;
+            continue;
+        }
+        for (int j = c->n; j > k; j--) { /* insertion keeps prod_id order */
+            c->prod[j] = c->prod[j - 1];
+            c->quantity[j] = c->quantity[j - 1];
+        }
+        c->prod[k] = p;
+        c->quantity[k] = q;
+        c->n++;
+    }
+    return 0;
+}
+
+#define DVDS_MAX_CENTS 100000000000LL /* numeric(12,2): below 10^10 */
+
+int dvds_order_cents(const dvds_txn_t *x, const int64_t *price_cents, int64_t out[3]) {
+    int64_t net = 0;
+    if (x->cart.items < 1 || x->cart.items > DVDS_MAX_CART) return -1;
+    for (int i = 0; i < x->cart.items; i++) {
+        if (price_cents[i] < 0 || price_cents[i] >= DVDS_MAX_CENTS) return -1;
+        net += price_cents[i] * x->cart.quantity[i];
+    }
+    if (net >= DVDS_MAX_CENTS) return -1;
+    out[0] = net;
+    out[1] = (net * 825 + 5000) / 10000; /* round(net x 0.0825, 2): half up, net >= 0 */
+    out[2] = net + out[1];
+    return out[2] < DVDS_MAX_CENTS ? 0 : -1;
+}
+
+int dvds_fmt_cents(char *buf, size_t size, int64_t cents) {
+    if (cents < 0) return -1;
+    int w = snprintf(buf, size, "%lld.%02lld", (long long)(cents / 100), (long long)(cents % 100));
+    return w < 0 || (size_t)w >= size ? -1 : 0;
+}
+
+void dvds_sql_inputs(dvds_sql_t *c, const void *txn, int literals) {
+    memcpy(&c->x, txn, sizeof c->x);
+    c->nargs = literals ? dvds_literal_args(&c->x, c->args, MAX_CALL_ARGS)
+                        : dvds_args_text(&c->x, c->args, MAX_CALL_ARGS);
+    if (c->x.kind == DVDS_PURCHASE && dvds_cart_products(&c->x, &c->cart) < 0) c->nargs = -1;
+}
+
+int dvds_sql_order(dvds_sql_t *c, char *problem, size_t size) {
+    const dvds_cart_t *k = &c->cart;
+    int short_of = 0;
+    int64_t line_cents[DVDS_MAX_CART], money[3];
+    for (int i = 0; i < k->n; i++) {
+        if (c->found[i] != 3) {
+            snprintf(problem, size, "product %d is not in the %s", (int)k->prod[i],
+                     c->found[i] & 1 ? "products" : "inventory");
+            return -1;
+        }
+        if (c->stock[i] < k->quantity[i]) short_of = 1;
+    }
+    if (short_of) return 0;
+    for (int l = 0; l < c->x.cart.items; l++) /* each line at its product's price */
+        for (int i = 0; i < k->n; i++)
+            if (k->prod[i] == c->x.cart.prod[l]) line_cents[l] = c->price_cents[i];
+    int ok = dvds_order_cents(&c->x, line_cents, money) == 0;
+    for (int i = 0; ok && i < 3; i++)
+        ok = dvds_fmt_cents(c->amount[i], DVDS_AMOUNT_BYTES, money[i]) == 0;
+    if (!ok) snprintf(problem, size, "the order's amount is out of range");
+    return ok ? 1 : -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* The loop's view                                                                            */
 
 static int accept(PyObject *term) {
@@ -300,6 +388,12 @@ static int completed(void *txn, int has, long long value, int64_t us, int64_t *i
 /* ------------------------------------------------------------------------------------------ */
 /* What Python reads: the DvdsTerminal type and the constants                                 */
 
+static int pq_statements(void) {
+    int n = 0;
+    while (DVDS_PQ_STATEMENTS[n]) n++;
+    return n;
+}
+
 static int add_to_module(PyObject *m) {
     if (PyType_Ready(&DvdsTerminalType) < 0) return -1;
     Py_INCREF(&DvdsTerminalType);
@@ -308,6 +402,7 @@ static int add_to_module(PyObject *m) {
         module_add(m, "DVDS_UNIT_NAME", PyUnicode_FromString(DVDS_UNIT_NAME)) < 0 ||
         module_add(m, "DVDS_INPUT_KEYS", text_tuple(DVDS_INPUT_KEYS, DVDS_NINPUTS)) < 0 ||
         module_add(m, "DVDS_PROCEDURES", text_tuple(PROCEDURES, DVDS_NKINDS)) < 0 ||
+        module_add(m, "DVDS_SQL_STATEMENTS", text_tuple(DVDS_PQ_STATEMENTS, pq_statements())) < 0 ||
         PyModule_AddIntConstant(m, "DVDS_CATEGORIES", DVDS_CATEGORIES) < 0 ||
         PyModule_AddIntConstant(m, "DVDS_MAX_CART", DVDS_MAX_CART) < 0 ||
         PyModule_AddIntConstant(m, "DVDS_MAX_WORD", DVDS_WORD_BYTES - 1) < 0)
@@ -319,5 +414,5 @@ const Workload DVDS_WORKLOAD = {
     .name = "dvds", .nkinds = DVDS_NKINDS, .kinds = DVDS_NAMES, .unit = 1,
     .unit_name = DVDS_UNIT_NAME, .ninputs = DVDS_NINPUTS, .input_keys = DVDS_INPUT_KEYS,
     .accept = accept, .hold = hold, .draw = draw, .keying = keying, .think = think,
-    .pq_args = pq_args, .my_call = my_call, .completed = completed, .pq_sql = NULL,
-    .my_sql = NULL, .add_to_module = add_to_module};
+    .pq_args = pq_args, .my_call = my_call, .completed = completed, .pq_sql = &DVDS_PQ_SQL,
+    .my_sql = &DVDS_MY_SQL, .add_to_module = add_to_module};

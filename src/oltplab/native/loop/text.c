@@ -23,6 +23,25 @@ int text_int_array(char *buf, size_t size, const int32_t *v, int n) {
     return text_put(buf, size, &at, "}");
 }
 
+int text_cents(const char *s, int64_t *out) {
+    const char *p = s;
+    int neg = 0;
+    int64_t whole = 0, frac = 0;
+    if (!p) return -1;
+    if (*p == '-') neg = 1, p++;
+    const char *digits = p;
+    while (*p >= '0' && *p <= '9' && p - digits < 15) whole = whole * 10 + (*p++ - '0');
+    if (p == digits) return -1;
+    if (*p == '.') {
+        p++;
+        for (int n = 0; n < 2; n++) frac = frac * 10 + (*p >= '0' && *p <= '9' ? *p++ - '0' : 0);
+        while (*p == '0') p++;
+    }
+    if (*p) return -1;
+    *out = neg ? -(whole * 100 + frac) : whole * 100 + frac;
+    return 0;
+}
+
 PyObject *text_tuple(const char *const *v, int n) {
     PyObject *t = PyTuple_New(n);
     for (int i = 0; t && i < n; i++) {

@@ -17,6 +17,11 @@ int text_put(char *buf, size_t size, size_t *at, const char *fmt, ...)
  * when it does not fit. */
 int text_int_array(char *buf, size_t size, const int32_t *v, int n);
 
+/* A decimal of at most two places (a third or more must be zero), as cents: 0, or -1 when
+ * s (NULL, or a column's text) is not one. What a later statement holds is written again
+ * from these, never copied. */
+int text_cents(const char *s, int64_t *out);
+
 /* A tuple of the n strings v[0..n-1], or NULL with an exception set. */
 PyObject *text_tuple(const char *const *v, int n);
 

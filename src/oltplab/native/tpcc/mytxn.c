@@ -25,9 +25,10 @@
  *                     [the customers, COMMIT]; 2 when every district is skipped
  *   Stock-Level    2  [START (read only), D_NEXT_O_ID] [the count, COMMIT]
  * Every text is written into the transaction's buffer with its bound checked: a text that
- * would not fit stops the run with an error (mytxn_problem), never writes past it.
+ * would not fit stops the run with an error (trip_problem), never writes past it.
  */
 #include "mariadb.h"
+#include "sqltrip.h"
 #include "tpcc.h"
 
 #include <stdarg.h>
@@ -145,11 +146,13 @@ const MySql MY_SQL[NQ + 1] = {
                               " AND ol_o_id >= %ld AND ol_o_id < %ld AND s_quantity < %ld"},
     {NULL, NULL}};
 
-#define MAX_RESULTS 64 /* statements in one round trip: New-Order's first, 6 + 15, the most */
-#define MONEY 32       /* a decimal's text */
+/* New-Order's first round trip, 6 + 15 statements, is the longest */
+_Static_assert(6 + MAX_LINES <= TRIP_MAX, "a round trip holds TRIP_MAX statements");
+#define MONEY 32 /* a decimal's text */
 
 struct MyTxn {
-    int kind, step, nargs, rolling_back;
+    SqlTrip trip; /* first: the round trip under way, its text, the outcome */
+    int kind, step, nargs;
     int64_t a[MAX_ARGS];
     int ol_cnt;
     int64_t lines[MAX_LINES][3]; /* (i_id, supply_w_id, qty) as drawn */
@@ -161,31 +164,7 @@ struct MyTxn {
     int64_t price_cents[MAX_LINES], s_quantity[MAX_LINES];
     int64_t d_o_id[DISTRICTS], d_c_id[DISTRICTS], d_cents[DISTRICTS];
     int delivered[DISTRICTS];
-    /* the round trip: what each statement's answer is, in order */
-    uint8_t q[MAX_RESULTS], tag[MAX_RESULTS];
-    int nq, qi;
-    char problem[160];
-    size_t cap, len; /* the text: cap bytes, len used */
-    char text[];
 };
-
-static MyTxn *mytxn_new(size_t cap) {
-    if (cap < 64) cap = 64;
-    MyTxn *t = PyMem_Calloc(1, sizeof(MyTxn) + cap);
-    if (t) t->cap = cap;
-    return t;
-}
-
-static void mytxn_free(MyTxn *t) { PyMem_Free(t); }
-
-static const char *mytxn_text(const MyTxn *t, unsigned long *len) {
-    *len = (unsigned long)t->len;
-    return t->text;
-}
-
-static long long mytxn_value(const MyTxn *t) { return t->value; }
-
-static const char *mytxn_problem(const MyTxn *t) { return t->problem; }
 
 static void mytxn_inputs(MyTxn *t, const void *txn) {
     const txn_t *x = txn;
@@ -196,53 +175,10 @@ static void mytxn_inputs(MyTxn *t, const void *txn) {
 /* ------------------------------------------------------------------------------------------ */
 /* Writing a round trip's text                                                                */
 
-static int fail(MyTxn *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(MyTxn *t, const char *fmt, ...) {
-    if (!t->problem[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(t->problem, sizeof t->problem, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
-
-/* Append to the text; 0 (the problem said) when it would not fit. */
-static int add(MyTxn *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int add(MyTxn *t, const char *fmt, ...) {
-    size_t room = t->cap - t->len;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(t->text + t->len, room, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= room) {
-        t->text[t->len] = 0;
-        return fail(t, "a statement text longer than its buffer (%zu bytes)", t->cap);
-    }
-    t->len += (size_t)w;
-    return 1;
-}
-
-/* Begin the next statement, whose answer is ``tag``'s (a line, a district): 0 when the
- * round trip is full. */
-static int stmt(MyTxn *t, int q, int tag) {
-    if (t->nq >= MAX_RESULTS) return fail(t, "more than %d statements in one round trip",
-                                          MAX_RESULTS);
-    if (t->len && !add(t, ";")) return 0;
-    t->q[t->nq] = (uint8_t)q;
-    t->tag[t->nq++] = (uint8_t)tag;
-    return 1;
-}
-
 /* The statements of one format and arguments; the format is MY_SQL's, so checked here. */
-#define PUT(t, q, tag, ...) (stmt(t, q, tag) && add(t, MY_SQL[q].text, __VA_ARGS__))
-#define PUT0(t, q) (stmt(t, q, 0) && add(t, "%s", MY_SQL[q].text))
-
-static void begin_trip(MyTxn *t) {
-    t->nq = t->qi = 0;
-    t->len = 0;
-    t->text[0] = 0;
-}
+#define PUT(t, q, tag, ...) \
+    (trip_stmt(&(t)->trip, q, tag) && trip_add(&(t)->trip, MY_SQL[q].text, __VA_ARGS__))
+#define PUT0(t, q) (trip_stmt(&(t)->trip, q, 0) && trip_add(&(t)->trip, "%s", MY_SQL[q].text))
 
 static int new_order_first(MyTxn *t) {
     const int64_t *a = t->a;
@@ -255,7 +191,7 @@ static int new_order_first(MyTxn *t) {
         t->item[i] = t->stock[i] = 0;
         if (t->lines[i][1] != a[0]) t->all_local = 0;
         int w = snprintf(ids + at, sizeof ids - at, k ? ",%ld" : "%ld", (long)t->lines[i][0]);
-        if (w < 0 || (size_t)w >= sizeof ids - at) return fail(t, "too many items");
+        if (w < 0 || (size_t)w >= sizeof ids - at) return trip_fail(&t->trip, "too many items");
         at += (size_t)w;
     }
     int ok = PUT0(t, Q_START) && PUT(t, Q_NO_W_TAX, 0, (long)a[0]) &&
@@ -276,7 +212,7 @@ static int new_order_second(MyTxn *t) {
     for (int i = 0; i < t->ol_cnt; i++) {
         if (!t->item[i]) unused = 1;
         else if (!t->stock[i])
-            return fail(t, "no stock row for item %ld of warehouse %ld", (long)t->lines[i][0],
+            return trip_fail(&t->trip, "no stock row for item %ld of warehouse %ld", (long)t->lines[i][0],
                         (long)t->lines[i][1]);
     }
     int ok = PUT(t, Q_NO_ORDER, 0, (long)t->o_id, (long)a[1], (long)a[0], (long)a[2],
@@ -298,17 +234,17 @@ static int new_order_second(MyTxn *t) {
         if (!t->item[i]) continue;
         char amount[MONEY];
         fmt_cents(amount, sizeof amount, l[2] * t->price_cents[i]); /* [2.4.2.2] */
-        ok = (!first || PUT0(t, Q_NO_ORDER_LINES)) && (first || add(t, ", ")) &&
-             add(t, MY_SQL[Q_NO_ORDER_LINE_ROW].text, (long)t->o_id, (long)a[1], (long)a[0],
+        ok = (!first || PUT0(t, Q_NO_ORDER_LINES)) && (first || trip_add(&t->trip, ", ")) &&
+             trip_add(&t->trip, MY_SQL[Q_NO_ORDER_LINE_ROW].text, (long)t->o_id, (long)a[1], (long)a[0],
                  (long)(i + 1), (long)l[0], (long)l[1], (long)l[2], amount, (long)a[1],
                  (long)l[1], (long)l[0]);
         first = 0;
     }
     if (unused) { /* [2.4.2.3]: a completed New-Order, rolled back */
-        t->value = -t->o_id;
+        t->trip.value = -t->o_id;
         return ok && PUT0(t, Q_ROLLBACK);
     }
-    t->value = t->o_id;
+    t->trip.value = t->o_id;
     return ok && PUT0(t, Q_COMMIT);
 }
 
@@ -317,7 +253,7 @@ static int next_trip(MyTxn *t) {
     const int64_t *a = t->a;
     char name[32], amount[MONEY];
     int step = t->step++;
-    begin_trip(t);
+    trip_begin(&t->trip);
     switch (t->kind) {
     case NEW_ORDER: /* (w_id, d_id, c_id) and the lines */
         return step == 0 ? new_order_first(t) : step == 1 ? new_order_second(t) : 2;
@@ -339,7 +275,7 @@ static int next_trip(MyTxn *t) {
         if (step == 1)
             return PUT(t, Q_PY_CUSTOMER, 0, (long)a[2], (long)a[3], (long)t->c_id);
         if (step == 2) {
-            t->value = t->c_id;
+            t->trip.value = t->c_id;
             return PUT(t, Q_PY_CUSTOMER_UPDATE, 0, amount, amount, (long)a[1], (long)a[0],
                        amount, (long)a[2], (long)a[3], (long)t->c_id) &&
                    PUT(t, Q_PY_HISTORY, 0, (long)t->c_id, (long)a[3], (long)a[2], (long)a[1],
@@ -364,7 +300,7 @@ static int next_trip(MyTxn *t) {
             return PUT(t, Q_OS_CUSTOMER, 0, (long)a[0], (long)a[1], (long)t->c_id) &&
                    PUT(t, Q_OS_LAST_ORDER, 0, (long)a[0], (long)a[1], (long)t->c_id);
         if (step == 2) {
-            t->value = t->has_order ? t->o_id : 0;
+            t->trip.value = t->has_order ? t->o_id : 0;
             return (!t->has_order ||
                     PUT(t, Q_OS_LINES, 0, (long)a[0], (long)a[1], (long)t->o_id)) &&
                    PUT0(t, Q_COMMIT);
@@ -381,17 +317,17 @@ static int next_trip(MyTxn *t) {
             return ok;
         }
         if (step == 1) {
-            t->value = 0;
+            t->trip.value = 0;
             for (int d = 0; ok && d < DISTRICTS; d++) {
                 if (!t->delivered[d]) continue; /* skipped: nothing to deliver */
-                t->value++;
+                t->trip.value++;
                 long w = (long)a[0], o = (long)t->d_o_id[d];
                 ok = PUT(t, Q_DL_ORDER, d, w, (long)(d + 1), o) &&
                      PUT(t, Q_DL_CARRIER, d, (long)a[1], w, (long)(d + 1), o) &&
                      PUT(t, Q_DL_LINES, d, w, (long)(d + 1), o) &&
                      PUT(t, Q_DL_AMOUNT, d, w, (long)(d + 1), o);
             }
-            if (!t->value) {
+            if (!t->trip.value) {
                 t->step = 3;
                 return ok && PUT0(t, Q_COMMIT);
             }
@@ -421,81 +357,37 @@ static int next_trip(MyTxn *t) {
 }
 
 /* Start the transaction with the inputs of mytxn_inputs (again, for a retry): 0 when its
- * first text does not fit (mytxn_problem says why). */
+ * first text does not fit (trip_problem says why). */
 static int mytxn_start(MyTxn *t) {
     t->step = 0;
-    t->rolling_back = 0;
-    t->problem[0] = 0;
+    t->trip.rolling_back = 0;
+    t->trip.problem[0] = 0;
     return next_trip(t) == 1;
-}
-
-/* After an error: the ROLLBACK alone (a round trip, then mytxn_next answers 0). */
-static int mytxn_rollback(MyTxn *t) {
-    t->rolling_back = 1;
-    begin_trip(t);
-    return PUT0(t, Q_ROLLBACK);
-}
-
-/* Every answer of the round trip is in: 1 the next trip's text is ready, 0 the transaction
- * is over, -1 a problem (mytxn_problem). */
-static int mytxn_next(MyTxn *t) {
-    if (t->problem[0]) return -1;
-    if (t->qi != t->nq) {
-        fail(t, "%d answers to %d statements", t->qi, t->nq);
-        return -1;
-    }
-    if (t->rolling_back) return 0;
-    int r = next_trip(t);
-    return r == 1 ? 1 : r == 2 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading                                                                                    */
 
-/* An integer column: the whole text must be one. */
-static int int_of(MyTxn *t, const char *s, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long v = s ? strtoll(s, &end, 10) : 0;
-    if (!s || end == s || *end || errno) return fail(t, "not an integer: %.40s", s ? s : "NULL");
-    *out = v;
-    return 1;
-}
-
 /* A decimal of at most two places, as cents: what the text of a later round trip holds is
  * written again from these, never copied. */
 static int cents_of(MyTxn *t, const char *s, int64_t *out) {
-    const char *p = s;
-    int neg = 0;
-    int64_t whole = 0, frac = 0;
-    if (!p) return fail(t, "not a decimal: NULL");
-    if (*p == '-') neg = 1, p++;
-    const char *digits = p;
-    while (*p >= '0' && *p <= '9' && p - digits < 15) whole = whole * 10 + (*p++ - '0');
-    if (p == digits) return fail(t, "not a decimal: %.40s", s);
-    if (*p == '.') {
-        p++;
-        for (int n = 0; n < 2; n++) frac = frac * 10 + (*p >= '0' && *p <= '9' ? *p++ - '0' : 0);
-        while (*p == '0') p++; /* a third place or more must be zero */
-    }
-    if (*p) return fail(t, "not a decimal of two places: %.40s", s);
-    *out = neg ? -(whole * 100 + frac) : whole * 100 + frac;
-    return 1;
+    return text_cents(s, out) == 0 || trip_fail(&t->trip, "not a decimal of two places: %.40s",
+                                                 s ? s : "NULL");
 }
 
 /* One statement's answer: ``res`` its rows (NULL: a statement without). 0 with a problem
  * when it lacks what the transaction needs. */
 static int mytxn_result(MyTxn *t, MYSQL_RES *res) {
-    if (t->qi >= t->nq) return fail(t, "an answer to no statement");
-    int q = t->q[t->qi], tag = t->tag[t->qi++];
+    int q, tag;
+    if (!trip_answer(&t->trip, &q, &tag)) return 0;
     MYSQL_ROW row = res ? my.fetch_row(res) : NULL;
     switch (q) {
     case Q_NO_DISTRICT:
-        return row ? int_of(t, row[0], &t->o_id) : fail(t, "no such district");
+        return row ? trip_int(&t->trip, row[0], &t->o_id) : trip_fail(&t->trip, "no such district");
     case Q_NO_ITEMS: /* every line of each item found; the others are the unused item */
         for (; row; row = my.fetch_row(res)) {
             int64_t id, cents;
-            if (!int_of(t, row[0], &id) || !cents_of(t, row[1], &cents)) return 0;
+            if (!trip_int(&t->trip, row[0], &id) || !cents_of(t, row[1], &cents)) return 0;
             for (int i = 0; i < t->ol_cnt; i++)
                 if (t->lines[i][0] == id) {
                     t->item[i] = 1;
@@ -506,42 +398,46 @@ static int mytxn_result(MyTxn *t, MYSQL_RES *res) {
     case Q_NO_STOCK:
         if (!row) return 1; /* the unused item's: checked with the items */
         t->stock[tag] = 1;
-        return int_of(t, row[0], &t->s_quantity[tag]);
+        return trip_int(&t->trip, row[0], &t->s_quantity[tag]);
     case Q_NO_CUSTOMER:
     case Q_PY_WAREHOUSE_READ:
     case Q_PY_DISTRICT_READ:
     case Q_PY_CUSTOMER:
     case Q_OS_CUSTOMER:
     case Q_NO_W_TAX:
-        return row ? 1 : fail(t, "%s found no row", MY_SQL[q].name);
+        return row ? 1 : trip_fail(&t->trip, "%s found no row", MY_SQL[q].name);
     case Q_BY_NAME: { /* the middle customer by C_FIRST: position ceil(n / 2) */
         my_ulonglong n = res ? my.num_rows(res) : 0;
-        if (!n) return fail(t, "no customer of the last name");
+        if (!n) return trip_fail(&t->trip, "no customer of the last name");
         my.data_seek(res, (n + 1) / 2 - 1);
         row = my.fetch_row(res);
-        return row ? int_of(t, row[0], &t->c_id) : fail(t, "no middle customer");
+        return row ? trip_int(&t->trip, row[0], &t->c_id) : trip_fail(&t->trip, "no middle customer");
     }
     case Q_OS_LAST_ORDER:
         t->has_order = row != NULL;
-        return row ? int_of(t, row[0], &t->o_id) : 1;
+        return row ? trip_int(&t->trip, row[0], &t->o_id) : 1;
     case Q_DL_CLAIM: /* no NEW_ORDER row: the district is skipped [2.7.4.2] */
         if (!row) return 1;
         t->delivered[tag] = 1;
-        return int_of(t, row[0], &t->d_o_id[tag]);
+        return trip_int(&t->trip, row[0], &t->d_o_id[tag]);
     case Q_DL_ORDER:
-        return row ? int_of(t, row[0], &t->d_c_id[tag]) : fail(t, "no order to deliver");
+        return row ? trip_int(&t->trip, row[0], &t->d_c_id[tag]) : trip_fail(&t->trip, "no order to deliver");
     case Q_DL_AMOUNT:
-        return row ? cents_of(t, row[0], &t->d_cents[tag]) : fail(t, "no amount");
+        return row ? cents_of(t, row[0], &t->d_cents[tag]) : trip_fail(&t->trip, "no amount");
     case Q_SL_NEXT_O_ID:
-        return row ? int_of(t, row[0], &t->next_o_id) : fail(t, "no such district");
+        return row ? trip_int(&t->trip, row[0], &t->next_o_id) : trip_fail(&t->trip, "no such district");
     case Q_SL_LOW_STOCK:
-        return row ? int_of(t, row[0], &t->value) : fail(t, "no count");
+        return row ? trip_int(&t->trip, row[0], &t->trip.value) : trip_fail(&t->trip, "no count");
     default:
         return 1;
     }
 }
 
-const MySqlOps TPCC_MY_SQL = {.create = mytxn_new, .destroy = mytxn_free, .inputs = mytxn_inputs,
-                              .start = mytxn_start, .rollback = mytxn_rollback,
-                              .result = mytxn_result, .next = mytxn_next, .text = mytxn_text,
-                              .value = mytxn_value, .problem = mytxn_problem};
+static MyTxn *mytxn_new(size_t cap) {
+    return trip_new(sizeof(MyTxn), cap, Q_ROLLBACK, next_trip);
+}
+
+const MySqlOps TPCC_MY_SQL = {.create = mytxn_new, .destroy = trip_destroy, .inputs = mytxn_inputs,
+                              .start = mytxn_start, .rollback = trip_rollback,
+                              .result = mytxn_result, .next = trip_next, .text = trip_text,
+                              .value = trip_value, .problem = trip_problem};

@@ -21,6 +21,7 @@
  * After an error the ROLLBACK is one more round trip, and the transaction is retried or
  * counted by the loop (procloop.c) as in procedures mode.
  */
+#include "sqlpipe.h"
 #include "tpcc.h"
 
 /* The prepared statements, by the names Python prepares them under. */
@@ -49,9 +50,8 @@ const char *const SQL_STATEMENTS[NSTATEMENTS + 1] = {
     "stock_level.begin", "stock_level.next_o_id", "stock_level.low_stock",
     NULL};
 
-enum { PGRES_PIPELINE_SYNC = 10, PGRES_PIPELINE_ABORTED = 11 };
-#define PG_DIAG_SEVERITY_NONLOCALIZED 'V'
-#define MAX_QUEUE 64 /* statements in one round trip: New-Order's first, 4 + 2 x 15, is the most */
+/* New-Order's first round trip, 4 + 2 x 15 statements, is the longest */
+_Static_assert(4 + 2 * MAX_LINES <= PIPE_MAX, "a round trip holds PIPE_MAX statements");
 #define MAX_PARAMS 9
 #define LOOKS 1      /* Delivery: a look that finds no NEW_ORDER row skips the district */
 #define MAX_LOST 1000 /* Delivery: oldest orders taken by others before this one gives up */
@@ -60,6 +60,7 @@ enum { D_LOOK, D_FOUND, D_TAKEN, D_SKIPPED }; /* a district of a Delivery */
 #define PARAM_BYTES (2 * TEXT_BYTES + 8) /* H_DATA: W_NAME, four spaces, D_NAME */
 
 struct SqlTxn {
+    SqlPipe p; /* first: the statements under way, the answers so far, the outcome */
     int kind, step, nargs;
     int64_t a[MAX_ARGS];
     int ol_cnt;
@@ -76,33 +77,7 @@ struct SqlTxn {
     uint8_t d_state[DISTRICTS];
     int looks[DISTRICTS], lost[DISTRICTS];
     char d_amount[DISTRICTS][TEXT_BYTES];
-    /* the pipeline: what each answer is, in order */
-    uint8_t q[MAX_QUEUE], qtag[MAX_QUEUE];
-    int nq, qi, rolling_back;
-    PGresult *res; /* the first failure's result, or the last one of a completed transaction */
-    long long value;
-    char problem[160];
 };
-
-static SqlTxn *sql_new(void) { return PyMem_Calloc(1, sizeof(SqlTxn)); }
-
-static void sql_free(SqlTxn *s) {
-    if (!s) return;
-    if (s->res) pq.clear(s->res);
-    PyMem_Free(s);
-}
-
-static long long sql_value(const SqlTxn *s) { return s->value; }
-
-static const char *sql_problem(const SqlTxn *s) { return s->problem; }
-
-static PGresult *sql_take(SqlTxn *s) {
-    PGresult *r = s->res;
-    s->res = NULL;
-    return r;
-}
-
-static const PGresult *sql_failure(const SqlTxn *s) { return s->res; }
 
 /* The transaction's inputs as the Terminal drew them, kept for its retries: the scalars of
  * the kind's function (Payment's H_AMOUNT in cents; New-Order's (w_id, d_id, c_id)) and
@@ -157,33 +132,12 @@ static Params *p_cents(Params *p, int64_t cents) {
 
 /* Queue one prepared statement; 0 when libpq refuses it (or the round trip is full). */
 static int put(SqlTxn *s, PGconn *c, int stmt, int tag, const Params *p) {
-    if (s->nq >= MAX_QUEUE) {
-        snprintf(s->problem, sizeof s->problem, "more than %d statements in one round trip",
-                 MAX_QUEUE);
-        return 0;
-    }
     if (p && p->bad) {
-        snprintf(s->problem, sizeof s->problem, "a parameter of %s is too long",
-                 SQL_STATEMENTS[stmt]);
+        pipe_fail(&s->p, "a parameter of %s is too long", SQL_STATEMENTS[stmt]);
         return 0;
     }
-    if (!pq.sendQueryPrepared(c, SQL_STATEMENTS[stmt], p ? p->n : 0, p ? p->v : NULL, NULL,
-                              NULL, 0))
-        return 0;
-    s->q[s->nq] = (uint8_t)stmt;
-    s->qtag[s->nq] = (uint8_t)tag;
-    s->nq++;
-    return 1;
+    return pipe_put(&s->p, c, stmt, tag, p ? p->n : 0, p ? p->v : NULL);
 }
-
-/* The round trip's Sync, and as much of the round trip as the socket takes now; 0 when lost.
- * What a full socket buffer holds back the caller sends when epoll reports room to write
- * (pqloop.c's flush_out), so that the other users and stop() are not kept waiting. */
-static int sync_flush(PGconn *c) {
-    return pq.pipelineSync(c) && pq.flush(c) >= 0;
-}
-
-static void begin_trip(SqlTxn *s) { s->nq = s->qi = 0; }
 
 static int64_t cents_of(const char *text) { /* "12.34" -> 1234; numeric(n, 2) text */
     char *end;
@@ -205,7 +159,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
     const int64_t *a = s->a;
     char name[32];
     int ok = 1;
-    begin_trip(s);
+    pipe_trip(&s->p);
     int step = s->step++;
     switch (s->kind) {
     case NEW_ORDER: /* (w_id, d_id, c_id) and the lines */
@@ -240,10 +194,10 @@ static int next_trip(SqlTxn *s, PGconn *c) {
                          l[1]), l[0]), s->s_quantity[i]), l[2]), l[1] == a[0] ? 0 : 1));
             }
             if (s->unused_item) { /* [2.4.2.3]: a completed New-Order, rolled back */
-                s->value = -s->o_id;
+                s->p.value = -s->o_id;
                 ok = ok && put(s, c, ROLLBACK, 0, NULL);
             } else {
-                s->value = s->o_id;
+                s->p.value = s->o_id;
                 for (int k = 0; ok && k < s->ol_cnt; k++) {
                     int i = s->order[k];
                     const int64_t *l = s->lines[i];
@@ -287,7 +241,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
             ok = ok && put(s, c, PY_HISTORY, 0, p_str(p_cents(p_int(p_int(p_int(p_int(p_int(
                            p_reset(&p), s->c_id), a[3]), a[2]), a[1]), a[0]), a[6]), h_data)) &&
                  put(s, c, COMMIT, 0, NULL);
-            s->value = s->c_id;
+            s->p.value = s->c_id;
             break;
         } else if (step == 3) {
             return 2;
@@ -309,7 +263,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
             s->step = 2;
             step = 1;
         } else if (step == 2) {
-            s->value = s->has_order ? s->o_id : 0;
+            s->p.value = s->has_order ? s->o_id : 0;
             if (s->has_order)
                 ok = put(s, c, OS_LINES, 0, p_int(p_int(p_int(p_reset(&p), a[0]), a[1]), s->o_id));
             ok = ok && put(s, c, COMMIT, 0, NULL);
@@ -346,15 +300,15 @@ static int next_trip(SqlTxn *s, PGconn *c) {
                 s->step = 1;
                 break;
             }
-            s->value = 0;
+            s->p.value = 0;
             for (int d = 0; ok && d < DISTRICTS; d++) {
                 if (s->d_state[d] != D_TAKEN) continue; /* skipped: nothing to deliver */
-                s->value++;
+                s->p.value++;
                 ok = put(s, c, DL_ORDER, d, p_int(p_int(p_int(p_int(p_reset(&p), a[0]), d + 1),
                          s->d_o_id[d]), a[1])) &&
                      put(s, c, DL_LINES, d, p_int(p_int(p_int(p_reset(&p), a[0]), d + 1), s->d_o_id[d]));
             }
-            if (s->value) {
+            if (s->p.value) {
                 s->step = 2;
             } else {
                 ok = ok && put(s, c, COMMIT, 0, NULL);
@@ -380,27 +334,13 @@ static int next_trip(SqlTxn *s, PGconn *c) {
         else
             return 2;
     }
-    return ok && sync_flush(c);
+    return ok && pipe_sync(c);
 }
 
 /* Start the transaction with the inputs of sql_inputs (again, for a retry); 0 when lost. */
 static int sql_start(SqlTxn *s, PGconn *c) {
-    if (s->res) {
-        pq.clear(s->res);
-        s->res = NULL;
-    }
     s->step = 0;
-    s->rolling_back = 0;
-    s->problem[0] = 0;
-    if (!pq.enterPipelineMode(c)) return 0;
-    return next_trip(s, c) == 1;
-}
-
-/* After SQL_ERROR: end the failed transaction; sql_read then answers SQL_DONE. 0 when lost. */
-static int sql_rollback(SqlTxn *s, PGconn *c) {
-    s->rolling_back = 1;
-    begin_trip(s);
-    return put(s, c, ROLLBACK, 0, NULL) && sync_flush(c);
+    return pipe_start(&s->p, c) && next_trip(s, c) == 1;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -413,7 +353,7 @@ static int64_t int_at(const PGresult *r, int row, int col) {
 /* A text value kept for a later round trip; 0 (problem set) when it does not fit. */
 static int copy_at(SqlTxn *s, char *buf, size_t n, const PGresult *r, int row, int col) {
     if (snprintf(buf, n, "%s", pq.getvalue(r, row, col)) < (int)n) return 1;
-    snprintf(s->problem, sizeof s->problem, "a value of %zu bytes or more", n);
+    pipe_fail(&s->p, "a value of %zu bytes or more", n);
     return 0;
 }
 
@@ -438,7 +378,7 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
             s->s_quantity[tag] = int_at(r, 0, 0);
             return copy_at(s, s->dist_info[tag], sizeof s->dist_info[tag], r, 0, 2);
         } else if (s->lines[tag][0] <= ITEMS) {
-            snprintf(s->problem, sizeof s->problem, "no stock row for item %lld of warehouse %lld",
+            pipe_fail(&s->p, "no stock row for item %lld of warehouse %lld",
                      (long long)s->lines[tag][0], (long long)s->lines[tag][1]);
             return 0;
         }
@@ -478,7 +418,7 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         if (atoi(pq.cmdTuples((PGresult *)r)) > 0) { /* libpq takes no const here */
             s->d_state[tag] = D_TAKEN;
         } else if (++s->lost[tag] > MAX_LOST) {
-            snprintf(s->problem, sizeof s->problem, "district %d: every oldest order was taken",
+            pipe_fail(&s->p, "district %d: every oldest order was taken",
                      tag + 1);
             return 0;
         } else {
@@ -499,70 +439,20 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         return 1;
     case SL_LOW_STOCK:
         if (!rows) break;
-        s->value = int_at(r, 0, 0);
+        s->p.value = int_at(r, 0, 0);
         return 1;
     default:
         return 1;
     }
-    snprintf(s->problem, sizeof s->problem, "%s found no row", SQL_STATEMENTS[stmt]);
+    pipe_fail(&s->p, "%s found no row", SQL_STATEMENTS[stmt]);
     return 0;
 }
 
-/* Take the answers that have arrived; one of the SQL_ codes. */
-static int sql_read(SqlTxn *s, PGconn *c) {
-    int nulls = 0;
-    for (;;) {
-        if (pq.isBusy(c)) return SQL_WAIT;
-        PGresult *r = pq.getResult(c);
-        if (!r) { /* between two statements' answers; twice in a row: wait for more input */
-            if (++nulls > 1) return SQL_WAIT;
-            continue;
-        }
-        nulls = 0;
-        int status = pq.resultStatus(r);
-        if (status == PGRES_PIPELINE_SYNC) {
-            pq.clear(r);
-            if (s->qi != s->nq) {
-                snprintf(s->problem, sizeof s->problem, "%d answers to %d statements", s->qi,
-                         s->nq);
-                return SQL_BROKEN;
-            }
-            if (s->rolling_back || (s->res && pq.resultStatus(s->res) != PGRES_COMMAND_OK &&
-                                    pq.resultStatus(s->res) != PGRES_TUPLES_OK)) {
-                if (!s->rolling_back) return SQL_ERROR;
-                return pq.exitPipelineMode(c) ? SQL_DONE : SQL_LOST;
-            }
-            if (s->problem[0]) return SQL_BROKEN;
-            int next = next_trip(s, c);
-            if (next == 1) continue;
-            if (next == 0) return s->problem[0] ? SQL_BROKEN : SQL_LOST;
-            if (!pq.exitPipelineMode(c)) return SQL_LOST;
-            return SQL_DONE;
-        }
-        int i = s->qi++;
-        if (i >= s->nq) { /* an answer to nothing sent */
-            pq.clear(r);
-            snprintf(s->problem, sizeof s->problem, "an answer to no statement");
-            return SQL_BROKEN;
-        }
-        if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
-            if (!s->res && !s->problem[0]) take(s, s->q[i], s->qtag[i], r);
-            if ((s->q[i] == COMMIT || s->q[i] == ROLLBACK) && !s->res) {
-                s->res = r; /* the transaction's last answer, for the loop */
-                continue;
-            }
-        } else if (status != PGRES_PIPELINE_ABORTED && !s->res) {
-            s->res = r; /* the first failure: the statements after it are not run */
-            const char *severity = pq.resultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
-            if (severity && (strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0))
-                return SQL_ERROR; /* the server closes the connection: no Sync will come */
-            continue;
-        }
-        pq.clear(r);
-    }
+static SqlTxn *sql_new(void) {
+    return pipe_new(sizeof(SqlTxn), SQL_STATEMENTS, COMMIT, ROLLBACK, take, next_trip);
 }
 
-const PqSqlOps TPCC_PQ_SQL = {.create = sql_new, .destroy = sql_free, .inputs = sql_inputs,
-                              .start = sql_start, .read = sql_read, .rollback = sql_rollback,
-                              .take = sql_take, .failure = sql_failure, .value = sql_value,
-                              .problem = sql_problem};
+const PqSqlOps TPCC_PQ_SQL = {.create = sql_new, .destroy = pipe_destroy, .inputs = sql_inputs,
+                              .start = sql_start, .read = pipe_read, .rollback = pipe_rollback,
+                              .take = pipe_outcome, .failure = pipe_failure, .value = pipe_value,
+                              .problem = pipe_problem};

@@ -9,13 +9,13 @@ from decimal import Decimal
 import asyncpg
 import pytest
 
-from oltplab import __version__
+from oltplab import __version__, _native
 from oltplab.engines.postgres.dvds import DIALECT
 from oltplab.engines.postgres.dvds.checks import run_checks
 from oltplab.engines.postgres.dvds.loader import build
 from oltplab.engines.postgres.dvds.schema import has_run, schema_info
 from oltplab.engines.postgres.dvds.transactions import prepared
-from oltplab.errors import SchemaError, UsageError
+from oltplab.errors import SchemaError
 from oltplab.workloads.dvds.build import DvdsBuildSpec
 from oltplab.workloads.dvds.schema import FUNCTIONS, DvdsSchema
 from oltplab.workloads.dvds.sizes import parse_size
@@ -181,8 +181,10 @@ def test_prepared_statements(built):
     assert statements[0][1] == "SELECT dvds_login($1, $2)"
     assert statements[5][1] == "SELECT dvds_purchase($1, $2, $3)"
     assert statements[1][1].endswith("$18, $19)")
-    with pytest.raises(UsageError, match="--mode sql is not available for the dvds workload"):
-        prepared("sql")
+    sql = prepared("sql")  # the statements of --mode sql, by the names the C loop sends
+    assert [name for name, _ in sql] == list(_native.DVDS_SQL_STATEMENTS)
+    assert dict(sql)["login.customer"].count("$") == 2
+    statements = statements + sql
 
     async def go():  # the server takes each call, with text parameters
         conn = await asyncpg.connect(built[0])
