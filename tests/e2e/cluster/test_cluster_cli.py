@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from clusters import UP_TIMEOUT, cluster_processes, wait_until, write_hosts
-from interrupts import INTERRUPTIBLE
+from interrupts import INTERRUPTIBLE, ctrl_c
 
 from ..conftest import free_port, oltplab
 
@@ -103,12 +102,10 @@ def test_ctrl_c_during_up_leaves_no_process(tmp_path, moment):
     state = tmp_path / "oltplab-cluster" / "state.json"
     try:
         assert wait_until(lambda: _started(state, moment), timeout=60, every=0.01)
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        out, err = ctrl_c(p)
     finally:
         if p.poll() is None:
             p.kill()
-    assert p.returncode == 130, err
-    assert "Traceback" not in err and "oltplab: interrupted" in err
+    assert "oltplab: interrupted" in err
     assert cluster_processes(tmp_path / "oltplab-cluster") == []
     assert not state.exists()

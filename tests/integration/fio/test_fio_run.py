@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from interrupts import INTERRUPTIBLE
+from interrupts import INTERRUPTIBLE, ctrl_c
 
 from oltplab.fio.jobs import FioJob
 from oltplab.fio.parse import PERCENTILES, percentile, pool_bins, summarize
@@ -175,13 +174,11 @@ def test_interrupt_saves_the_run_and_leaves_nothing(tmp_path):
         assert first.startswith("run "), first
         fio_pids = _wait_for_fio(proc.pid)
         time.sleep(1.5)  # let it measure something
-        proc.send_signal(signal.SIGINT)
-        rest = proc.communicate(timeout=30)[1]
+        rest = ctrl_c(proc, timeout=30)[1]
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, rest
     assert "interrupted" in rest and "Traceback" not in rest
     assert list(target.iterdir()) == []
     [run] = runs(results)

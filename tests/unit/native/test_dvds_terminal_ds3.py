@@ -9,8 +9,6 @@ from collections import Counter
 
 import pytest
 
-from oltplab import _native
-
 from .test_dvds_terminal import BROWSES, WORDS, Shop, orders, shopper
 
 SEARCHES = ("reviews_product", "reviews_actor", "reviews_title")

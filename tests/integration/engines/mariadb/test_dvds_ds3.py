@@ -11,7 +11,6 @@ from oltplab.engines.mariadb.dvds.loader import build
 from oltplab.engines.mariadb.dvds.schema import schema_info
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.workloads.dvds.build import DvdsBuildSpec
-from oltplab.workloads.dvds.sizes import parse_size
 
 from .test_dvds_build import SEED, SIZE, new_db
 
