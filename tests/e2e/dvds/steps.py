@@ -86,11 +86,11 @@ def check_ds3_steps(shown: dict, users: list[int], enough: int = 300) -> None:
             step["warnings"]
 
 
-def sql_mode_run(flags: list[str], results, cwd, seed: str) -> dict:
+def sql_mode_run(flags: list[str], results, cwd, seed: str, duration: str = "6s") -> dict:
     """A short ``dvds run --mode sql`` of 2 users with the checks: its ``results show --json``,
     having checked what it records beside the steps (its mode, the checks passed)."""
     oltplab("dvds", "run", *flags, "--mode", "sql", "--users", "2", "--rampup", "1s",
-            "--duration", "6s", "--check", "--sample-interval", "0", "--power", "none",
+            "--duration", duration, "--check", "--sample-interval", "0", "--power", "none",
             "--seed", seed, "--results-dir", str(results), cwd=cwd, check_rc=0)
     [run] = saved_runs(results)
     assert run["status"] == "completed" and run["driver"]["mode"] == "sql"

@@ -59,6 +59,8 @@ def test_ds3_build_run_and_check_on_mariadb(server_tmp):
                     "--duration", "10s", "--check", "--sample-interval", "0", "--power", "none",
                     "--seed", "5", "--results-dir", str(results), cwd=server_tmp, check_rc=0)
         assert "OPM" in p.stdout and "Traceback" not in p.stderr
+        # --mode sql: DVD Store 3's calls too as their statements from the client
+        sql = sql_mode_run(flags, server_tmp / "sql", server_tmp, "5", duration="10s")
         checked = oltplab("dvds", "check", *flags, cwd=server_tmp, check_rc=0).stdout
     [run] = saved_runs(results)
     assert run["status"] == "completed" and run["engine"] == "mariadb"
@@ -67,4 +69,5 @@ def test_ds3_build_run_and_check_on_mariadb(server_tmp):
     shown = json.loads(oltplab("results", "show", "latest", "--json", "--results-dir",
                                str(results), cwd=server_tmp, check_rc=0).stdout)
     check_ds3_steps(shown, [2])
+    check_ds3_steps(sql, [2])
     assert "DS10" in checked, checked

@@ -2,8 +2,11 @@
 sqlmy.c on MariaDB) against small (1MB) shops built by the suite: the orders the loop counts
 are the rows ORDERS gained and the customers it made the rows CUSTOMERS gained; the shop keeps
 its checks; a username taken already is drawn again; a purchase a product is short for rolls
-back, counted as a rollback, having written nothing. test_native_sanitizers.py runs this
-module again under AddressSanitizer and UndefinedBehaviorSanitizer."""
+back, counted as a rollback, having written nothing. On DS3 builds, DVD Store 3's six calls
+too: the reviews, ratings and memberships counted are the rows their tables gained, a member
+already gains nothing (0), and PostgreSQL's statements find what its functions find.
+test_native_sanitizers.py runs this module again under AddressSanitizer and
+UndefinedBehaviorSanitizer."""
 
 from __future__ import annotations
 
@@ -14,21 +17,29 @@ import pytest
 from oltplab import _native
 from oltplab.workloads.dvds import words
 from oltplab.workloads.dvds.build import DvdsBuildSpec
+from oltplab.workloads.dvds.inputs import RunConstants
+from oltplab.workloads.dvds.params import DvdsParams
+from oltplab.workloads.dvds.population import reviews
 from oltplab.workloads.dvds.sizes import parse_size
 
 S = 1_000_000_000
 SIZE = parse_size("1MB")
 BUILD = DvdsBuildSpec(size=SIZE, build_users=1, seed=11, force=True)
+BUILD3 = DvdsBuildSpec(size=SIZE, build_users=1, seed=11, force=True, ds3=True)
 ROWS = len(_native.DVDS_NAMES) + 1  # the calls and the order
-LOGIN, NEW_CUSTOMER, CATEGORY, ACTOR, TITLE, PURCHASE = range(6)  # DVD Store 2's calls
-ORDER = ROWS - 1
+(LOGIN, NEW_CUSTOMER, CATEGORY, ACTOR, TITLE, PURCHASE, R_PRODUCT, R_ACTOR, R_TITLE, REVIEW,
+ RATING, MEMBER, ORDER) = range(ROWS)
 WORDS = dict(title_words=words.TITLE_WORDS, actor_first=words.ACTOR_FIRST,
              actor_last=words.ACTOR_LAST, countries=words.COUNTRIES, states=words.STATES)
 TABLES = ("customers", "orders", "orderlines", "cust_hist", "reorder")
+DS3_TABLES = ("reviews", "reviews_helpfulness", "membership")
+DS3 = dict(ds3=True, review_ids=reviews(SIZE), pct_new_reviews=30, pct_new_helpfulness=30,
+           pct_new_members=30)
 INVENTORY = "SELECT SUM(quan_in_stock) + 1000000 * SUM(sales) FROM inventory"
 
 
 def shoppers(users: int, seed: int = 100, **over) -> list:
+    """DS2 shoppers, or DS3's with ``**DS3``."""
     return [_native.DvdsTerminal(seed + i, SIZE.customers, SIZE.products, **{**WORDS, **over})
             for i in range(users)]
 
@@ -49,13 +60,19 @@ def drive(loop) -> tuple[dict, int]:
 
 
 class Postgres:
-    """A 1MB shop on the suite's PostgreSQL; ``copy()`` another one to spoil."""
+    """A 1MB shop on the suite's PostgreSQL (DS3's parts too: ``ds3``); ``copy()`` another
+    one to spoil."""
 
-    def __init__(self, pg, dsn: str):
-        self.pg, self.dsn = pg, dsn
+    def __init__(self, pg, dsn: str, ds3: bool = False):
+        self.pg, self.dsn, self.ds3 = pg, dsn, ds3
 
     def copy(self) -> Postgres:
-        return Postgres(self.pg, self.pg.create_db("dvdsqls", template=self.dbname()))
+        return Postgres(self.pg, self.pg.create_db("dvdsqls", template=self.dbname()), self.ds3)
+
+    def constants(self) -> RunConstants:
+        """A run's constants on this shop: which statements a connection prepares."""
+        return RunConstants(size=SIZE.name, customers=SIZE.customers, products=SIZE.products,
+                            params=DvdsParams(ds3=self.ds3), reviews=DS3["review_ids"])
 
     def dbname(self) -> str:
         return self.dsn.split("?")[0].rsplit("/", 1)[1]
@@ -79,7 +96,8 @@ class Postgres:
         from oltplab.engines.postgres.states import FATAL_STATES, RETRYABLE_STATES
 
         conns = [driver.open_connection(self.dsn, "oltplab-test", False, mode="sql",
-                                        workload="dvds") for _ in terminals]
+                                        workload="dvds", constants=self.constants())
+                 for _ in terminals]
         try:
             loop = _native.ProcLoop(
                 workload="dvds", libpq=driver.libpq_path(), connections=conns,
@@ -101,17 +119,18 @@ class Postgres:
 
 
 class MariaDB(Postgres):
-    """A 1MB shop on the suite's MariaDB; ``copy()`` builds another one."""
+    """A 1MB shop on the suite's MariaDB (DS3's parts too: ``ds3``); ``copy()`` builds
+    another one."""
 
-    def __init__(self, mariadb, name: str):
+    def __init__(self, mariadb, name: str, ds3: bool = False):
         from oltplab.engines.mariadb.dvds.loader import build
 
         mariadb.ensure_database(name)
-        self.mariadb, self.dsn = mariadb, mariadb.dsn(name)
-        build(self.dsn, BUILD)
+        self.mariadb, self.dsn, self.ds3 = mariadb, mariadb.dsn(name), ds3
+        build(self.dsn, BUILD3 if ds3 else BUILD)
 
     def copy(self) -> MariaDB:
-        return MariaDB(self.mariadb, "dvds_sqls")
+        return MariaDB(self.mariadb, "dvds_sqls", self.ds3)
 
     def val(self, *statements: str):
         from ..engines.mariadb.test_mariadb_sql_mode import execute
@@ -133,8 +152,8 @@ class MariaDB(Postgres):
         from oltplab.engines.mariadb import driver
 
         plan = WorkerPlan(worker=0, dsn=self.dsn, mode="sql",
-                          users=(UserPlan(0, 1, 1, (1,), 1),), w_max=1, constants=None,
-                          engine="mariadb", workload="dvds")
+                          users=(UserPlan(0, 1, 1, (1,), 1),), w_max=1,
+                          constants=self.constants(), engine="mariadb", workload="dvds")
         conns, loop = [driver.connect(plan) for _ in terminals], None
         try:
             loop = _native.MariaDBLoop(
@@ -153,24 +172,43 @@ class MariaDB(Postgres):
         return [r.name for r in run_checks(self.dsn, after_run=True) if not r.ok]
 
 
-@pytest.fixture(scope="module", params=["postgres", "mariadb"])
-def shop(request):
-    if request.param == "postgres":
+def a_shop(request, engine: str, ds3: bool):
+    """A 1MB shop of its own on the suite's server of ``engine``."""
+    name = "dvds_sql3" if ds3 else "dvds_sql"
+    if engine == "postgres":
         from oltplab.engines.postgres.dvds.loader import build
 
         pg = request.getfixturevalue("pg")
-        dsn = pg.create_db("dvdsql")
-        build(dsn, BUILD)
-        return Postgres(pg, dsn)
+        dsn = pg.create_db(name.replace("_", ""))
+        build(dsn, BUILD3 if ds3 else BUILD)
+        return Postgres(pg, dsn, ds3)
     from oltplab.engines.mariadb.instance import find_binary
 
     if find_binary("mariadbd") is None:
         pytest.skip("mariadbd is not installed (Debian: mariadb-server-core)")
-    return MariaDB(request.getfixturevalue("mariadb"), "dvds_sql")
+    return MariaDB(request.getfixturevalue("mariadb"), name, ds3)
 
 
-def rows(shop) -> dict:
-    return {t: shop.val(f"SELECT COUNT(*) FROM {t}") for t in TABLES}
+@pytest.fixture(scope="module", params=["postgres", "mariadb"])
+def shop(request):
+    return a_shop(request, request.param, ds3=False)
+
+
+@pytest.fixture(scope="module")
+def pg_shop3(request):
+    return a_shop(request, "postgres", ds3=True)
+
+
+@pytest.fixture(scope="module", params=["postgres", "mariadb"])
+def shop3(request):
+    """A DS3 build."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_shop3")
+    return a_shop(request, request.param, ds3=True)
+
+
+def rows(shop, tables=TABLES) -> dict:
+    return {t: shop.val(f"SELECT COUNT(*) FROM {t}") for t in tables}
 
 
 def test_sql_mode_orders_are_the_rows_orders_gained(shop):
@@ -218,3 +256,75 @@ def test_sql_mode_rolls_back_a_purchase_short_of_stock(shop):
     assert headline == 0 and r[PURCHASE] == r[ORDER] == counts["inputs"]["purchases"] > 0
     assert counts["inputs"]["rolled_back_purchases"] == r[PURCHASE]
     assert rows(spoilt)["orders"] == before["orders"] and spoilt.val(INVENTORY) == stock
+
+
+# ------------------------------------------------------------------------------------------
+# DVD Store 3's calls
+
+def test_sql_mode_on_a_ds3_build_counts_the_rows_its_calls_wrote(shop3):
+    before = rows(shop3, TABLES + DS3_TABLES)
+    counts, headline = shop3.run(shoppers(4, **DS3), 2.0)
+    added = {t: n - before[t] for t, n in rows(shop3, TABLES + DS3_TABLES).items()}
+    c, r, e = (list(counts[k]) for k in ("committed", "rolled_back", "errors"))
+    assert sum(e) == 0, counts["errors"]
+    assert r[:PURCHASE] == [0] * PURCHASE and r[R_PRODUCT:ORDER] == [0] * 6
+    assert all(c[k] > 0 for k in range(R_PRODUCT, ORDER)), c
+    assert headline == added["orders"] > 10 and headline - 4 <= c[ORDER] <= headline
+    inputs = counts["inputs"]
+    assert inputs["review_searches"] == sum(c[R_PRODUCT:REVIEW]) >= inputs["review_orders"] > 0
+    assert [inputs[k] for k in ("reviews_product", "reviews_actor", "reviews_title")] == \
+        c[R_PRODUCT:REVIEW]
+    # a write that ended after the window is not counted: one a user at most
+    assert (inputs["new_reviews"], inputs["new_helpfulness"]) == (c[REVIEW], c[RATING])
+    assert c[REVIEW] <= added["reviews"] <= c[REVIEW] + 4
+    assert c[RATING] <= added["reviews_helpfulness"] <= c[RATING] + 4
+    assert inputs["new_members"] + inputs["taken_memberships"] == c[MEMBER]
+    assert inputs["new_members"] <= added["membership"] <= inputs["new_members"] + 4
+    assert shop3.checks_failing() == []
+
+
+def test_sql_mode_makes_a_member_once(shop3):
+    """The same seed twice, every order a new membership: the second run's customers are the
+    first's, members already (0: no row gained; the build made some members too)."""
+    before, made, taken = rows(shop3, DS3_TABLES)["membership"], [], []
+    for _ in range(2):
+        counts, _ = shop3.run(shoppers(1, seed=9, **{**DS3, "pct_new_members": 100,
+                                                     "pct_new_customers": 0}), 0.4)
+        assert sum(counts["errors"]) == 0, counts["errors"]
+        made.append(counts["inputs"]["new_members"])
+        taken.append(counts["inputs"]["taken_memberships"])
+    assert made[0] > 0 and taken[1] > taken[0]
+    assert sum(made) <= rows(shop3, DS3_TABLES)["membership"] - before <= sum(made) + 2
+
+
+def test_postgres_statements_find_what_the_functions_find(pg_shop3):
+    """Each DS3 call a shopper draws, as its function and as the statements of --mode sql, on
+    one DS3 shop: the same rows found, the same rows written (each write rolled back)."""
+    import psycopg
+
+    from oltplab.engines.postgres.dvds.transactions import DS3_CALLS, STATEMENTS
+
+    terminal = shoppers(1, seed=3, **{**DS3, "pct_new_members": 100})[0]
+    seen = set()
+    with psycopg.connect(pg_shop3.dsn, cursor_factory=psycopg.RawCursor) as conn:
+        for _ in range(3000):
+            kind, args = terminal.next_call()
+            value = 1
+            if kind in DS3_CALLS:
+                seen.add(kind)
+                marks = ", ".join(f"${k + 1}" for k in range(len(args)))
+                by_function = conn.execute(f"SELECT dvds_{kind}({marks})", args).fetchone()[0]
+                conn.rollback()
+                [sql] = [v for k, v in STATEMENTS.items() if k.split(".")[0] == kind]
+                found = conn.execute(sql, args).fetchall()
+                conn.rollback()
+                if kind.startswith("reviews_"):
+                    assert len(found) == by_function, (kind, args)
+                elif kind == "new_member":
+                    assert (found[0][0] if found else 0) == by_function, args
+                else:  # the next id of the same sequence: one more than the function's
+                    assert found[0][0] == by_function + 1, (kind, args)
+            elif kind in ("login", "new_customer", "purchase"):
+                value = 1 + len(seen)  # a customer (login, new_customer) or an order
+            terminal.complete(value)
+    assert seen == set(DS3_CALLS)

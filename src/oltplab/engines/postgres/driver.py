@@ -31,9 +31,10 @@ from .states import FATAL_STATES, IDLE_PUBLISHED_AFTER_NS, RETRYABLE_STATES
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 
 
-def _prepared(workload: str, mode: str) -> list[tuple[str, str]]:
-    """The statements of ``workload``'s dialect (engines/postgres/<workload>/) a user prepares."""
-    return import_module(f"{__package__}.{workload}.transactions").prepared(mode)
+def _prepared(workload: str, mode: str, constants=None) -> list[tuple[str, str]]:
+    """The statements of ``workload``'s dialect (engines/postgres/<workload>/) a user prepares
+    for a run of ``constants`` (the workload's run constants: which statements it sends)."""
+    return import_module(f"{__package__}.{workload}.transactions").prepared(mode, constants)
 
 
 def flush_sql(workload: str) -> str:
@@ -50,13 +51,13 @@ def connect(plan: WorkerPlan):
     """One user's connection for ``plan``, opened and prepared (blocking: run it in a thread);
     raises UserFailed."""
     return open_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode,
-                           plan.workload)
+                           plan.workload, plan.constants)
 
 
 def reconnect(plan: WorkerPlan, cancel: threading.Event | None = None):
     """``connect``, retried until the server accepts (``reopen_connection``)."""
     return reopen_connection(plan.dsn, plan.application_name, plan.flush_stats, plan.mode,
-                             plan.workload, cancel=cancel)
+                             plan.workload, plan.constants, cancel=cancel)
 
 
 def close(conn) -> None:
@@ -65,16 +66,16 @@ def close(conn) -> None:
 
 
 def open_connection(dsn: str, application_name: str, flush_stats: bool,
-                    mode: str = "procedures", workload: str = "tpcc"):
-    """Open and prepare one connection for ``workload`` in ``mode`` (blocking: run it in a
-    thread)."""
+                    mode: str = "procedures", workload: str = "tpcc", constants=None):
+    """Open and prepare one connection for ``workload`` in ``mode``, for a run of ``constants``
+    (the workload's run constants) (blocking: run it in a thread)."""
     conn = pq.PGconn.connect(_conninfo(dsn, application_name))
     if conn.status != pq.ConnStatus.OK:
         message = _text(conn.get_error_message())
         conn.finish()
         raise UserFailed(f"connecting: {message}")
     try:
-        for name, text in _prepared(workload, mode):
+        for name, text in _prepared(workload, mode, constants):
             _check(conn, conn.prepare(name.encode(), text.encode()), f"preparing {name}")
         if flush_stats:
             _check(conn, conn.exec_(flush_sql(workload).encode()), "statistics flush")
@@ -86,13 +87,14 @@ def open_connection(dsn: str, application_name: str, flush_stats: bool,
 
 
 def reopen_connection(dsn: str, application_name: str, flush_stats: bool,
-                      mode: str = "procedures", workload: str = "tpcc",
+                      mode: str = "procedures", workload: str = "tpcc", constants=None,
                       timeout: float = RECONNECT_TIMEOUT_S,
                       cancel: threading.Event | None = None):
     """``open_connection``, retried with a growing pause (50 ms to 1 s) until the server accepts,
     ``timeout`` seconds have passed or ``cancel`` is set (blocking: run it in a thread)."""
     return reconnect_until(functools.partial(open_connection, dsn, application_name,
-                                             flush_stats, mode, workload), timeout, cancel)
+                                             flush_stats, mode, workload, constants), timeout,
+                           cancel)
 
 
 def accepts(dsn: str, application_name: str = "oltplab") -> bool:

@@ -17,6 +17,15 @@
  *                      or 0 when nothing was inserted, COMMIT]
  *   browse_*        1  [START (read only), up to batch products (by category and special, or
  *                      MATCH ... AGAINST ('+WORD ...' IN BOOLEAN MODE)), COMMIT]
+ *   reviews_*       1  [START (read only), up to batch reviews of at least stars stars, the
+ *                      best first, each with its helpfulness (of a product, or of up to batch
+ *                      products found as the browses find them), COMMIT]
+ *   new_review      1  [START, the INSERT, its id (LAST_INSERT_ID()), COMMIT]
+ *   new_helpfulness 1  [START, the INSERT, its id, COMMIT]
+ *   new_member      1  [START, INSERT ... ON DUPLICATE KEY UPDATE of nothing (a member already:
+ *                      no row changed, where the procedure's INSERT meets its duplicate key;
+ *                      any other error stays one), the customer or 0 when no row was
+ *                      inserted, COMMIT]
  *   purchase        2  [START, each product's INVENTORY row FOR UPDATE in prod_id order and
  *                      its price] [the order, its id, its lines and the customer's history
  *                      (one INSERT each), each product's stock taken and sales added (the
@@ -34,8 +43,23 @@
 enum {
     Q_START, Q_START_READ_ONLY, Q_COMMIT, Q_ROLLBACK, Q_LOGIN_CUSTOMER, Q_LOGIN_HISTORY,
     Q_NEW_CUSTOMER, Q_NEW_ID, Q_BROWSE_CATEGORY, Q_BROWSE_ACTOR, Q_BROWSE_TITLE, Q_STOCK,
-    Q_PRICE, Q_ORDER, Q_ORDER_ID, Q_LINES, Q_LINE, Q_HISTORY, Q_HISTORY_ROW, Q_TAKE, NQ
+    Q_PRICE, Q_ORDER, Q_LAST_ID, Q_LINES, Q_LINE, Q_HISTORY, Q_HISTORY_ROW, Q_TAKE,
+    Q_REVIEWS_PRODUCT, Q_REVIEWS_ACTOR, Q_REVIEWS_TITLE, Q_NEW_REVIEW, Q_NEW_HELPFULNESS,
+    Q_NEW_MEMBER, Q_MEMBER_ID, NQ
 };
+
+/* DVD Store 3's review searches: each review with the sum of its helpfulness ratings, the best
+ * rated first; by full text, of up to batch products found as the browses find them. */
+#define HELPFUL                                                                                \
+    "(SELECT COALESCE(SUM(h.helpfulness), 0) FROM reviews_helpfulness h"                        \
+    " WHERE h.review_id = v.review_id) AS helpful"
+#define BEST_FIRST " ORDER BY v.stars DESC, v.review_date DESC LIMIT %s"
+#define REVIEWS_OF(column)                                                                     \
+    "SELECT v.review_id, v.prod_id, p.title, p.actor, v.review_date, v.stars,"                 \
+    " v.review_summary, v.review_text, " HELPFUL                                               \
+    " FROM (SELECT prod_id, title, actor FROM products"                                        \
+    " WHERE MATCH (" column ") AGAINST ('%s' IN BOOLEAN MODE) LIMIT %s) p"                     \
+    " JOIN reviews v ON v.prod_id = p.prod_id AND v.stars >= %s" BEST_FIRST
 
 /* The statements as printf formats: %s a checked literal's text (quoted here when text) or
  * an amount as d.dd, %d and %lld integers. */
@@ -65,7 +89,7 @@ static const char *const SQL[NQ] = {
     "SELECT price FROM products WHERE prod_id = %d",
     "INSERT INTO orders (orderdate, customerid, netamount, tax, totalamount)"
     " VALUES (CURDATE(), %s, %s, %s, %s)",
-    "SELECT LAST_INSERT_ID()",
+    "SELECT LAST_INSERT_ID()", /* the order's, the review's, the rating's */
     /* the lines and history rows take the order's id from LAST_INSERT_ID(), which neither
      * INSERT changes (no AUTO_INCREMENT column); they run before the stock updates */
     "INSERT INTO orderlines (orderlineid, orderid, prod_id, quantity, orderdate) VALUES ",
@@ -73,7 +97,19 @@ static const char *const SQL[NQ] = {
     "INSERT INTO cust_hist (customerid, orderid, prod_id) VALUES ",
     "(%s, LAST_INSERT_ID(), %d)",
     "UPDATE inventory SET quan_in_stock = quan_in_stock - %d, sales = sales + %d"
-    " WHERE prod_id = %d"};
+    " WHERE prod_id = %d",
+    "SELECT v.review_id, v.prod_id, v.review_date, v.stars, v.customerid, v.review_summary,"
+    " v.review_text, " HELPFUL " FROM reviews v WHERE v.prod_id = %s AND v.stars >= %s"
+    BEST_FIRST,
+    REVIEWS_OF("actor"),
+    REVIEWS_OF("title"),
+    "INSERT INTO reviews (prod_id, review_date, stars, customerid, review_summary, review_text)"
+    " VALUES (%s, CURRENT_DATE, %s, %s, '%s', '%s')",
+    "INSERT INTO reviews_helpfulness (review_id, customerid, helpfulness) VALUES (%s, %s, %s)",
+    "INSERT INTO membership (customerid, membershiptype, expiredate)"
+    " VALUES (%s, %s, CURRENT_DATE + INTERVAL 365 DAY)"
+    " ON DUPLICATE KEY UPDATE customerid = customerid",
+    "SELECT IF(ROW_COUNT() > 0, %s, 0)"};
 
 _Static_assert(1 + 2 * DVDS_MAX_CART <= TRIP_MAX, "a purchase's round trip fits the trip");
 #define QUERY_BYTES (4 * DVDS_WORD_BYTES)   /* a full-text query: +WORD ... of one name */
@@ -111,19 +147,36 @@ static int boolean_query(MyTxn *t, const char *text, char *buf, size_t size) {
     return 1;
 }
 
-static int browse(MyTxn *t) {
+/* A browse or a review search: of a category's specials (category, batch) or a product's
+ * reviews (product, stars, batch), or by full text (words, batch; words, stars, batch). */
+static int search(MyTxn *t) {
     char query[QUERY_BYTES];
-    int kind = t->c.x.kind;
+    char (*a)[ARG_TEXT] = t->c.args;
     t->trip.value = 0;
     if (!PUT0(t, Q_START_READ_ONLY)) return 0;
-    if (kind == DVDS_BROWSE_CATEGORY) {
-        if (!PUT(t, Q_BROWSE_CATEGORY, 0, t->c.args[0], t->c.args[1])) return 0;
-    } else {
-        if (!boolean_query(t, t->c.args[0], query, sizeof query)) return 0;
-        if (query[0] && /* no word: nothing to search for, 0 found */
-            !PUT(t, kind == DVDS_BROWSE_ACTOR ? Q_BROWSE_ACTOR : Q_BROWSE_TITLE, 0, query,
-                 t->c.args[1]))
-            return 0;
+    switch (t->c.x.kind) {
+    case DVDS_BROWSE_CATEGORY:
+        if (!PUT(t, Q_BROWSE_CATEGORY, 0, a[0], a[1])) return 0;
+        break;
+    case DVDS_REVIEWS_PRODUCT:
+        if (!PUT(t, Q_REVIEWS_PRODUCT, 0, a[0], a[1], a[2])) return 0;
+        break;
+    default: /* no word: nothing to search for, 0 found */
+        if (!boolean_query(t, a[0], query, sizeof query)) return 0;
+        if (!query[0]) break;
+        switch (t->c.x.kind) {
+        case DVDS_BROWSE_ACTOR:
+            if (!PUT(t, Q_BROWSE_ACTOR, 0, query, a[1])) return 0;
+            break;
+        case DVDS_BROWSE_TITLE:
+            if (!PUT(t, Q_BROWSE_TITLE, 0, query, a[1])) return 0;
+            break;
+        case DVDS_REVIEWS_ACTOR: /* the products' batch, the stars, the reviews' batch */
+            if (!PUT(t, Q_REVIEWS_ACTOR, 0, query, a[2], a[1], a[2])) return 0;
+            break;
+        default:
+            if (!PUT(t, Q_REVIEWS_TITLE, 0, query, a[2], a[1], a[2])) return 0;
+        }
     }
     return PUT0(t, Q_COMMIT);
 }
@@ -149,7 +202,7 @@ static int purchase_writes(MyTxn *t) {
     char(*amount)[DVDS_AMOUNT_BYTES] = t->c.amount;
     const char *customer = t->c.args[0];
     int ok = PUT(t, Q_ORDER, 0, customer, amount[0], amount[1], amount[2]) &&
-             PUT0(t, Q_ORDER_ID) && PUT0(t, Q_LINES);
+             PUT0(t, Q_LAST_ID) && PUT0(t, Q_LINES);
     for (int l = 0; ok && l < x->cart.items; l++)
         ok = (l == 0 || trip_add(&t->trip, ", ")) &&
              trip_add(&t->trip, SQL[Q_LINE], l + 1, (int)x->cart.prod[l], (int)x->cart.quantity[l]);
@@ -182,9 +235,24 @@ static int next_trip(MyTxn *t) {
     case DVDS_BROWSE_CATEGORY: /* (category, batch) */
     case DVDS_BROWSE_ACTOR:    /* (actor, batch) */
     case DVDS_BROWSE_TITLE:    /* (title word, batch) */
-        return browse(t);
+    case DVDS_REVIEWS_PRODUCT: /* (product, stars, batch) */
+    case DVDS_REVIEWS_ACTOR:   /* (actor, stars, batch) */
+    case DVDS_REVIEWS_TITLE:   /* (title word, stars, batch) */
+        return search(t);
     case DVDS_PURCHASE: /* (customer, products, quantities) */
         return step == 0 ? purchase_reads(t) : purchase_writes(t);
+    case DVDS_NEW_REVIEW: /* (product, customer, stars, summary, text) */
+        t->trip.value = 0;
+        return PUT0(t, Q_START) && PUT(t, Q_NEW_REVIEW, 0, a[0], a[2], a[1], a[3], a[4]) &&
+               PUT0(t, Q_LAST_ID) && PUT0(t, Q_COMMIT);
+    case DVDS_NEW_HELPFULNESS: /* (review, customer, helpfulness) */
+        t->trip.value = 0;
+        return PUT0(t, Q_START) && PUT(t, Q_NEW_HELPFULNESS, 0, a[0], a[1], a[2]) &&
+               PUT0(t, Q_LAST_ID) && PUT0(t, Q_COMMIT);
+    case DVDS_NEW_MEMBER: /* (customer, tier) */
+        t->trip.value = 0;
+        return PUT0(t, Q_START) && PUT(t, Q_NEW_MEMBER, 0, a[0], a[1]) &&
+               PUT(t, Q_MEMBER_ID, 0, a[0]) && PUT0(t, Q_COMMIT);
     default:
         return trip_fail(&t->trip, "no such call (%d)", t->c.x.kind);
     }
@@ -217,11 +285,15 @@ static int mytxn_result(MyTxn *t, MYSQL_RES *res) {
     case Q_LOGIN_CUSTOMER: /* no row: no such customer, 0 */
         return row ? trip_int(&t->trip, row[0], &t->trip.value) : 1;
     case Q_NEW_ID:
-    case Q_ORDER_ID:
+    case Q_LAST_ID:
+    case Q_MEMBER_ID:
         return row ? trip_int(&t->trip, row[0], &t->trip.value) : trip_fail(&t->trip, "no id");
     case Q_BROWSE_CATEGORY:
     case Q_BROWSE_ACTOR:
     case Q_BROWSE_TITLE:
+    case Q_REVIEWS_PRODUCT:
+    case Q_REVIEWS_ACTOR:
+    case Q_REVIEWS_TITLE:
         t->trip.value = res ? (int64_t)my.num_rows(res) : 0;
         return 1;
     case Q_STOCK:

@@ -15,6 +15,13 @@
  *                      COMMIT]: no row is a taken username (0), drawn again by the terminal
  *   browse_*        1  [BEGIN READ ONLY, up to batch products (by category and special, or
  *                      full-text on the actor or the title), COMMIT]
+ *   reviews_*       1  [BEGIN READ ONLY, up to batch reviews of at least stars stars, the best
+ *                      first, each with its helpfulness (of a product, or of up to batch
+ *                      products by full-text on the actor or the title), COMMIT]
+ *   new_review      1  [BEGIN, INSERT ... RETURNING review_id, COMMIT]
+ *   new_helpfulness 1  [BEGIN, INSERT ... RETURNING review_helpfulness_id, COMMIT]
+ *   new_member      1  [BEGIN, INSERT ... ON CONFLICT DO NOTHING RETURNING customerid,
+ *                      COMMIT]: no row is a member already (0), nothing written
  *   purchase        2  [BEGIN, each product's INVENTORY row FOR UPDATE in prod_id order, each
  *                      product's price] [the order, its lines, the customer's history, each
  *                      product's stock taken and sales added (the restock trigger may fire),
@@ -30,13 +37,32 @@
 enum {
     BEGIN, BEGIN_READ_ONLY, COMMIT, ROLLBACK, LOGIN_CUSTOMER, LOGIN_HISTORY, NEW_CUSTOMER,
     BROWSE_CATEGORY, BROWSE_ACTOR, BROWSE_TITLE, STOCK, PRICE, ORDER, LINES, HISTORY, TAKE,
+    REVIEWS_PRODUCT, REVIEWS_ACTOR, REVIEWS_TITLE, NEW_REVIEW, NEW_HELPFULNESS, NEW_MEMBER,
     NSTATEMENTS
 };
 const char *const DVDS_PQ_STATEMENTS[NSTATEMENTS + 1] = {
     "begin", "begin_read_only", "commit", "rollback", "login.customer", "login.history",
     "new_customer.insert", "browse_category.products", "browse_actor.products",
     "browse_title.products", "purchase.stock", "purchase.price", "purchase.order",
-    "purchase.lines", "purchase.history", "purchase.take", NULL};
+    "purchase.lines", "purchase.history", "purchase.take", "reviews_product.reviews",
+    "reviews_actor.reviews", "reviews_title.reviews", "new_review.insert",
+    "new_helpfulness.insert", "new_member.insert", NULL};
+
+/* The calls of one statement, BEGIN (READ ONLY for a read) before it and COMMIT after: the
+ * statement, which takes all the call's arguments, and its BEGIN. */
+static const struct {
+    int stmt, begin;
+} ONE_STATEMENT[DVDS_NKINDS] = {
+    [DVDS_NEW_CUSTOMER] = {NEW_CUSTOMER, BEGIN},
+    [DVDS_BROWSE_CATEGORY] = {BROWSE_CATEGORY, BEGIN_READ_ONLY},
+    [DVDS_BROWSE_ACTOR] = {BROWSE_ACTOR, BEGIN_READ_ONLY},
+    [DVDS_BROWSE_TITLE] = {BROWSE_TITLE, BEGIN_READ_ONLY},
+    [DVDS_REVIEWS_PRODUCT] = {REVIEWS_PRODUCT, BEGIN_READ_ONLY},
+    [DVDS_REVIEWS_ACTOR] = {REVIEWS_ACTOR, BEGIN_READ_ONLY},
+    [DVDS_REVIEWS_TITLE] = {REVIEWS_TITLE, BEGIN_READ_ONLY},
+    [DVDS_NEW_REVIEW] = {NEW_REVIEW, BEGIN},
+    [DVDS_NEW_HELPFULNESS] = {NEW_HELPFULNESS, BEGIN},
+    [DVDS_NEW_MEMBER] = {NEW_MEMBER, BEGIN}};
 
 _Static_assert(2 + 2 * DVDS_MAX_CART <= PIPE_MAX, "a purchase's round trip fits the pipe");
 #define MAX_PARAMS 2                      /* purchase.take's, the most integers of a statement */
@@ -59,8 +85,8 @@ static int put(SqlTxn *s, PGconn *c, int stmt, int tag, int n, const char *const
 
 static int put0(SqlTxn *s, PGconn *c, int stmt) { return put(s, c, stmt, 0, 0, NULL); }
 
-/* The call's own arguments from the first: 2 for the login and the browses, 19 for a new
- * customer. */
+/* n of the call's own arguments from the first (the login's 2 twice; all of them for the
+ * other calls of one statement). */
 static int put_args(SqlTxn *s, PGconn *c, int stmt, int first, int n) {
     const char *v[MAX_CALL_ARGS];
     if (first + n > s->c.nargs) {
@@ -109,27 +135,28 @@ static int purchase_writes(SqlTxn *s, PGconn *c) {
 
 /* The call's next round trip: 1 sent, 0 lost (or broken: problem set), 2 finished. */
 static int next_trip(SqlTxn *s, PGconn *c) {
-    int ok = 1, step = s->c.step++;
+    int ok = 1, step = s->c.step++, kind = s->c.x.kind;
     pipe_trip(&s->p);
-    if (step > 0 && (s->c.x.kind != DVDS_PURCHASE || step > 1)) return 2;
-    switch (s->c.x.kind) {
+    if (step > 0 && (kind != DVDS_PURCHASE || step > 1)) return 2;
+    switch (kind) {
     case DVDS_LOGIN: /* (username, password) */
         s->p.value = 0;
         ok = put0(s, c, BEGIN_READ_ONLY) && put_args(s, c, LOGIN_CUSTOMER, 0, 2) &&
              put_args(s, c, LOGIN_HISTORY, 0, 2) && put0(s, c, COMMIT);
         break;
-    case DVDS_NEW_CUSTOMER: /* the profile, as dvds_new_customer takes it */
-        s->p.value = 0;
-        ok = put0(s, c, BEGIN) && put_args(s, c, NEW_CUSTOMER, 0, DVDS_MAX_ARGS) &&
-             put0(s, c, COMMIT);
-        break;
+    case DVDS_NEW_CUSTOMER:    /* the profile, as dvds_new_customer takes it */
     case DVDS_BROWSE_CATEGORY: /* (category, batch) */
     case DVDS_BROWSE_ACTOR:    /* (actor, batch) */
     case DVDS_BROWSE_TITLE:    /* (title word, batch) */
+    case DVDS_REVIEWS_PRODUCT: /* (product, stars, batch) */
+    case DVDS_REVIEWS_ACTOR:   /* (actor, stars, batch) */
+    case DVDS_REVIEWS_TITLE:   /* (title word, stars, batch) */
+    case DVDS_NEW_REVIEW:      /* (product, customer, stars, summary, text) */
+    case DVDS_NEW_HELPFULNESS: /* (review, customer, helpfulness) */
+    case DVDS_NEW_MEMBER:      /* (customer, tier) */
         s->p.value = 0;
-        ok = put0(s, c, BEGIN_READ_ONLY) &&
-             put_args(s, c, BROWSE_CATEGORY + (s->c.x.kind - DVDS_BROWSE_CATEGORY), 0, 2) &&
-             put0(s, c, COMMIT);
+        ok = put0(s, c, ONE_STATEMENT[kind].begin) &&
+             put_args(s, c, ONE_STATEMENT[kind].stmt, 0, s->c.nargs) && put0(s, c, COMMIT);
         break;
     case DVDS_PURCHASE: /* (customer, {products}, {quantities}) */
         if (step == 0) {
@@ -148,7 +175,7 @@ static int next_trip(SqlTxn *s, PGconn *c) {
         }
         break;
     default:
-        pipe_fail(&s->p, "no such call (%d)", s->c.x.kind);
+        pipe_fail(&s->p, "no such call (%d)", kind);
         return 0;
     }
     return ok && pipe_sync(c);
@@ -191,12 +218,16 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
     switch (stmt) {
     case LOGIN_CUSTOMER: /* no row: no such customer, 0 */
     case NEW_CUSTOMER:   /* no row: the username is taken, 0 */
+    case NEW_MEMBER:     /* no row: the customer is a member already, 0 */
         if (rows && !int_at(s, r, 0, 0, &v)) return 0;
         s->p.value = rows ? v : 0;
         return 1;
     case BROWSE_CATEGORY:
     case BROWSE_ACTOR:
     case BROWSE_TITLE:
+    case REVIEWS_PRODUCT:
+    case REVIEWS_ACTOR:
+    case REVIEWS_TITLE:
         s->p.value = rows;
         return 1;
     case STOCK:
@@ -212,6 +243,8 @@ static int take(SqlTxn *s, int stmt, int tag, const PGresult *r) {
         s->c.found[tag] |= 2;
         return 1;
     case ORDER:
+    case NEW_REVIEW:
+    case NEW_HELPFULNESS:
         if (!rows) break;
         if (!int_at(s, r, 0, 0, &v)) return 0;
         s->p.value = v;

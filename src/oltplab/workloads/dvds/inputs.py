@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, replace
 
-from ...errors import UsageError
 from .params import DvdsParams
 from .schema import ds2_build
 
@@ -30,17 +29,13 @@ class RunConstants:
 
 def draw_constants(rng: random.Random, schema, spec=None) -> RunConstants:
     """The run's constants; a DS3 build turns DVD Store 3's steps on (``params.ds3``), and a
-    run that asks for them on a DS2 build is refused (SchemaError), as is --mode sql on a DS3
-    build (UsageError: its statements are DVD Store 2's)."""
+    run that asks for them on a DS2 build is refused (SchemaError)."""
     params = getattr(spec, "params", None) or DvdsParams()
     ds3 = bool(getattr(schema, "ds3", False))
     if params.ds3 and not ds3:
         raise ds2_build(schema.size)
     if ds3 and not params.ds3:
         params = replace(params, ds3=True)
-    if ds3 and getattr(spec, "mode", None) == "sql":
-        raise UsageError("--mode sql sends DVD Store 2's calls only; a DS3 shop (reviews, "
-                         "memberships) runs in --mode procedures")
     return RunConstants(size=schema.size, customers=schema.customers, products=schema.products,
                         params=params, reviews=getattr(schema, "reviews", 0) if ds3 else 0)
 

@@ -2,8 +2,8 @@
 transaction functions and the restock trigger, consistency checks.
 
 The SQL lives in sql/*.sql; connections are asyncpg's (loader, checks, schema) and libpq's
-through psycopg (the driver, which prepares ``transactions.prepared(mode)``). ``DIALECT`` is
-this package behind the engine interface (engines/base.py ``Dialect``;
+through psycopg (the driver, which prepares ``transactions.prepared(mode, constants)``).
+``DIALECT`` is this package behind the engine interface (engines/base.py ``Dialect``;
 engines/postgres/dialect.py): failures are classified as for every workload (by SQLSTATE), the
 statistics flush reads CATEGORIES (16 rows), and the headline's unit on the server is the
 number of orders added since the run began (ORDERS rows above the highest orderid at its

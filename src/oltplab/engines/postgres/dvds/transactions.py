@@ -2,11 +2,12 @@
 connection prepares. Procedures mode: one call of each function of sql/functions.sql, in the
 workload's kinds' order (login, new_customer, browse_category, browse_actor, browse_title,
 purchase, then DVD Store 3's reviews_product, reviews_actor, reviews_title, new_review,
-new_helpfulness, new_member). ``--mode sql``: the statements DVD Store 2's six functions run,
-sent from the client by the C loop (native/dvds/sqlpq.c, which names them:
-``_native.DVDS_SQL_STATEMENTS``) in pipelined round trips, each call one transaction. The C
-loop sends text parameters; the server reads them as the functions' argument types, or the
-columns'."""
+new_helpfulness, new_member). ``--mode sql``: the statements the twelve functions run, sent
+from the client by the C loop (native/dvds/sqlpq.c, which names them:
+``_native.DVDS_SQL_STATEMENTS``) in pipelined round trips, each call one transaction; DVD
+Store 3's read the tables a DS3 build adds, so a connection prepares them for a DS3 run only.
+The C loop sends text parameters; the server reads them as the functions' argument types, or
+the columns'."""
 
 from __future__ import annotations
 
@@ -17,6 +18,30 @@ FUNCTIONS = (("dvds_login", 2), ("dvds_new_customer", 19), ("dvds_browse_categor
              ("dvds_new_review", 5), ("dvds_new_helpfulness", 3), ("dvds_new_member", 2))
 
 _PRODUCT = "SELECT * FROM products"  # DS2 and DS3 builds name the last column apart
+
+#: DVD Store 3's calls: their statements are prepared for a DS3 run only.
+DS3_CALLS = tuple(name.removeprefix("dvds_") for name, _ in FUNCTIONS[6:])
+
+# A review as the searches read it: its sum of helpfulness ratings beside its columns.
+_HELPFUL = """(SELECT coalesce(sum(h.helpfulness), 0) FROM reviews_helpfulness h
+                WHERE h.review_id = v.review_id) AS helpful"""
+_BEST_FIRST = "ORDER BY v.stars DESC, v.review_date DESC"
+
+
+def _reviews_of(column: str) -> str:
+    """Reviews of at least $2 stars of up to $3 products whose ``column`` holds every word of
+    $1 (full-text): up to $3 of them, the best rated first."""
+    return f"""
+        SELECT v.review_id, v.prod_id, p.title, p.actor, v.review_date, v.stars,
+               v.review_summary, v.review_text, {_HELPFUL}
+          FROM reviews v JOIN products p ON p.prod_id = v.prod_id
+         WHERE v.prod_id = ANY (ARRAY(
+                   SELECT prod_id FROM products
+                    WHERE to_tsvector('simple', {column}) @@ plainto_tsquery('simple', $1)
+                    LIMIT $3))
+           AND v.stars >= $2
+         {_BEST_FIRST} LIMIT $3"""
+
 
 #: ``--mode sql``: each statement by the name the C loop sends it under.
 STATEMENTS = {
@@ -68,6 +93,32 @@ STATEMENTS = {
     "purchase.take": """
         UPDATE inventory SET quan_in_stock = quan_in_stock - $2, sales = sales + $2
          WHERE prod_id = $1""",
+    # DVD Store 3's review searches: the reviews themselves, counted by the client; of a
+    # product (prod_id, stars, batch), or of an actor's or a title word's products (words,
+    # stars, batch)
+    "reviews_product.reviews": f"""
+        SELECT v.review_id, v.prod_id, v.review_date, v.stars, v.customerid, v.review_summary,
+               v.review_text, {_HELPFUL}
+          FROM reviews v
+         WHERE v.prod_id = $1 AND v.stars >= $2
+         {_BEST_FIRST} LIMIT $3""",
+    "reviews_actor.reviews": _reviews_of("actor"),
+    "reviews_title.reviews": _reviews_of("title"),
+    # new_review(prod_id, customerid, stars, summary, text): the review's id
+    "new_review.insert": """
+        INSERT INTO reviews (prod_id, review_date, stars, customerid, review_summary,
+                             review_text)
+        VALUES ($1, current_date, $3, $2, $4, $5) RETURNING review_id""",
+    # new_helpfulness(review_id, customerid, helpfulness): the rating's id
+    "new_helpfulness.insert": """
+        INSERT INTO reviews_helpfulness (review_id, customerid, helpfulness)
+        VALUES ($1, $2, $3) RETURNING review_helpfulness_id""",
+    # new_member(customerid, tier): no row when the customer is a member already
+    "new_member.insert": """
+        INSERT INTO membership (customerid, membershiptype, expiredate)
+        VALUES ($1, $2, current_date + 365)
+        ON CONFLICT DO NOTHING
+        RETURNING customerid""",
 }
 
 
@@ -76,10 +127,13 @@ def call(name: str, params: int) -> str:
     return f"SELECT {name}({', '.join(f'${k}' for k in range(1, params + 1))})"
 
 
-def prepared(mode: str) -> list[tuple[str, str]]:
+def prepared(mode: str, constants=None) -> list[tuple[str, str]]:
     """What a virtual user's libpq connection prepares, as (name, SQL): the function calls, or
-    for ``--mode sql`` the statements the C loop sends."""
+    for ``--mode sql`` the statements the C loop sends, DVD Store 3's when ``constants`` (the
+    run's, workloads/dvds/inputs.py) are a DS3 run's."""
     if mode == "sql":
         from .... import _native
-        return [(name, STATEMENTS[name]) for name in _native.DVDS_SQL_STATEMENTS]
+        ds3 = bool(getattr(getattr(constants, "params", None), "ds3", False))
+        return [(name, STATEMENTS[name]) for name in _native.DVDS_SQL_STATEMENTS
+                if ds3 or name.split(".")[0] not in DS3_CALLS]
     return [(name, call(name, params)) for name, params in FUNCTIONS]

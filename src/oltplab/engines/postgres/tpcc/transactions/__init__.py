@@ -33,9 +33,10 @@ def statement_text(name: str) -> str:
     raise KeyError(name)
 
 
-def prepared(mode: str) -> list[tuple[str, str]]:
+def prepared(mode: str, constants=None) -> list[tuple[str, str]]:
     """What a virtual user's libpq connection prepares, as (name, SQL): the procedure call of
-    each transaction, or for ``--mode sql`` the statements the C loop sends."""
+    each transaction, or for ``--mode sql`` the statements the C loop sends (the same for every
+    run: ``constants`` are not read)."""
     if mode == "sql":
         from ..... import _native
         return [(name, statement_text(name)) for name in _native.SQL_STATEMENTS]
