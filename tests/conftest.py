@@ -216,13 +216,3 @@ def mariadb():
         inst.stop()
         shutil.rmtree(root, ignore_errors=True)
 
-
-
-# The sanitized C run (a child pytest under ASan and UBSan, 2-3 minutes) goes first: with the
-# suite in two processes, one works through it while the other starts on the rest, instead of
-# the suite's last minutes waiting on it alone.
-LONGEST_FIRST = ("integration/native/test_native_sanitizers.py",)
-
-
-def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=lambda item: not any(name in item.nodeid for name in LONGEST_FIRST))
