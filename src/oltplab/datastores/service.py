@@ -300,6 +300,8 @@ def dedupe(name: str, root: Path = DEFAULT_ROOT, doc: dict | None = None) -> dic
     if not mounted(doc):
         raise OltplabError(f"datastore {doc['name']!r} is not mounted")
     mount = Path(doc["mount"])
+    # data still in the page cache has no extents yet: duperemove would find nothing to share
+    os.sync()
     before = measure(doc["fs"], mount, doc["empty_used_bytes"])
     with tempfile.TemporaryDirectory(prefix="oltplab-dedupe-") as scratch:
         t0 = time.monotonic()
