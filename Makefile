@@ -27,7 +27,10 @@ $(STAMP): pyproject.toml setup.py $(wildcard src/oltplab/native/*.c src/oltplab/
 	touch $(STAMP)
 
 # Debian packages, installed only when missing (apt-get update runs once, first); the C part
-# of the package needs a compiler and Python's headers.
+# of the package needs a compiler and Python's headers. Their services are not started
+# (policy-rc.d): the tests start their own servers, and sshd (openssh-server, for the cluster's
+# ssh tests) is disabled again where systemd would start it at boot, so that nothing new
+# listens on a public address.
 deb-packages:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -36,7 +39,14 @@ deb-packages:
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  norc=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' | $$SUDO tee /usr/sbin/policy-rc.d >/dev/null; \
+	    $$SUDO chmod 755 /usr/sbin/policy-rc.d; norc=1; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  rc=$$?; [ -z "$$norc" ] || $$SUDO rm -f /usr/sbin/policy-rc.d; \
+	  case "$$missing" in *openssh-server*) if [ -d /run/systemd/system ]; then \
+	    $$SUDO systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true; fi;; esac; \
+	  exit $$rc; \
 	fi
 
 bench: install

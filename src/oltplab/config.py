@@ -356,7 +356,7 @@ class MetricsSpec:
     def __post_init__(self):
         if isinstance(self.port, bool) or not isinstance(self.port, int) \
                 or not 0 <= self.port <= 65535:
-            raise UsageError(f"--metrics-port: {self.port!r} is not a port (1..65535)")
+            raise UsageError(f"--metrics-port: {self.port!r} is not a port (0..65535)")
         if not self.listen.strip():
             raise UsageError("--metrics-listen: give an address, such as 127.0.0.1")
 

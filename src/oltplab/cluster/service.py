@@ -75,10 +75,21 @@ def _up(spec: ClusterSpec, folder: Path, timeout: float, on_step: Say) -> Cluste
     attached: set[str] = set()
     if old is not None and known is not None:
         attached = _attachable(old, spec, known)
-        state = replace(old, workers=tuple(w for w in old.workers if w.name in attached))
+        # a recorded worker the scheduler does not know (hung, cut off, still starting) is
+        # stopped before another starts in its place; one that cannot be stopped stays
+        # recorded, and up stops there, as down does
+        failed = _stop_workers([w for w in old.workers if w.name not in attached], on_step)
+        state = replace(old, workers=tuple(w for w in old.workers
+                                           if w.name in attached or w.name in failed))
+        if failed:
+            write_state(state)
+            raise _not_stopped(failed)
     elif old is not None:
         on_step("stopping what is left of an earlier cluster")
-        _stop_all(old, on_step)
+        failed = _stop_all(old, on_step)
+        if failed:
+            write_state(replace(old, workers=tuple(w for w in old.workers if w.name in failed)))
+            raise _not_stopped(failed)
         remove_state(folder)
     certs = ensure_certs(folder / "certs", spec.scheduler_address,
                          {h.name: h.address for h in spec.hosts})
@@ -321,24 +332,34 @@ def down(folder: Path, on_step: Say = _quiet) -> None:
         if failed:
             write_state(replace(state, workers=tuple(w for w in state.workers
                                                      if w.name in failed)))
-            raise OltplabError(f"could not stop the worker of {', '.join(failed)}: "
-                               f"{'; '.join(failed.values())}")
+            raise _not_stopped(failed)
         remove_state(state.folder)
         (state.folder / "scheduler.json").unlink(missing_ok=True)
 
 
 def _stop_all(state: ClusterState, on_step: Say) -> dict[str, str]:
     """Stop the workers and the scheduler; the hosts whose worker could not be stopped."""
+    failed = _stop_workers(state.workers, on_step)
+    if stop_here(state.scheduler):
+        on_step("scheduler stopped")
+    return failed
+
+
+def _stop_workers(workers, on_step: Say) -> dict[str, str]:
+    """Stop ``workers`` (last first); host name -> why, for those that could not be."""
     failed = {}
-    for w in reversed(state.workers):
+    for w in reversed(tuple(workers)):
         try:
             if _stop_worker(w, on_step):
                 on_step(f"{w.name}: worker stopped")
         except OltplabError as e:
             failed[w.name] = str(e)
-    if stop_here(state.scheduler):
-        on_step("scheduler stopped")
     return failed
+
+
+def _not_stopped(failed: dict[str, str]) -> OltplabError:
+    return OltplabError(f"could not stop the worker of {', '.join(failed)}: "
+                        f"{'; '.join(failed.values())}")
 
 
 def _stop_worker(w: Worker, on_step: Say) -> bool:

@@ -273,7 +273,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = exposition(self.server.figures)
         except Exception as e:  # noqa: BLE001 - the scraper hears it, the run goes on
-            self.send_error(500, f"{type(e).__name__}: {e}")
+            # the reason phrase is fixed (a status line is latin-1); the cause goes in the body
+            self.send_error(500, "Internal Server Error",
+                            f"{type(e).__name__}: {e}".encode("ascii", "replace").decode())
             return
         self.send_response(200)
         self.send_header("Content-Type", CONTENT_TYPE_LATEST)
@@ -288,6 +290,10 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     figures: LiveFigures
+
+    def handle_error(self, request, client_address) -> None:
+        """A scraper that went away mid-answer (a broken pipe, a reset) is its own business:
+        the run's output gets no traceback (socketserver prints one by default)."""
 
     def server_bind(self) -> None:
         """Bind without HTTPServer's reverse lookup of the address (socket.getfqdn), which

@@ -212,12 +212,11 @@ def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
     assert built_dedupe_ran(root, "dd")
     shutil.rmtree(mount / "pg")  # the on-demand run below reads the two copies alone
     blob = os.urandom(8 * MiB)
-    for name in ("a", "b"):  # the same 8 MiB twice, in extents of their own
-        with open(mount / name, "wb") as f:
-            f.write(blob)
-            os.fsync(f.fileno())
-    os.sync()
     before = json.loads(ds(root, "show", "dd", "--json").stdout)["space"]
+    # the same 8 MiB twice, still in the page cache: dedupe itself must write them out first
+    # (duperemove finds no extents of data not yet on disk and shares nothing)
+    for name in ("a", "b"):
+        (mount / name).write_bytes(blob)
     out = ds(root, "dedupe", "dd").stdout
     assert "shared" in out
     doc = json.loads(ds(root, "show", "dd", "--json").stdout)
@@ -226,6 +225,7 @@ def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
     # duperemove shares whole blocks of its own size; an extent partly shared stays allocated
     assert saved >= 4 * MiB, (out, before["dedupe_saved_bytes"], doc["dedupe_runs"][-1])
     assert doc["dedupe_runs"][-1]["duperemove_shared_bytes"] >= 4 * MiB, out
-    assert doc["space"]["allocated_bytes"] <= before["allocated_bytes"]
+    # the two copies take one copy's blocks (and some metadata)
+    assert doc["space"]["allocated_bytes"] <= before["allocated_bytes"] + 10 * MiB
     p = ds(root, "create", "e", "--fs", "ext4", "--loop", "1x320MiB", "--dedupe", rc=2)
     assert "ext4 has none" in p.stderr

@@ -154,6 +154,36 @@ def test_up_with_a_host_changed_is_refused_and_changes_nothing(cluster_dir, tmp_
     assert all(h.alive for h in service.status(before).hosts)
 
 
+def test_up_stops_a_recorded_worker_the_scheduler_lost_before_starting_another(cluster_dir):
+    """A worker the scheduler no longer knows (here: frozen, then dropped by the scheduler) is
+    stopped by ``up``, not left running beside the one that replaces it."""
+    import os
+    import signal
+
+    import psutil
+    state = load_state(cluster_dir)
+    old = state.worker("h2")
+
+    async def forget(address, dask_scheduler=None):  # a closure: sent by value, not by name
+        await dask_scheduler.remove_worker(address, stimulus_id="forget-worker", close=False)
+
+    os.kill(old.process.pid, signal.SIGSTOP)
+    with connect(cluster_dir) as c:
+        c.run_on_scheduler(forget, old.address)
+        assert wait_until(lambda: "h2" not in {
+            w["name"] for w in c.scheduler_info()["workers"].values()})
+    steps: list[str] = []
+    after = service.up(load_hosts(Path(state.hosts_file)), cluster_dir, timeout=UP_TIMEOUT,
+                       on_step=steps.append)
+    assert "h2: worker stopped" in steps and "h1: attached to its worker at " \
+        f"{state.worker('h1').address}" in steps, steps
+    assert not psutil.pid_exists(old.process.pid) or \
+        psutil.Process(old.process.pid).status() == psutil.STATUS_ZOMBIE
+    assert after.worker("h2").process.pid != old.process.pid
+    assert after.worker("h1").process.pid == state.worker("h1").process.pid
+    assert all(h.alive for h in service.status(after).hosts)
+
+
 def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, client,
                                                                    tmp_path):
     import psutil
