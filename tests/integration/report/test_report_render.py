@@ -130,13 +130,12 @@ def test_comparison_of_real_and_fixture_runs(fio_run, tmp_path):
     assert "Comparison: fio" in html and "Results: fio" in html
 
 
-def test_an_hour_of_samples_renders_within_ten_seconds(tmp_path):
+def test_an_hour_of_samples_renders_averaged(tmp_path):
+    """An hour of 1 s samples renders whole, the timeline's points averaged in groups (its
+    time is bench/report_render.py's figure)."""
     users = tuple(range(10, 110, 10))
     record = write_run(tmp_path / "hour", tpcc_record("hour", users=users),
                        timeline_dict(users, ramp_s=30, measure_s=329, gap_s=1))
-    t0 = time.monotonic()
     result = write_report([record], tmp_path / "out")
-    elapsed = time.monotonic() - t0
-    assert elapsed < 10, f"{elapsed:.1f} s"
     assert result.missing == []
     assert "averaged in groups of 3" in result.html.read_text()

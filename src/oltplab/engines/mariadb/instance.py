@@ -244,7 +244,11 @@ class MariaDBInstance:
         derived = derive_settings(self.spec.db_memory, need_connections, self.spec.settings)
         base = {"datadir": str(self.datadir), "socket": str(self.socket_path),
                 "pid_file": str(self.datadir / PID_FILE), "log_error": str(self.log_path),
-                "init_file": str(self.datadir / INIT_FILE), "skip_name_resolve": "ON"}
+                "init_file": str(self.datadir / INIT_FILE), "skip_name_resolve": "ON",
+                # temporary tables and sort files in the server's private folder beside its
+                # data (its default, /tmp, is every user's, and another server's cleanup there
+                # took a running query's files); -c tmpdir=... may move them
+                "tmpdir": str(self.socket_path.parent)}
         bind = access.bind_address(self.spec.listen)
         if bind is None:
             base["skip_networking"] = "ON"
@@ -252,7 +256,7 @@ class MariaDBInstance:
             base.update(bind_address=bind, port=str(self.spec.port))
         if self.waldir is not None:
             base["innodb_log_group_home_dir"] = str(self.waldir)
-        fixed = set(base) - {"skip_name_resolve"}
+        fixed = set(base) - {"skip_name_resolve", "tmpdir"}
         changed = sorted(fixed & {k for k, _ in self.spec.settings})
         if changed:
             raise UsageError(f"-c {changed[0]}: set by oltplab from --datadir, --waldir, --port "

@@ -86,6 +86,8 @@ def test_access_socket_dir_private_and_tcp_needs_password(listening):
     sock_dir = inst.socket_path.parent
     st = os.stat(sock_dir)
     assert stat.S_IMODE(st.st_mode) == 0o700
+    # temporary tables and sort files go there too, not into every user's /tmp
+    assert _query(inst.dsn(""), "SELECT @@tmpdir") == ((str(sock_dir),),)
     if os.geteuid() == 0:  # run as root, the server runs as the unprivileged oltplab user
         assert st.st_uid != 0
         assert psutil.Process(inst.status()["pid"]).uids().real == st.st_uid
