@@ -4,7 +4,8 @@ are the rows ORDERS gained and the customers it made the rows CUSTOMERS gained; 
 its checks; a username taken already is drawn again; a purchase a product is short for rolls
 back, counted as a rollback, having written nothing; a shop spoilt under a purchase (a
 product's INVENTORY or PRODUCTS row gone, its price missing or more than an order can hold)
-stops the run with one line that says so. On DS3 builds, DVD Store 3's six calls
+stops the run with one line that says so; a new customer too long for its columns is an
+error, as in the procedure. On DS3 builds, DVD Store 3's six calls
 too: the reviews, ratings and memberships counted are the rows their tables gained, a member
 already gains nothing (0), and PostgreSQL's statements find what its functions find.
 test_native_sanitizers.py runs this module again under AddressSanitizer and
@@ -111,6 +112,9 @@ class Postgres:
 
     #: makes PRODUCTS.price nullable
     NULL_PRICE = "ALTER TABLE products ALTER price DROP NOT NULL"
+    #: cuts CUSTOMERS.firstname to 2 characters
+    SHORT_FIRSTNAME = ("ALTER TABLE customers ALTER firstname TYPE varchar(2)"
+                       " USING left(firstname, 2)",)
 
     def run(self, terminals: list, seconds: float, until=drive):
         """The loop over ``terminals`` for ``seconds``: what ``until(loop)`` makes of it."""
@@ -170,6 +174,8 @@ class MariaDB(Postgres):
                  trigger)
 
     NULL_PRICE = "ALTER TABLE products MODIFY price decimal(12,2) NULL"
+    SHORT_FIRSTNAME = ("UPDATE customers SET firstname = LEFT(firstname, 2)",
+                       "ALTER TABLE customers MODIFY firstname varchar(2) NOT NULL")
 
     def run(self, terminals: list, seconds: float, until=drive):
         from oltplab.engines.common.loop import UserPlan, WorkerPlan
@@ -300,6 +306,20 @@ def test_sql_mode_stops_in_one_line_on_a_spoilt_shop(shop, spoil, error):
     message, counts = spoilt.run(terminals, 30.0, until=failure)
     assert message.startswith("purchase: " + error) and "\n" not in message, message
     assert counts["committed"][PURCHASE] == 0 and rows(spoilt)["orders"] == before
+
+
+def test_sql_mode_new_customer_that_does_not_fit_fails_as_the_procedure_does(shop):
+    """CUSTOMERS.firstname cut to 2 characters: every new customer's name is too long for it,
+    an error as in the procedure, never a name stored cut short (MariaDB's INSERT IGNORE made
+    it a warning) nor a taken username."""
+    spoilt = shop.copy()
+    spoilt.val(*spoilt.SHORT_FIRSTNAME)
+    before = rows(spoilt)["customers"]
+    error, counts = spoilt.run(shoppers(2, pct_new_customers=100), 0.5, until=ending)
+    inputs = counts["inputs"]
+    assert counts["errors"][NEW_CUSTOMER] > 0 or "new_customer" in (error or ""), (error, counts)
+    assert inputs["new_customers"] == inputs["taken_usernames"] == 0
+    assert rows(spoilt)["customers"] == before
 
 
 # ------------------------------------------------------------------------------------------
