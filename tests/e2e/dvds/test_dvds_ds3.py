@@ -54,6 +54,8 @@ def test_a_run_on_a_ds3_build_draws_ds3_without_the_flag(shop3):
             cwd=root, check_rc=0)
     [step] = show(results)["steps"]
     assert step["phases"]["reviews"]["count"] > 0 and step["input_counts"]["review_orders"] > 0
+    [run] = saved_runs(results)  # the record says what ran
+    assert run["config"]["run"]["params"]["ds3"] is True and run["constants"]["ds3"] is True
 
 
 def test_a_ds3_run_on_a_ds2_build_is_refused_touching_nothing(shop3):
