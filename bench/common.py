@@ -166,13 +166,14 @@ def dvds_database(a: argparse.Namespace, engine: str, connections: int):
 
 
 def ensure_dvds_schema(engine: str, dsn: str, size_name: str, build_users: int):
-    """Reuse a shop of the right size, otherwise build one."""
+    """Reuse a DS2 shop of the right size (a DS3 one would run DVD Store 3's steps too),
+    otherwise build one."""
     from oltplab.workloads.dvds.build import DvdsBuildSpec
     from oltplab.workloads.dvds.sizes import parse_size as parse_shop_size
     eng = engines.get(engine)
     try:
         info = eng.schema_info(dsn, "dvds")
-        if info.size == size_name:
+        if info.size == size_name and not info.ds3:
             return info
     except SchemaError:
         pass

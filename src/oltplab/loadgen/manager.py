@@ -14,6 +14,7 @@ Workers never outlive the manager.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 from dataclasses import dataclass, field
@@ -33,6 +34,15 @@ class RunOutcome:
     steps: list = field(default_factory=list)
     workers: int = 0
     stopped_because: str | None = None  # --users auto: why the search ended (sequence.py)
+
+
+def effective_spec(spec: RunSpec, constants) -> RunSpec:
+    """``spec`` with the workload parameters its run's ``constants`` run (the shop's: DS3's
+    steps on a DS3 build): what the monitor checks for, the steps run and the record says."""
+    params = getattr(constants, "params", None)
+    if params is None or params == spec.params:
+        return spec
+    return dataclasses.replace(spec, params=params)
 
 
 def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
@@ -61,6 +71,7 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
     info = eng.schema_info(dsn, spec.workload)
     rng = random.Random(spec.seed)
     constants = workloads.get(spec.workload).draw_constants(rng, info, spec)
+    spec = effective_spec(spec, constants)
     eng.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
     monitor = eng.monitor(dsn, sampler_db, patient=bool(spec.inject), workload=spec.workload)
     steps: list[dict] = []

@@ -432,10 +432,14 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path,
     size = None
     shop = {k: v for k, v in conv.items() if KEYS[k].part in ("dvds_build", "dvds_run")}
     if workload == "dvds":
-        from ..workloads.dvds.params import DvdsParams
+        from ..workloads.dvds.params import DS3_PARAMS, DvdsParams
         for key in ("warehouses", "keying_thinking", "all_warehouses"):
             if key in conv:
                 raise UsageError(f"{key} is a TPC-C option; the dvds workload does not take it")
+        for key in DS3_PARAMS:  # a plan's cells build and run DS2 shops
+            if key in conv:
+                raise UsageError(f"{key} is an option of DVD Store 3's steps, which a plan's "
+                                 "DS2 shops do not run")
         if "size" not in conv:
             raise UsageError("workload = \"dvds\" needs a size (such as size = \"10MB\")")
         size = shop.pop("size")

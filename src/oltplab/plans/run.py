@@ -291,8 +291,8 @@ def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path)
 
 
 def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
-    """Reuse the schema when it has the cell's warehouses (or shop size); build it (again)
-    otherwise."""
+    """Reuse the schema when it has the cell's warehouses (or shop size, a DS2 shop: a plan's
+    cells run DS2's orders); build it (again) otherwise."""
     from ..runs.schema import ensure_schema
     built = ensure_schema(cell.db.engine, dsn, cell.warehouses, managed=cell.db.managed,
                           build_users=cell.build_users, size=cell.size,

@@ -122,7 +122,7 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
     from .. import engines
     from ..engines.base import restart_note
     from ..host.memory import RunMemory
-    from ..loadgen.manager import run_tpcc
+    from ..loadgen.manager import effective_spec, run_tpcc
     from ..loadgen.sequence import summary
     from ..workloads.tpcc.schema import require_warehouses
     from .. import workloads
@@ -139,8 +139,8 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
         # a run the schema cannot serve (the shop's --ds3 on a DS2 build) fails here, before
-        # its folder is made
-        wl.draw_constants(random.Random(rspec.seed), info, rspec)
+        # its folder is made; the record's config is what runs (DS3's steps on a DS3 build)
+        rspec = effective_spec(rspec, wl.draw_constants(random.Random(rspec.seed), info, rspec))
         paths = {"datadir": spec.datadir} if target.instance else {}
         if target.instance and spec.waldir:
             paths["waldir"] = spec.waldir

@@ -2,7 +2,10 @@
 sqlmy.c on MariaDB) against small (1MB) shops built by the suite: the orders the loop counts
 are the rows ORDERS gained and the customers it made the rows CUSTOMERS gained; the shop keeps
 its checks; a username taken already is drawn again; a purchase a product is short for rolls
-back, counted as a rollback, having written nothing. On DS3 builds, DVD Store 3's six calls
+back, counted as a rollback, having written nothing; a shop spoilt under a purchase (a
+product's INVENTORY or PRODUCTS row gone, its price missing or more than an order can hold)
+stops the run with one line that says so; a new customer too long for its columns is an
+error, as in the procedure. On DS3 builds, DVD Store 3's six calls
 too: the reviews, ratings and memberships counted are the rows their tables gained, a member
 already gains nothing (0), and PostgreSQL's statements find what its functions find.
 test_native_sanitizers.py runs this module again under AddressSanitizer and
@@ -59,6 +62,22 @@ def drive(loop) -> tuple[dict, int]:
             return loop.counts(), loop.headline
 
 
+def ending(loop) -> tuple[str | None, dict]:
+    """Run the loop to its end or its failure: its error (None: it finished), its counts."""
+    while True:
+        event = loop.run()
+        loop.take_samples()
+        if event in (_native.FINISHED, _native.FAILED):
+            return loop.error, loop.counts()
+
+
+def failure(loop) -> tuple[str, dict]:
+    """Run the loop until it fails: its error, and its counts."""
+    error, counts = ending(loop)
+    assert error is not None, "the run did not fail"
+    return error, counts
+
+
 class Postgres:
     """A 1MB shop on the suite's PostgreSQL (DS3's parts too: ``ds3``); ``copy()`` another
     one to spoil."""
@@ -91,7 +110,14 @@ class Postgres:
                  "UPDATE inventory SET quan_in_stock = 0",
                  "ALTER TABLE inventory ENABLE TRIGGER inventory_restock")
 
-    def run(self, terminals: list, seconds: float) -> tuple[dict, int]:
+    #: makes PRODUCTS.price nullable
+    NULL_PRICE = "ALTER TABLE products ALTER price DROP NOT NULL"
+    #: cuts CUSTOMERS.firstname to 2 characters
+    SHORT_FIRSTNAME = ("ALTER TABLE customers ALTER firstname TYPE varchar(2)"
+                       " USING left(firstname, 2)",)
+
+    def run(self, terminals: list, seconds: float, until=drive):
+        """The loop over ``terminals`` for ``seconds``: what ``until(loop)`` makes of it."""
         from oltplab.engines.postgres import driver
         from oltplab.engines.postgres.states import FATAL_STATES, RETRYABLE_STATES
 
@@ -106,7 +132,7 @@ class Postgres:
                 flush_stats=False, idle_published_after_ns=10 * S, max_retries=20,
                 max_consecutive_errors=3, retryable=RETRYABLE_STATES, fatal=FATAL_STATES,
                 bulk=64, sql=True, **window(seconds))
-            outcome = drive(loop)
+            outcome = until(loop)
             loop.close()
             return outcome
         finally:
@@ -147,7 +173,11 @@ class MariaDB(Postgres):
         self.val("DROP TRIGGER inventory_restock", "UPDATE inventory SET quan_in_stock = 0",
                  trigger)
 
-    def run(self, terminals: list, seconds: float) -> tuple[dict, int]:
+    NULL_PRICE = "ALTER TABLE products MODIFY price decimal(12,2) NULL"
+    SHORT_FIRSTNAME = ("UPDATE customers SET firstname = LEFT(firstname, 2)",
+                       "ALTER TABLE customers MODIFY firstname varchar(2) NOT NULL")
+
+    def run(self, terminals: list, seconds: float, until=drive):
         from oltplab.engines.common.loop import UserPlan, WorkerPlan
         from oltplab.engines.mariadb import driver
 
@@ -160,7 +190,7 @@ class MariaDB(Postgres):
                 workload="dvds", connections=conns, terminals=terminals, waits=False,
                 max_retries=20, max_consecutive_errors=3, retryable=[1213, 1205],
                 lost=[2006, 2013], bulk=64, sql=True, **window(seconds))
-            return drive(loop)
+            return until(loop)
         finally:
             if loop is not None:
                 loop.close()  # the loop lets the connections go
@@ -256,6 +286,40 @@ def test_sql_mode_rolls_back_a_purchase_short_of_stock(shop):
     assert headline == 0 and r[PURCHASE] == r[ORDER] == counts["inputs"]["purchases"] > 0
     assert counts["inputs"]["rolled_back_purchases"] == r[PURCHASE]
     assert rows(spoilt)["orders"] == before["orders"] and spoilt.val(INVENTORY) == stock
+
+
+@pytest.mark.parametrize("spoil, error", [
+    (("DELETE FROM inventory WHERE prod_id = 1",), "product 1 is not in the inventory"),
+    (("DELETE FROM products WHERE prod_id = 1",), "product 1 is not in the products"),
+    (("NULL_PRICE", "UPDATE products SET price = NULL WHERE prod_id = 1"), "not a price: "),
+    (("UPDATE products SET price = 999999999.99 WHERE prod_id = 1",),
+     "the order's amount is out of range"),
+])
+def test_sql_mode_stops_in_one_line_on_a_spoilt_shop(shop, spoil, error):
+    """A shop whose product 1 lost its INVENTORY row, its PRODUCTS row or its price, or whose
+    price no order can pay: shoppers of product 1 alone stop the run at their first purchase
+    with one line naming the product or the problem, having written no order."""
+    spoilt = shop.copy()
+    spoilt.val(*(getattr(spoilt, s, s) for s in spoil))
+    before = rows(spoilt)["orders"]
+    terminals = [_native.DvdsTerminal(100 + i, SIZE.customers, 1, **WORDS) for i in range(2)]
+    message, counts = spoilt.run(terminals, 30.0, until=failure)
+    assert message.startswith("purchase: " + error) and "\n" not in message, message
+    assert counts["committed"][PURCHASE] == 0 and rows(spoilt)["orders"] == before
+
+
+def test_sql_mode_new_customer_that_does_not_fit_fails_as_the_procedure_does(shop):
+    """CUSTOMERS.firstname cut to 2 characters: every new customer's name is too long for it,
+    an error as in the procedure, never a name stored cut short (MariaDB's INSERT IGNORE made
+    it a warning) nor a taken username."""
+    spoilt = shop.copy()
+    spoilt.val(*spoilt.SHORT_FIRSTNAME)
+    before = rows(spoilt)["customers"]
+    error, counts = spoilt.run(shoppers(2, pct_new_customers=100), 0.5, until=ending)
+    inputs = counts["inputs"]
+    assert counts["errors"][NEW_CUSTOMER] > 0 or "new_customer" in (error or ""), (error, counts)
+    assert inputs["new_customers"] == inputs["taken_usernames"] == 0
+    assert rows(spoilt)["customers"] == before
 
 
 # ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ membership the order drew, with their shares and arguments; a DS2 shopper draws 
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 import pytest
@@ -104,8 +105,19 @@ def test_the_mariadb_calls_of_ds3():
     assert made["reviews_product"].startswith("CALL DVDS_REVIEWS_PRODUCT(")
 
 
+#: sha256 of seed 11's first 300 orders as ``canonical`` writes them, computed from the
+#: shopper of commit 6c8e4d6, before DVD Store 3's steps were added.
+DS2_ORDERS_SHA256 = "930e6c3cacd3646f1904b3084b9c0f842a0d15ad4a2a7d2fefd1012a91b19d67"
+
+
+def canonical(got: list) -> bytes:
+    """Each call a line: its kind and arguments joined by |."""
+    return "".join(f"{kind}|{'|'.join(args)}\n" for calls in got for kind, args in calls).encode()
+
+
 def test_a_ds2_shopper_draws_the_same_orders_as_before():
     plain = orders(shopper(11), 300)
+    assert hashlib.sha256(canonical(plain)).hexdigest() == DS2_ORDERS_SHA256
     assert orders(shopper(11, ds3=False, review_searches=7, pct_new_reviews=90), 300) == plain
     assert not any(k in SEARCHES + WRITES for calls in plain for k, _ in calls)
 

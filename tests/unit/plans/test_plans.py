@@ -348,3 +348,14 @@ def test_datastores_need_root(tmp_path, monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(UsageError, match="needs root"):
         plan_of(tmp_path, STORES)
+
+
+@pytest.mark.parametrize("key, value", [("pct_new_members", 5), ("reviews", 2),
+                                        ("pct_new_reviews", 10), ("pct_new_helpfulness", 20)])
+def test_a_plan_with_ds3_keys_is_refused_in_one_line(tmp_path, key, value):
+    """A plan's cells build DS2 shops: DVD Store 3's percentages would not be run."""
+    text = ("[plan]\nname = \"p\"\n[defaults]\nworkload = \"dvds\"\nsize = \"1MB\"\n"
+            f"{key} = {value}\n[targets.a]\ndatadir = \"/tmp/a\"\n")
+    with pytest.raises(UsageError) as e:
+        plan_of(tmp_path, text)
+    assert key in str(e.value) and "DS2" in str(e.value) and "\n" not in str(e.value)

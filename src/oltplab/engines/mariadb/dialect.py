@@ -7,6 +7,7 @@ question to its database (``ask``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 from ...errors import DatabaseError, SchemaError
 from ...workloads.checks import SAMPLE_ROWS, CheckResult
@@ -18,18 +19,25 @@ class MariaDBDialect(DialectParts):
     """engines.base.Dialect for MariaDB.
 
     - ``package``: the workload's dialect package (engines/mariadb/<workload>/);
-    - ``procedures``: the stored procedures a procedures-mode run needs (upper case);
+    - ``procedures``: the stored procedures a procedures-mode run needs (upper case), and
+      ``called`` those a run calls, from its spec's ``params`` (None: all of them);
     - ``unit_sql``: a scalar subquery counting the headline's unit on the server (committed
       New-Orders, orders), with ``{base}`` where the count starts from ``base_sql``'s answer
       at the run's start (None: the count needs no base).
     """
 
     def __init__(self, package: str, procedures: tuple[str, ...], unit_sql: str,
-                 base_sql: str | None = None):
+                 base_sql: str | None = None,
+                 called: Callable[[Any], tuple[str, ...]] | None = None):
         self.package = package
         self.procedures = procedures
         self.unit_sql = unit_sql
         self.base_sql = base_sql
+        self.called = called
+
+    def procedures_called(self, spec) -> tuple[str, ...]:
+        """The stored procedures a procedures-mode run of ``spec`` calls (upper case)."""
+        return self.called(spec.params) if self.called else self.procedures
 
     def classify(self, exc: BaseException) -> Failure:
         return client.classify(exc)

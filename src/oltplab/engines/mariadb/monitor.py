@@ -49,7 +49,7 @@ class Monitor:
     def precheck(self, spec: RunSpec) -> None:
         """Raise before starting when the procedures or the connection slots are missing;
         then the count of the unit starts here."""
-        procedures = self.dialect.procedures
+        procedures = self.dialect.procedures_called(spec)
         try:
             conn = self._connection()
             with conn.cursor() as cur:

@@ -4,6 +4,9 @@ errors, and what the run monitor and the users need to know of its tables and fu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..base import DialectParts, Failure
 from .states import FATAL_STATES, RETRYABLE_STATES
 
@@ -20,17 +23,24 @@ class PostgresDialect(DialectParts):
       New-Orders, orders), with ``{base}`` where the count starts from ``base_sql``'s answer
       at the run's start (None: the count needs no base);
     - ``functions``: the transaction functions a procedures-mode run needs, and
-      ``signature`` one of them as the current build declares it (None: any).
+      ``signature`` one of them as the current build declares it (None: any);
+    - ``called``: those a run calls, from its spec's ``params`` (None: all of them).
     """
 
     def __init__(self, package: str, flush_table: str, unit_sql: str, functions: tuple[str, ...],
-                 signature: str | None = None, base_sql: str | None = None):
+                 signature: str | None = None, base_sql: str | None = None,
+                 called: Callable[[Any], tuple[str, ...]] | None = None):
         self.package = package
         self.flush_table = flush_table
         self.unit_sql = unit_sql
         self.functions = functions
         self.signature = signature
         self.base_sql = base_sql
+        self.called = called
+
+    def functions_called(self, spec) -> tuple[str, ...]:
+        """The transaction functions a procedures-mode run of ``spec`` calls."""
+        return self.called(spec.params) if self.called else self.functions
 
     @property
     def flush_sql(self) -> str:

@@ -43,8 +43,9 @@ def flush_sql(workload: str) -> str:
 
 
 def kind_names(workload: str) -> tuple[str, ...]:
-    """The prepared names of ``workload``'s procedure calls, in the loop's order of kinds."""
-    return tuple(name for name, _ in _prepared(workload, "procedures"))
+    """The prepared names of ``workload``'s procedure calls, in the loop's order of kinds
+    (every kind's: a run prepares those it calls)."""
+    return import_module(f"{__package__}.{workload}.transactions").KIND_NAMES
 
 
 def connect(plan: WorkerPlan):

@@ -54,7 +54,7 @@ class Monitor:
         """Raise before starting when the functions or the connection slots are missing."""
         try:
             conn = self._connection()
-            functions, signature = self.dialect.functions, self.dialect.signature
+            functions, signature = self.dialect.functions_called(spec), self.dialect.signature
             if spec.mode == "procedures":
                 found = self._run(conn.fetch(
                     "SELECT DISTINCT proname FROM pg_proc WHERE proname = ANY($1::text[])",

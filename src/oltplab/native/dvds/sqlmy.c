@@ -12,9 +12,10 @@
  * Round trips per call:
  *   login           1  [START (read only), the customer by username and password, their 10
  *                      latest purchases (titles and actors), COMMIT]
- *   new_customer    1  [START, INSERT IGNORE of the customer (a taken username, the only
- *                      duplicate key a new customer can meet, inserts nothing), the new id
- *                      or 0 when nothing was inserted, COMMIT]
+ *   new_customer    1  [START, INSERT ... ON DUPLICATE KEY UPDATE of nothing (a taken
+ *                      username, the only duplicate key a new customer can meet, changes no
+ *                      row; any other error stays one, as in the procedure), the new id or 0
+ *                      when no row was inserted, COMMIT]
  *   browse_*        1  [START (read only), up to batch products (by category and special, or
  *                      MATCH ... AGAINST ('+WORD ...' IN BOOLEAN MODE)), COMMIT]
  *   reviews_*       1  [START (read only), up to batch reviews of at least stars stars, the
@@ -73,11 +74,11 @@ static const char *const SQL[NQ] = {
     " JOIN cust_hist h ON h.customerid = c.customerid JOIN products p ON p.prod_id = h.prod_id"
     " WHERE c.username = '%s' AND c.password = '%s' ORDER BY h.orderid DESC LIMIT 10",
     /* empty address2, state and zip are stored as NULL, as the procedure stores them */
-    "INSERT IGNORE INTO customers (firstname, lastname, address1, address2, city, state, zip,"
+    "INSERT INTO customers (firstname, lastname, address1, address2, city, state, zip,"
     " country, region, email, phone, creditcardtype, creditcard, creditcardexpiration,"
     " username, password, age, income, gender) VALUES ('%s', '%s', '%s', NULLIF('%s', ''),"
     " '%s', NULLIF('%s', ''), NULLIF('%s', ''), '%s', %s, '%s', '%s', %s, '%s', '%s', '%s',"
-    " '%s', %s, %s, '%s')",
+    " '%s', %s, %s, '%s') ON DUPLICATE KEY UPDATE customerid = customerid",
     "SELECT IF(ROW_COUNT() > 0, LAST_INSERT_ID(), 0)",
     "SELECT * FROM products"
     " WHERE category = %s AND special = 1 LIMIT %s",

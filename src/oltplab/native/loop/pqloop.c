@@ -37,11 +37,17 @@ static int pq_prepare(ProcLoop *L, User *u) {
     return u->nargs < 0 ? -1 : 0;
 }
 
+/* A call the sql path refused before sending (its arguments do not fit, its cart is not
+ * one: the problem says why) fails the run; nothing else stops a send but a lost
+ * connection. */
 static void pq_send(ProcLoop *L, User *u) {
     if (u->sql ? !L->wl->pq_sql->start(u->sql, u->conn)
                : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
                                        NULL, 0)) {
-        pq_lost(L, u, L->wl->kinds[u->kind]);
+        if (u->sql && L->wl->pq_sql->problem(u->sql)[0])
+            loop_fail(L, "%s: %s", L->wl->kinds[u->kind], L->wl->pq_sql->problem(u->sql));
+        else
+            pq_lost(L, u, L->wl->kinds[u->kind]);
         return;
     }
     flush_out(L, u, L->wl->kinds[u->kind]);

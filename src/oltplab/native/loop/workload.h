@@ -39,7 +39,8 @@ typedef struct {
     SqlTxn *(*create)(void);
     void (*destroy)(SqlTxn *s);
     void (*inputs)(SqlTxn *s, const void *txn); /* kept for the retries */
-    int (*start)(SqlTxn *s, PGconn *c);      /* 0: libpq refused to send */
+    int (*start)(SqlTxn *s, PGconn *c);      /* 0: libpq refused to send, or the call
+                                              * was refused (problem set) */
     int (*read)(SqlTxn *s, PGconn *c);       /* the answers so far: one of SQL_ */
     int (*rollback)(SqlTxn *s, PGconn *c);   /* after SQL_ERROR; 0: libpq refused */
     PGresult *(*take)(SqlTxn *s);            /* the outcome's result, the caller's */

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from ...errors import UsageError
 
 MAX_CART = 10  # items in one cart at most, whatever --line-items asks
+#: The parameters of DVD Store 3's steps alone (a DS2 run does not read them).
+DS3_PARAMS = ("pct_new_members", "reviews", "pct_new_reviews", "pct_new_helpfulness")
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,19 @@ TABLES = ("customers", "orders", "orderlines", "cust_hist", "products", "invento
 DS3_TABLES = ("membership", "reviews", "reviews_helpfulness")
 META_TABLE = "dvds_meta"
 #: The transaction functions, in the order of the workload's kinds: DS2's six, then DS3's six
-#: (every build installs all twelve; DS3's are called on a DS3 build only).
+#: (every build installs all twelve, a build older than DS3's parts DS2's six alone; DS3's are
+#: called by a DS3 run only).
 DS2_FUNCTIONS = ("dvds_login", "dvds_new_customer", "dvds_browse_category", "dvds_browse_actor",
                  "dvds_browse_title", "dvds_purchase")
 DS3_FUNCTIONS = ("dvds_reviews_product", "dvds_reviews_actor", "dvds_reviews_title",
                  "dvds_new_review", "dvds_new_helpfulness", "dvds_new_member")
 FUNCTIONS = DS2_FUNCTIONS + DS3_FUNCTIONS
+
+
+def functions_called(params) -> tuple[str, ...]:
+    """The functions a procedures-mode run with ``params`` (DvdsParams; None: the defaults)
+    calls: DS3's too on a DS3 run only."""
+    return FUNCTIONS if getattr(params, "ds3", False) else DS2_FUNCTIONS
 
 
 @dataclass(frozen=True)

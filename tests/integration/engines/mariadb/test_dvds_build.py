@@ -27,6 +27,7 @@ from oltplab.engines.mariadb.monitor import Monitor
 from oltplab.errors import SchemaError
 from oltplab.workloads.dvds import words
 from oltplab.workloads.dvds.build import DvdsBuildSpec
+from oltplab.workloads.dvds.params import DvdsParams
 from oltplab.workloads.dvds.schema import DvdsSchema
 from oltplab.workloads.dvds.sizes import parse_size
 
@@ -345,6 +346,25 @@ def test_the_monitor_counts_committed_orders(built):
     finally:
         db.q(*[s for s in procedure_statements(sql_text("procedures"))
                if "PROCEDURE DVDS_BROWSE_TITLE" in s])
+    assert schema_info(db.dsn).functions_installed
+
+
+def test_a_build_without_ds3s_procedures_serves_a_ds2_run(built):
+    """A build older than DVD Store 3's parts has DS2's six procedures alone: the precheck of
+    a DS2 run passes, a DS3 run's names the six it lacks."""
+    db, _ = built
+    ds3 = [s for s in procedure_statements(sql_text("procedures"))
+           if any(f"PROCEDURE {name}(" in s for name in PROCEDURES[6:])]
+    assert len(ds3) == 6
+    db.q(*(f"DROP PROCEDURE {name}" for name in PROCEDURES[6:]))
+    monitor = get("mariadb").monitor(db.dsn, workload="dvds")
+    try:
+        monitor.precheck(RunSpec(users=(2,), workload="dvds", params=DvdsParams()))
+        with pytest.raises(SchemaError, match=", ".join(sorted(PROCEDURES[6:]))):
+            monitor.precheck(RunSpec(users=(2,), workload="dvds", params=DvdsParams(ds3=True)))
+    finally:
+        monitor.close()
+        db.q(*ds3)
     assert schema_info(db.dsn).functions_installed
 
 

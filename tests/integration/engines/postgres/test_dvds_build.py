@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from decimal import Decimal
+from types import SimpleNamespace
 
 import asyncpg
 import pytest
@@ -14,9 +15,10 @@ from oltplab.engines.postgres.dvds import DIALECT
 from oltplab.engines.postgres.dvds.checks import run_checks
 from oltplab.engines.postgres.dvds.loader import build
 from oltplab.engines.postgres.dvds.schema import has_run, schema_info
-from oltplab.engines.postgres.dvds.transactions import DS3_CALLS, prepared
+from oltplab.engines.postgres.dvds.transactions import DS3_CALLS, KIND_NAMES, prepared
 from oltplab.errors import SchemaError
 from oltplab.workloads.dvds.build import DvdsBuildSpec
+from oltplab.workloads.dvds.params import DvdsParams
 from oltplab.workloads.dvds.schema import FUNCTIONS, DvdsSchema
 from oltplab.workloads.dvds.sizes import parse_size
 
@@ -173,11 +175,15 @@ def test_an_unfinished_build_is_incomplete(scratch):
 
 
 def test_prepared_statements(built):
-    statements = prepared("procedures")
-    assert [name for name, _ in statements] == list(FUNCTIONS) == [
+    assert list(KIND_NAMES) == list(FUNCTIONS) == [
         "dvds_login", "dvds_new_customer", "dvds_browse_category", "dvds_browse_actor",
         "dvds_browse_title", "dvds_purchase", "dvds_reviews_product", "dvds_reviews_actor",
         "dvds_reviews_title", "dvds_new_review", "dvds_new_helpfulness", "dvds_new_member"]
+    ds3_run = SimpleNamespace(params=DvdsParams(ds3=True))
+    statements = prepared("procedures", ds3_run)
+    assert [name for name, _ in statements] == list(FUNCTIONS)
+    # a DS2 run prepares DS2's six functions alone (an older build has no others)
+    assert [name for name, _ in prepared("procedures")] == list(FUNCTIONS[:6])
     assert statements[0][1] == "SELECT dvds_login($1, $2)"
     assert statements[5][1] == "SELECT dvds_purchase($1, $2, $3)"
     assert statements[1][1].endswith("$18, $19)")

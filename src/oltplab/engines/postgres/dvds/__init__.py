@@ -12,7 +12,7 @@ start: a purchase that is rolled back adds none).
 
 from __future__ import annotations
 
-from ....workloads.dvds.schema import FUNCTIONS
+from ....workloads.dvds.schema import FUNCTIONS, functions_called
 from ..dialect import PostgresDialect
 
 #: The purchase function as this build declares it (an older build's is refused).
@@ -21,4 +21,5 @@ SIGNATURE = "dvds_purchase(int, int[], int[])"
 DIALECT = PostgresDialect(__name__, flush_table="categories",
                           unit_sql="(SELECT count(*) FROM orders WHERE orderid > {base})",
                           functions=FUNCTIONS, signature=SIGNATURE,
-                          base_sql="SELECT coalesce(max(orderid), 0) FROM orders")
+                          base_sql="SELECT coalesce(max(orderid), 0) FROM orders",
+                          called=functions_called)

@@ -4,8 +4,10 @@ workload's kinds' order (login, new_customer, browse_category, browse_actor, bro
 purchase, then DVD Store 3's reviews_product, reviews_actor, reviews_title, new_review,
 new_helpfulness, new_member). ``--mode sql``: the statements the twelve functions run, sent
 from the client by the C loop (native/dvds/sqlpq.c, which names them:
-``_native.DVDS_SQL_STATEMENTS``) in pipelined round trips, each call one transaction; DVD
-Store 3's read the tables a DS3 build adds, so a connection prepares them for a DS3 run only.
+``_native.DVDS_SQL_STATEMENTS``) in pipelined round trips, each call one transaction. A
+connection prepares DVD Store 3's calls (functions or statements) for a DS3 run only: their
+statements read the tables a DS3 build adds, and a build older than them lacks their
+functions.
 The C loop sends text parameters; the server reads them as the functions' argument types, or
 the columns'."""
 
@@ -127,13 +129,19 @@ def call(name: str, params: int) -> str:
     return f"SELECT {name}({', '.join(f'${k}' for k in range(1, params + 1))})"
 
 
+#: The loop's name of each kind's call, in the kinds' order (a run prepares those it sends).
+KIND_NAMES = tuple(name for name, _ in FUNCTIONS)
+
+
 def prepared(mode: str, constants=None) -> list[tuple[str, str]]:
     """What a virtual user's libpq connection prepares, as (name, SQL): the function calls, or
-    for ``--mode sql`` the statements the C loop sends, DVD Store 3's when ``constants`` (the
-    run's, workloads/dvds/inputs.py) are a DS3 run's."""
+    for ``--mode sql`` the statements the C loop sends; DVD Store 3's only when ``constants``
+    (the run's, workloads/dvds/inputs.py) are a DS3 run's, so that a DS2 run works on a build
+    older than DVD Store 3's functions, which has DS2's six alone."""
+    ds3 = bool(getattr(getattr(constants, "params", None), "ds3", False))
     if mode == "sql":
         from .... import _native
-        ds3 = bool(getattr(getattr(constants, "params", None), "ds3", False))
         return [(name, STATEMENTS[name]) for name in _native.DVDS_SQL_STATEMENTS
                 if ds3 or name.split(".")[0] not in DS3_CALLS]
-    return [(name, call(name, params)) for name, params in FUNCTIONS]
+    return [(name, call(name, params)) for name, params in FUNCTIONS
+            if ds3 or name.removeprefix("dvds_") not in DS3_CALLS]

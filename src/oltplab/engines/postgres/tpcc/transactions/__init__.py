@@ -33,6 +33,10 @@ def statement_text(name: str) -> str:
     raise KeyError(name)
 
 
+#: The loop's name of each kind's call, in the kinds' order.
+KIND_NAMES = tuple(m.NAME for m in MODULES)
+
+
 def prepared(mode: str, constants=None) -> list[tuple[str, str]]:
     """What a virtual user's libpq connection prepares, as (name, SQL): the procedure call of
     each transaction, or for ``--mode sql`` the statements the C loop sends (the same for every
