@@ -300,7 +300,7 @@ int dvds_cart_products(const dvds_txn_t *x, dvds_cart_t *c) {
     return 0;
 }
 
-#define DVDS_MAX_CENTS 100000000000LL /* numeric(12,2): below 10^10 */
+#define DVDS_MAX_CENTS 100000000000LL /* 10^9 in money: a tenth of what numeric(12,2) holds */
 
 int dvds_order_cents(const dvds_txn_t *x, const int64_t *price_cents, int64_t out[3]) {
     int64_t net = 0;
