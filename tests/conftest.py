@@ -21,6 +21,12 @@ import pytest
 
 _counter = itertools.count()
 
+# Ctrl-C as a terminal sends it: Python turns SIGINT into KeyboardInterrupt only where the
+# process that started it did not ignore the signal, and a shell ignores it for the commands
+# it starts in the background (`make test &`). The tests that press Ctrl-C, in this process or
+# in the commands they start (whose handler resets to the default at exec), need it delivered.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # bpftrace's start costs a second of CPU per run: the suite's runs go without per-IO latencies,
 # except the tests of that source, which ask for them (tests/integration/telemetry)
 os.environ["OLTPLAB_IO_LATENCY"] = "off"

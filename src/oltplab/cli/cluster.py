@@ -38,7 +38,8 @@ def cluster_up(hosts_file: Path, cluster_dir: Path, timeout: float):
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @table_options(CLUSTER)
 def cluster_status(as_json: bool, cluster_dir: Path):
-    """The scheduler, and each host's worker: alive or not, its address, its resources."""
+    """The scheduler, and each host's worker: alive or not, its address, its resources,
+    its clock against this machine's."""
     from ..cluster import service
     from ..cluster.state import load_state
     status = service.status(load_state(cluster_dir))
@@ -61,7 +62,27 @@ def _doc(status) -> dict:
     return {"dir": str(status.folder), "hosts_file": status.hosts_file,
             "scheduler": {"address": status.scheduler_address, "alive": status.scheduler_alive},
             "hosts": [{"name": h.name, "via": h.via, "alive": h.alive, "address": h.address,
-                       "resources": h.resources} for h in status.hosts]}
+                       "resources": h.resources, "clock": _clock_doc(h.clock)}
+                      for h in status.hosts]}
+
+
+def _clock_doc(clock):
+    if clock is None or isinstance(clock, str):
+        return None if clock is None else {"error": clock}
+    return {**clock.to_json(), "warning": clock.warning()}
+
+
+def _clock_text(clock) -> str:
+    """``clock +0.213 ms ±1.402 ms`` (the host's wall clock against this one's), with
+    chrony's bound where chrony runs there."""
+    if clock is None:
+        return "clock -"
+    if isinstance(clock, str):
+        return f"clock unknown ({clock})"
+    text = f"clock {clock.wall_offset_ns / 1e6:+.3f} ms ±{clock.bound_ns / 1e6:.3f} ms"
+    if clock.chrony is not None:
+        text += f" (chrony ±{1000 * clock.chrony.bound_s:.3f} ms)"
+    return text
 
 
 def _print(status) -> None:
@@ -70,4 +91,9 @@ def _print(status) -> None:
     for h in status.hosts:
         resources = " ".join(f"{k}={v:g}" for k, v in h.resources.items())
         click.echo(f"{h.name}\t{h.address or '-'}\t{'alive' if h.alive else 'DEAD'}\t{h.via}\t"
-                   f"{resources}")
+                   f"{resources}\t{_clock_text(h.clock)}")
+    for h in status.hosts:
+        warning = h.clock.warning() if h.clock is not None and not isinstance(h.clock, str) \
+            else None
+        if warning:
+            click.echo(f"warning: {warning}")

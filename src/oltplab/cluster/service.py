@@ -25,6 +25,7 @@ from ..errors import OltplabError
 from ..results.store import held_lock
 from .certs import Certs, ensure_certs
 from .client import client_of
+from .clocks import Offset, probe_hosts
 from .hosts import ClusterSpec, HostSpec
 from .launch import (remote_dir, remote_log_tail, scheduler_argv, start_here, start_over_ssh,
                      stop_here, stop_over_ssh, worker_argv)
@@ -33,6 +34,7 @@ from .state import (ClusterState, Process, Worker, load_state, read_state, remov
 
 Say = Callable[[str], None]
 LOCK = ".lock"  # held by up and down in the cluster's folder
+CLOCK_TIMEOUT_S = 5.0  # a host's answer to a clock probe, in status
 
 
 def _quiet(text: str) -> None:
@@ -46,6 +48,7 @@ class HostStatus:
     alive: bool  # the scheduler knows its worker (and, here, its process runs)
     address: str | None  # tls://...: where its worker listens
     resources: dict[str, float]
+    clock: Offset | str | None = None  # its clocks against this host's, or why not known
 
 
 @dataclass(frozen=True)
@@ -278,18 +281,32 @@ def _recorded():
 
 # --------------------------------------------------------------------------- status
 
-def status(state: ClusterState) -> Status:
-    """Which workers the scheduler knows, at which address, with which resources."""
-    info = _scheduler_info(state)
+def status(state: ClusterState, clocks: bool = True) -> Status:
+    """Which workers the scheduler knows, at which address, with which resources, and (with
+    ``clocks``) each live host's clocks against this one's."""
+    offsets: dict = {}
+    info = _scheduler_info(state, _probe_clocks(state, offsets) if clocks else None)
     known, resources = _by_name(info or {}), _resources(info or {})
     hosts = []
     for w in state.workers:
         alive = w.name in known and (w.via == "ssh" or w.process.alive_here())
         hosts.append(HostStatus(w.name, w.via, alive, known.get(w.name, w.address),
                                 resources.get(w.name) or {k: float(v) for k, v
-                                                          in w.host.resources.items()}))
+                                                          in w.host.resources.items()},
+                                offsets.get(w.name)))
     return Status(state.folder, state.hosts_file, state.scheduler_address, info is not None,
                   tuple(hosts))
+
+
+def _probe_clocks(state: ClusterState, into: dict):
+    """What ``_scheduler_info`` does with its client: probe the clocks of the hosts whose
+    workers the scheduler knows and whose processes run."""
+    def probe(client, info: dict) -> None:
+        known = _by_name(info)
+        live = [w.name for w in state.workers
+                if w.name in known and (w.via == "ssh" or w.process.alive_here())]
+        into.update(probe_hosts(client, live, timeout=CLOCK_TIMEOUT_S))
+    return probe
 
 
 def _known_workers(state: ClusterState) -> dict[str, str] | None:
@@ -298,13 +315,17 @@ def _known_workers(state: ClusterState) -> dict[str, str] | None:
     return None if info is None else _by_name(info)
 
 
-def _scheduler_info(state: ClusterState) -> dict | None:
-    """The scheduler's ``identity`` (its workers); None when it is not reached."""
+def _scheduler_info(state: ClusterState, then=None) -> dict | None:
+    """The scheduler's ``identity`` (its workers); None when it is not reached. ``then``
+    is called with the client and the identity before the client closes."""
     if not state.scheduler_address or not state.scheduler.alive_here():
         return None
     try:
         with client_of(state.scheduler_address, state.certs_folder, 5) as client:
-            return client.scheduler_info()
+            info = client.scheduler_info()
+            if then is not None:
+                then(client, info)
+            return info
     except (OltplabError, OSError, TimeoutError):
         return None
 

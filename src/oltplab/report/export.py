@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .output import write_file
@@ -30,17 +31,29 @@ def table_csv(table: Table) -> str:
 
 
 def timeline_table(run: RunData) -> Table | None:
-    """The samples: seconds since the start, the interval's length, then every column."""
+    """The samples: seconds since the start, the wall clock (UTC) when each was taken, the
+    interval's length, then every column."""
     tl = run.timeline
     if tl is None or tl.t0_ns is None or not tl.columns.get("t_ns"):
         return None
-    names = [c for c in tl.columns if c not in ("t_ns", "dt_s")]
-    cols = ["t_s", "dt_s"] + [f"{c} ({tl.units[c]})" if tl.units.get(c) else c for c in names]
+    clocks = ("t_ns", "t_unix_ns", "dt_s")
+    names = [c for c in tl.columns if c not in clocks]
+    cols = ["t_s", "utc", "dt_s"] + [f"{c} ({tl.units[c]})" if tl.units.get(c) else c
+                                     for c in names]
     t = tl.columns["t_ns"]
     dt = tl.columns.get("dt_s") or [None] * len(t)
-    rows = tuple(((v - tl.t0_ns) / 1e9, dt[i], *(tl.columns[c][i] for c in names))
-                 for i, v in enumerate(t))
+    # timelines recorded before the wall clock was kept per sample: none
+    wall = tl.columns.get("t_unix_ns") or [None] * len(t)
+    rows = tuple(((v - tl.t0_ns) / 1e9, _utc(wall[i]), dt[i],
+                  *(tl.columns[c][i] for c in names)) for i, v in enumerate(t))
     return Table(TIMELINE_CSV, "Telemetry samples", tuple(cols), rows)
+
+
+def _utc(unix_ns: int | None) -> str | None:
+    """ISO 8601 UTC time, to the millisecond, of a wall-clock instant in ns."""
+    if unix_ns is None:
+        return None
+    return datetime.fromtimestamp(unix_ns / 1e9, timezone.utc).isoformat(timespec="milliseconds")
 
 
 def export_csv(run: dict, out_dir) -> list[Path]:

@@ -14,8 +14,13 @@ starts and ends on sample boundaries and its figures cover exactly the measured 
     ...
     timeline = sampler.stop()          # a Timeline; timeline.to_dict() is JSON-ready
 
-Scheduling: samples fall on the grid t0 + k * interval; a sample is taken at every mark as
-well, and a grid tick less than half an interval away from a mark's sample is skipped, so
+Scheduling: samples fall on a grid of the interval that is aligned with the wall clock: with
+a 1 s interval every sample is due on a whole second of UTC (with 0.5 s on the whole and the
+half second, and so on), so that samplers on several hosts tick together and their samples
+line up. The grid is placed on the monotonic clock once, at the start; each sample records
+both clocks (``t_ns``, monotonic, and ``t_unix_ns``, the wall clock when it was taken), so a
+wall clock stepped during the run shows and a sample can be put on another host's time. A
+sample is taken at every mark as well, and a grid tick less than half an interval away from a mark's sample is skipped, so
 intervals last between 0.5 and 1.5 times the nominal one (a mark made for "now" may follow
 the previous sample closely). Each sample covers (previous sample, its own t_ns].
 
@@ -53,6 +58,21 @@ START_TIMEOUT_S = 60.0  # opening sources: connecting, probing power meters
 _JSON_TYPES = (str, int, float, bool, type(None), list, dict)
 
 
+def wall_grid(interval_ns: int, mono_ns: int, unix_ns: int) -> int:
+    """The monotonic instant of the last whole multiple of the interval on the wall clock at
+    or before ``mono_ns``, given that the wall clock read ``unix_ns`` at ``mono_ns``."""
+    return mono_ns - unix_ns % interval_ns
+
+
+def clock_pair() -> tuple[int, int]:
+    """The monotonic and the wall clock at one instant: the wall clock read between two
+    readings of the monotonic one, placed at their midpoint."""
+    a = time.monotonic_ns()
+    w = time.time_ns()
+    b = time.monotonic_ns()
+    return (a + b) // 2, w
+
+
 def next_due(t0_ns: int, interval_ns: int, last_ns: int, boundaries: list[int]) -> int:
     """When the next sample is due: the grid tick at least half an interval after the last
     sample, or the earliest pending mark if it comes before that tick plus half an interval."""
@@ -76,7 +96,8 @@ class Timeline:
     """What a sampler recorded: columns of samples, marks, and what was measured.
 
     ``columns["t_ns"][i]`` ends sample i, which began at ``columns["t_ns"][i-1]`` (``t0_ns``
-    for the first); ``columns["dt_s"][i]`` is its length. Every other column holds one value
+    for the first); ``columns["dt_s"][i]`` is its length; ``columns["t_unix_ns"][i]`` is the
+    wall clock (UTC, ns since the epoch) read as it was taken. Every other column holds one value
     per sample, null where nothing was measured. ``units`` names each column's unit.
     """
 
@@ -182,7 +203,9 @@ class Sampler:
         self._errors: list[dict] = []
         self._layout: list[tuple[Source, list[array]]] = []
         self._t_ns = array("q")
+        self._unix_ns = array("q")
         self._dt_s = array("d")
+        self._grid0 = 0  # the monotonic origin of the sampling grid (on the wall clock's)
         self._t0: int | None = None
         self._t0_unix: float | None = None
         self._last = 0
@@ -285,7 +308,9 @@ class Sampler:
             for src, _ in self._layout:
                 self._read(src, t)
             self._t0 = self._last = t
-            self._t0_unix = time.time() - (time.monotonic_ns() - t) / 1e9
+            mono, unix = clock_pair()
+            self._t0_unix = (unix - (mono - t)) / 1e9
+            self._grid0 = wall_grid(self._interval_ns, mono, unix)
             cpu0 = time.thread_time_ns()
             self._ready.set()
             try:
@@ -342,7 +367,8 @@ class Sampler:
                     now = time.monotonic_ns()
                     if self._stopping:
                         break
-                    due = next_due(self._t0, self._interval_ns, self._last, self._boundaries)
+                    due = next_due(self._grid0, self._interval_ns, self._last,
+                                   self._boundaries)
                     if due <= now:
                         break
                     self._cond.wait((due - now) / 1e9)
@@ -358,9 +384,11 @@ class Sampler:
                     heapq.heappop(self._boundaries)
 
     def _sample(self, t: int) -> None:
+        unix = time.time_ns() - (time.monotonic_ns() - t)
         rows = [self._read(src, t) for src, _ in self._layout]
         with self._lock:
             self._t_ns.append(t)
+            self._unix_ns.append(unix)
             self._dt_s.append((t - self._last) / 1e9)
             for (_, cols), values in zip(self._layout, rows):
                 for col, v in zip(cols, values):
@@ -371,8 +399,9 @@ class Sampler:
     def _build(self) -> Timeline:
         with self._lock:
             columns: dict[str, list] = {"t_ns": list(self._t_ns),
+                                        "t_unix_ns": list(self._unix_ns),
                                         "dt_s": [_compact(v) for v in self._dt_s]}
-            units = {"t_ns": "ns (monotonic)", "dt_s": "s"}
+            units = {"t_ns": "ns (monotonic)", "t_unix_ns": "ns (wall clock, UTC)", "dt_s": "s"}
             for src, cols in self._layout:
                 for name, col in zip(src.columns, cols):
                     columns[name] = [_compact(v) for v in col]

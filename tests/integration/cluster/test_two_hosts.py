@@ -15,6 +15,7 @@ from clusters import UP_TIMEOUT, cluster_processes, listening, wait_until, write
 from oltplab.cluster import connect, load_hosts, load_state, submit_on, where_am_i
 from oltplab.cluster import service
 from oltplab.cluster.certs import ensure_certs
+from oltplab.cluster.clocks import Offset, Reading, host_clocks, measure
 
 HOSTS = [{"name": "h1", "address": "127.0.0.1", "datastores": ["fast"], "devices": ["loop7"]},
          {"name": "h2", "address": "127.0.0.2", "datastores": ["slow"]}]
@@ -48,6 +49,32 @@ def test_status_shows_both_hosts_alive_with_their_resources(cluster_dir):
     assert h1.address.startswith("tls://127.0.0.1:") and h2.address.startswith("tls://127.0.0.2:")
     assert h1.resources == {"host-h1": 1, "datastore-fast": 1, "device-loop7": 1}
     assert h2.resources == {"host-h2": 1, "datastore-slow": 1} and h2.alive
+
+
+def test_status_measures_each_hosts_clock_and_a_shifted_clock_is_put_back(cluster_dir, client):
+    status = service.status(load_state(cluster_dir))
+    for h in status.hosts:  # one machine: the same clocks, within the round trip's bound
+        assert isinstance(h.clock, Offset) and h.clock.probes == 5, h.clock
+        assert abs(h.clock.wall_offset_ns) <= h.clock.bound_ns + 1_000_000
+        assert abs(h.clock.mono_offset_ns) <= h.clock.bound_ns + 1_000_000
+        assert 0 < h.clock.bound_ns < 100_000_000 and h.clock.warning() is None
+
+    shift = 1_500_000_000  # a host whose clocks run 1.5 s ahead: an injected clock
+
+    def ahead() -> Reading:
+        r = host_clocks()
+        return Reading(r.unix_ns + shift, r.mono_ns + shift)
+
+    off = measure("h2", lambda: client.submit(ahead, workers=["h2"], allow_other_workers=False,
+                                              pure=False).result(timeout=30))
+    assert abs(off.wall_offset_ns - shift) <= off.bound_ns
+    assert abs(off.mono_offset_ns - shift) <= off.bound_ns
+    # an instant the host stamps lands on this host's timeline within the bound
+    before = time.monotonic_ns()
+    there = client.submit(ahead, workers=["h2"], allow_other_workers=False, pure=False)
+    stamped = there.result(timeout=30).mono_ns
+    placed = off.to_coordinator(stamped)
+    assert before - off.bound_ns <= placed <= time.monotonic_ns() + off.bound_ns
 
 
 def test_a_placed_task_runs_on_its_host_and_nowhere_else(cluster_dir, client):

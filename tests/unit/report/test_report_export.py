@@ -40,9 +40,10 @@ def test_tpcc_tables_and_samples(tmp_path):
     host = read(tmp_path / "csv" / "host_per_step.csv")
     assert float(host[1][1]) == pytest.approx(90.0)  # CPU idle at 1 user
     samples = read(tmp_path / "csv" / "timeline.csv")
-    assert samples[0][:3] == ["t_s", "dt_s", "cpu.user (%)"]
+    assert samples[0][:4] == ["t_s", "utc", "dt_s", "cpu.user (%)"]
     assert len(samples) == 1 + len(timeline_dict()["columns"]["t_ns"])
-    assert float(samples[1][0]) == 1.0
+    assert float(samples[1][0]) == 1.0 and samples[1][1] == "2023-11-14T22:13:21.000+00:00"
+    assert "t_unix_ns" not in " ".join(samples[0])
     config = dict(read(tmp_path / "csv" / "configuration.csv")[1:])
     assert config["config.db.dsn"] == "postgresql://bench:***@db:5432/tpcc"
     assert config["config.run.users"] == "1, 2, 4, 8"

@@ -44,10 +44,11 @@ def timeline_dict(users=USERS, *, power: bool = True, ramp_s: int = RAMP_S,
         names += [f"disk.{dev}.{m}" for m in ("r_s", "w_s", "rMB_s", "wMB_s", "r_await",
                                              "w_await", "aqu_sz", "util", "f_s")]
     names += ["mem.used_bytes", "mem.cached_bytes", "mem.dirty_bytes", "power.watts"]
-    cols: dict[str, list] = {"t_ns": [], "dt_s": [], **{c: [] for c in names}}
+    cols: dict[str, list] = {"t_ns": [], "t_unix_ns": [], "dt_s": [], **{c: [] for c in names}}
     spike_done = False
     for i in range(n):
         cols["t_ns"].append(T0 + (i + 1) * 10**9)
+        cols["t_unix_ns"].append(1_700_000_000 * 10**9 + (i + 1) * 10**9)
         cols["dt_s"].append(1.0)
         k, u, phase = _phase(users, i + 0.5, ramp_s, measure_s, gap_s)
         load = u if phase == "measure" else (u / 2 if phase == "ramp" else 0)
@@ -79,7 +80,8 @@ def timeline_dict(users=USERS, *, power: bool = True, ramp_s: int = RAMP_S,
                   {"name": "ramp_end", "t_ns": s + ramp_s * 10**9, "step": k},
                   {"name": "measure_end", "t_ns": s + (ramp_s + measure_s) * 10**9, "step": k}]
         start += ramp_s + measure_s + gap_s
-    units = {"t_ns": "ns (monotonic)", "dt_s": "s", "power.watts": "W"}
+    units = {"t_ns": "ns (monotonic)", "t_unix_ns": "ns (wall clock, UTC)", "dt_s": "s",
+             "power.watts": "W"}
     units.update({c: "%" for c in names if c.startswith("cpu.")})
     return {"format": "oltplab-timeline", "version": 1, "interval_s": 1.0,
             "t0_ns": T0, "t0_unix": 1.7e9, "end_ns": cols["t_ns"][-1], "columns": cols,

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from oltplab.errors import OltplabError, UsageError
-from oltplab.telemetry.sampler import Sampler, Timeline, next_due
+from oltplab.telemetry.sampler import Sampler, Timeline, clock_pair, next_due, wall_grid
 from oltplab.telemetry.sources import Source
 
 S = 1_000_000_000
@@ -28,6 +28,34 @@ def test_schedule_with_marks():
     assert next_due(0, S, S, [int(2.4 * S)]) == int(2.4 * S)  # the tick at 2 s is skipped
     assert next_due(0, S, S, [int(2.6 * S)]) == 2 * S  # far enough: tick first
     assert next_due(0, S, int(2.4 * S), []) == 3 * S
+
+
+def test_the_grid_is_placed_on_whole_multiples_of_the_interval_on_the_wall_clock():
+    # the wall clock read 1,700,000,123.4 s at monotonic 50 s: the last whole second (UTC)
+    # was 0.4 s before, the last whole quarter second 0.15 s before
+    unix = 1_700_000_123_400_000_000
+    assert wall_grid(S, 50 * S, unix) == 50 * S - 400_000_000
+    assert wall_grid(S // 4, 50 * S, unix) == 50 * S - 150_000_000
+    assert wall_grid(S, 50 * S, 1_700_000_123 * S) == 50 * S  # on a whole second already
+    mono, wall = clock_pair()
+    assert abs((time.time_ns() - wall) - (time.monotonic_ns() - mono)) < 50_000_000
+
+
+def test_samples_fall_on_the_wall_clock_grid_and_record_both_clocks(tmp_path):
+    interval = 250_000_000
+    with Sampler(interval / S, power="none") as s:
+        time.sleep(1.6)
+    tl = s.stop()  # stopped by the with already: the same timeline
+    t, wall = tl.columns["t_ns"], tl.columns["t_unix_ns"]
+    assert len(wall) == len(t) >= 6 and tl.units["t_unix_ns"] == "ns (wall clock, UTC)"
+    # both clocks advance together (no step of the wall clock here) ...
+    offsets = [w - m for w, m in zip(wall, t)]
+    assert max(offsets) - min(offsets) < 5_000_000
+    assert abs(offsets[0] - (tl.t0_unix * S - tl.t0_ns)) < 5_000_000
+    # ... and the grid's samples (all but the last, taken at stop) are on whole quarter
+    # seconds of UTC, late by the thread's wake-up at most, never early
+    late = sorted(w % interval for w in wall[:-1])
+    assert late[len(late) // 2] < 30_000_000, late
 
 
 def test_bad_arguments_fail_before_starting():
