@@ -64,11 +64,11 @@ def wall_grid(interval_ns: int, mono_ns: int, unix_ns: int) -> int:
     return mono_ns - unix_ns % interval_ns
 
 
-def clock_pair() -> tuple[int, int]:
+def clock_pair(wall_clock=time.time_ns) -> tuple[int, int]:
     """The monotonic and the wall clock at one instant: the wall clock read between two
     readings of the monotonic one, placed at their midpoint."""
     a = time.monotonic_ns()
-    w = time.time_ns()
+    w = wall_clock()
     b = time.monotonic_ns()
     return (a + b) // 2, w
 
@@ -116,6 +116,8 @@ class Timeline:
     errors: list[dict] = field(default_factory=list)
     overhead: dict = field(default_factory=dict)
     io_latency: dict = field(default_factory=dict)  # per-IO latencies per step (iolatency.py)
+    # other hosts' timelines, placed on this one's clocks (stream.py): name -> {clock, timeline}
+    hosts: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.columns.get("t_ns", ()))
@@ -129,7 +131,8 @@ class Timeline:
                 "end_ns": self.end_ns, "columns": self.columns, "units": self.units,
                 "devices": self.devices, "roles": self.roles, "interfaces": self.interfaces,
                 "marks": self.marks, "power": self.power, "database": self.database,
-                "errors": self.errors, "overhead": self.overhead, "io_latency": self.io_latency}
+                "errors": self.errors, "overhead": self.overhead, "io_latency": self.io_latency,
+                "hosts": self.hosts}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Timeline":
@@ -171,7 +174,7 @@ class Sampler:
                  proc_root: str = "/proc", sys_root: str = "/sys",
                  extra_sources: list[Source] | None = None,
                  db_maintenance: str | None = ..., db_engine: str | None = None,
-                 io_latency: str = "off"):
+                 io_latency: str = "off", wall_clock=time.time_ns):
         try:
             interval = float(interval)
         except (TypeError, ValueError):
@@ -181,6 +184,7 @@ class Sampler:
             raise UsageError(f"--sample-interval: {interval:g} s is outside "
                              f"{MIN_INTERVAL_S:g} s .. {MAX_INTERVAL_S:g} s")
         self.interval = interval
+        self._wall = wall_clock  # ns since the epoch (a host whose clock is off, in tests)
         self._interval_ns = int(round(interval * 1e9))
         self._disks = DiskSource(devices, paths, proc_root, sys_root)
         self._power = PowerSource(power, interval)
@@ -308,7 +312,7 @@ class Sampler:
             for src, _ in self._layout:
                 self._read(src, t)
             self._t0 = self._last = t
-            mono, unix = clock_pair()
+            mono, unix = clock_pair(self._wall)
             self._t0_unix = (unix - (mono - t)) / 1e9
             self._grid0 = wall_grid(self._interval_ns, mono, unix)
             cpu0 = time.thread_time_ns()
@@ -384,7 +388,7 @@ class Sampler:
                     heapq.heappop(self._boundaries)
 
     def _sample(self, t: int) -> None:
-        unix = time.time_ns() - (time.monotonic_ns() - t)
+        unix = self._wall() - (time.monotonic_ns() - t)
         rows = [self._read(src, t) for src, _ in self._layout]
         with self._lock:
             self._t_ns.append(t)
