@@ -128,10 +128,14 @@ def place(tl: Timeline, mono_offset_ns: int, wall_offset_ns: int) -> Timeline:
 
 def with_hosts(main: Timeline, parts: dict[str, dict]) -> Timeline:
     """The coordinator's timeline with other hosts' beside it: ``parts`` maps each host to
-    ``{"clock": <its Offset.to_json()>, "timeline": <its placed Timeline>}``."""
+    ``{"clock": <its Offset.to_json()>, "timeline": <its placed Timeline> or None}`` and,
+    for a host whose sampler was lost, ``"error"`` (its timeline: what it streamed)."""
     hosts = dict(main.hosts)
     for name, part in parts.items():
-        hosts[name] = {"clock": part.get("clock"), "timeline": part["timeline"].to_dict()}
+        tl = part.get("timeline")
+        hosts[name] = {"clock": part.get("clock"),
+                       "timeline": tl.to_dict() if tl is not None else None,
+                       **({"error": part["error"]} if part.get("error") else {})}
     return dataclasses.replace(main, hosts=hosts)
 
 

@@ -9,6 +9,7 @@ import ssl
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from clusters import UP_TIMEOUT, cluster_processes, listening, wait_until, write_hosts
 
@@ -16,6 +17,9 @@ from oltplab.cluster import connect, load_hosts, load_state, submit_on, where_am
 from oltplab.cluster import service
 from oltplab.cluster.certs import ensure_certs
 from oltplab.cluster.clocks import Offset, Reading, host_clocks, measure
+from oltplab.cluster.sampling import HostSamplers
+from oltplab.telemetry.sampler import Timeline
+from oltplab.telemetry.stream import with_hosts
 
 HOSTS = [{"name": "h1", "address": "127.0.0.1", "datastores": ["fast"], "devices": ["loop7"]},
          {"name": "h2", "address": "127.0.0.2", "datastores": ["slow"]}]
@@ -75,6 +79,31 @@ def test_status_measures_each_hosts_clock_and_a_shifted_clock_is_put_back(cluste
     stamped = there.result(timeout=30).mono_ns
     placed = off.to_coordinator(stamped)
     assert before - off.bound_ns <= placed <= time.monotonic_ns() + off.bound_ns
+
+
+def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(client):
+    busy = submit_on(client, "h2", time.sleep, 4)  # a placed task holds h2 meanwhile
+    start = time.monotonic_ns()
+    with HostSamplers(client, ["h1", "h2"], interval=0.25, power="none") as samplers:
+        time.sleep(1.5)
+        live = samplers.latest()
+    end = time.monotonic_ns()
+    assert set(live) == {"h1", "h2"} and start < live["h2"][0] < end
+    assert "cpu.idle" in live["h1"][1]
+    parts = samplers.parts
+    for h in ("h1", "h2"):
+        part = parts[h]
+        assert "error" not in part, part
+        tl, clock = part["timeline"], part["clock"]
+        t = tl.columns["t_ns"]
+        assert len(t) >= 5 and start < t[0] and t[-1] < end + clock["bound_ns"]
+        assert abs(clock["mono_offset_ns"]) <= clock["bound_ns"] < 100_000_000
+        assert tl.column("cpu.idle")[1] is not None
+    merged = with_hosts(Timeline(interval_s=0.25), parts)
+    assert merged.hosts["h2"]["timeline"]["columns"]["t_ns"] == parts["h2"]["timeline"].columns["t_ns"]
+    busy.result(timeout=30)
+    assert not [p for p in psutil.process_iter(["cmdline"])
+                if "oltplab.telemetry.stream" in " ".join(p.info["cmdline"] or [])]
 
 
 def test_a_placed_task_runs_on_its_host_and_nowhere_else(cluster_dir, client):
@@ -217,6 +246,9 @@ def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, cl
     state = load_state(cluster_dir)
     future = submit_on(client, "h2", _mark_and_wait, str(tmp_path), 60)
     assert wait_until(lambda: (tmp_path / "h2").exists())
+    samplers = HostSamplers(client, ["h2"], interval=0.25, power="none")
+    samplers.start()
+    time.sleep(1.0)
     psutil.Process(state.worker("h2").process.pid).kill()
     from distributed.scheduler import KilledWorker
     with pytest.raises(KilledWorker):
@@ -225,6 +257,14 @@ def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, cl
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h2"]  # never re-run on h1
     status = service.status(load_state(cluster_dir))
     assert [(h.name, h.alive) for h in status.hosts] == [("h1", True), ("h2", False)]
+    # its sampler's part: failed, with what it streamed before, and no process left behind
+    began = time.monotonic()
+    part = samplers.stop()["h2"]
+    assert time.monotonic() - began < 30 and "lost" in part["error"]
+    assert len(part["timeline"].columns["t_ns"]) >= 3 and part["clock"] is not None
+    assert wait_until(lambda: not [
+        p for p in psutil.process_iter(["cmdline"])
+        if "oltplab.telemetry.stream" in " ".join(p.info["cmdline"] or [])])
 
 
 def test_down_leaves_no_process(cluster_dir, client):
