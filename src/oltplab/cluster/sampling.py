@@ -200,15 +200,20 @@ class HostSamplers:
         if self._stopping.is_set():
             return self.parts
         for h in self.hosts:
+            if h not in self._futures:  # start() stopped before it
+                self.parts.setdefault(h, {"error": "its sampler was not started"})
+        for h in self.hosts:
             if h not in self.parts:
                 self._put(h, "stop")
+        deadline = time.monotonic() + STOP_TIMEOUT_S  # for all: hung hosts wait together
         for h in self.hosts:
             off = self.offsets.get(h)
             part = self.parts.get(h, {})
             result = None
-            if h not in self.parts:
+            if h not in self.parts and h in self._futures:
                 try:
-                    result = self._futures[h].result(timeout=STOP_TIMEOUT_S)
+                    result = self._futures[h].result(
+                        timeout=max(0.1, deadline - time.monotonic()))
                 except Exception as e:  # noqa: BLE001 - the worker died or hangs
                     part = {"error": f"its sampler was lost: {type(e).__name__}: {e}"
                             if str(e) else f"its sampler was lost: {type(e).__name__}"}
@@ -223,9 +228,9 @@ class HostSamplers:
             part["clock"] = off.to_json() if off is not None else None
             self.parts[h] = part
         self._stopping.set()
-        for h in self.hosts:
-            if not self._futures[h].done():
-                self._futures[h].cancel()
+        for f in self._futures.values():
+            if not f.done():
+                f.cancel()
         return self.parts
 
     # -- inside --------------------------------------------------------------------------

@@ -316,14 +316,16 @@ class _Ending:
 
 @contextmanager
 def recording(record, sampler, progress=None, after: Callable[[], None] | None = None,
-              metrics=None, unit: str | None = None):
+              metrics=None, unit: str | None = None, hosts=None):
     """Start the sampler, run the body, and close the record however the body ends: Ctrl-C
     is "interrupted", an OltplabError "failed" with its message (raised again when the sampler's
     start raised it, before the body); the body sets ``status`` (and ``error``) of the object
     it is given when it ends otherwise. The progress object's
     ``finished``, the timeline, ``after`` and the final record are written in every case.
     ``metrics``, a running telemetry.openmetrics.Endpoint, serves the run's figures (the
-    sampler's, the headline ``unit``'s) meanwhile; the record names it (``metrics``)."""
+    sampler's, the headline ``unit``'s) meanwhile; the record names it (``metrics``).
+    ``hosts`` (cluster.sampling.HostSamplers, not started) samples other hosts beside this
+    one's sampler, and the timeline keeps theirs too."""
     end, started = _Ending(), False
     if metrics is not None:
         record.data["metrics"] = metrics.record()
@@ -331,6 +333,8 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
     try:
         if sampler is not None:
             sampler.start()
+            if hosts is not None:
+                hosts.start()
         started = True
         yield end
     except KeyboardInterrupt:
@@ -346,7 +350,7 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
             metrics.figures.end()
         if progress is not None:
             progress.finished()
-        save_timeline(sampler, record)
+        save_timeline(sampler, record, hosts if sampler is not None else None)
         if after is not None:
             after()
         _datastores_after(record)

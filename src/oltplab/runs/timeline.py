@@ -17,13 +17,19 @@ def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = Non
                    io_latency=io_latency)
 
 
-def save_timeline(sampler, record) -> None:
-    """timeline.json beside run.json, and each step's derived telemetry figures."""
+def save_timeline(sampler, record, hosts=None) -> None:
+    """timeline.json beside run.json, and each step's derived telemetry figures; ``hosts``
+    (cluster.sampling.HostSamplers) adds the other hosts' timelines, placed on this one's
+    clocks, and their figures per step (``telemetry.hosts``)."""
     if sampler is None or not sampler.started:
         return
     from ..results.store import atomic_write
     from ..telemetry.derive import derive_steps
     timeline = sampler.stop()
+    parts = hosts.stop() if hosts is not None else {}
+    if parts:
+        from ..telemetry.stream import with_hosts
+        timeline = with_hosts(timeline, parts)
     data = timeline.to_dict()
     atomic_write(record.path / "timeline.json", json.dumps(data) + "\n")
     steps = record.data["steps"]
@@ -33,3 +39,25 @@ def save_timeline(sampler, record) -> None:
             steps[k]["telemetry"] = figures
     record.data["telemetry"] = {"file": "timeline.json", "interval_s": timeline.interval_s,
                                 "power": data.get("power")}
+    if parts:
+        record.data["telemetry"]["hosts"] = _host_figures(timeline, parts, steps)
+
+
+def _host_figures(timeline, parts: dict, steps: list[dict]) -> dict:
+    """Each other host's figures per step (its samples within this host's step marks) in the
+    step's ``telemetry.hosts``; what the run's record says of each host's timeline."""
+    import dataclasses
+
+    from ..telemetry.derive import derive_steps
+    out = {}
+    for name, part in parts.items():
+        tl = part.get("timeline")
+        out[name] = {"clock": part.get("clock"), "samples": len(tl) if tl is not None else 0,
+                     **({"error": part["error"]} if part.get("error") else {})}
+        if tl is None:
+            continue
+        for figures in derive_steps(dataclasses.replace(tl, marks=list(timeline.marks)), steps):
+            k = figures.get("step")
+            if isinstance(k, int) and 0 <= k < len(steps) and "telemetry" in steps[k]:
+                steps[k]["telemetry"].setdefault("hosts", {})[name] = figures
+    return out
