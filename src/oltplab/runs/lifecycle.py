@@ -329,7 +329,7 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
     end, started = _Ending(), False
     if metrics is not None:
         record.data["metrics"] = metrics.record()
-        metrics.figures.begin(record.data["id"], unit, sampler)
+        metrics.figures.begin(record.data["id"], unit, sampler, hosts)
     try:
         if sampler is not None:
             sampler.start()

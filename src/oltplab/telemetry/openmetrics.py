@@ -56,20 +56,23 @@ class LiveFigures:
         self._run: str | None = None
         self._unit: str | None = None
         self._sampler = None
+        self._hosts = None  # other hosts' samplers (cluster.sampling.HostSamplers)
         self._tick = None
         self._latencies: tuple[int, dict] | None = None  # (step from 1, its transactions)
 
-    def begin(self, run: str, unit: str | None = None, sampler=None) -> None:
+    def begin(self, run: str, unit: str | None = None, sampler=None, hosts=None) -> None:
         """A run starts: its id, its headline unit's key ("nopm", "opm"; None for a run without
-        one) and its sampler (None: no telemetry)."""
+        one), its sampler (None: no telemetry) and the other hosts' samplers (``hosts``, with
+        ``latest() -> {host: (t_ns, columns)}``; None: this host alone)."""
         with self._lock:
-            self._run, self._unit, self._sampler = run, unit, sampler
+            self._run, self._unit, self._sampler, self._hosts = run, unit, sampler, hosts
             self._tick, self._latencies = None, None
 
     def end(self) -> None:
         """The run ended: the page is empty until the next one begins."""
         with self._lock:
             self._run = self._unit = self._sampler = self._tick = self._latencies = None
+            self._hosts = None
 
     def tick(self, tick) -> None:
         """The manager's live figures (a ``loadgen.step.Tick`` or a ``Throughput``)."""
@@ -97,11 +100,13 @@ class LiveFigures:
         with self._lock:
             if self._run is None:
                 return None
-            sampler, tick = self._sampler, self._tick
+            sampler, hosts, tick = self._sampler, self._hosts, self._tick
             snap = {"run": self._run, "unit": self._unit, "tick": tick,
                     "latencies": self._latencies}
         latest = sampler.latest() if sampler is not None else None
         snap["sample"] = latest[1] if latest is not None else {}
+        others = hosts.latest() if hosts is not None else {}
+        snap["hosts"] = {name: values for name, (_, values) in others.items()}
         return snap
 
 
@@ -143,7 +148,10 @@ class FiguresCollector(Collector):
         names = ["run", "step", "host"]
         yield from _run_families(names, base, tick, snap["unit"])
         yield from _latency_families(names, snap, self.figures.host)
-        yield from _sample_families(names, base, snap["sample"])
+        samples = [(base, snap["sample"])]
+        samples += [([snap["run"], step, name], values)
+                     for name, values in snap.get("hosts", {}).items()]
+        yield from _sample_families(names, samples)
 
 
 def _gauge(name: str, doc: str, names: list[str], extra: tuple[str, ...] = (),
@@ -189,36 +197,39 @@ def _latency_families(names, snap, host):
         yield g
 
 
-def _sample_families(names, base, sample: dict):
+def _sample_families(names, samples: list[tuple[list, dict]]):
+    """The host figures of each (labels, sample) pair: this host's and each other host's, in
+    one family per metric."""
     cpu = _gauge("oltplab_cpu_ratio", "Share of the host's CPU time by mode over the last "
                  "sample.", names, ("mode",), unit="ratio")
-    for mode in CPU_MODES:
-        v = _value(sample.get(f"cpu.{mode}"))
-        if v is not None:
-            cpu.add_metric([*base, mode], v / 100.0)
-    if cpu.samples:
-        yield cpu
-    user, system = _value(sample.get("cpu.user")), _value(sample.get("cpu.system"))
-    if user is not None and system is not None:
-        busy = _gauge("oltplab_cpu_busy_ratio", "Share of the host's CPU time busy (user and "
-                      "system) over the last sample.", names, unit="ratio")
-        busy.add_metric(base, (user + system) / 100.0)
-        yield busy
-    yield from _device_families(names, base, sample)
+    busy = _gauge("oltplab_cpu_busy_ratio", "Share of the host's CPU time busy (user and "
+                  "system) over the last sample.", names, unit="ratio")
     mem = _gauge("oltplab_memory_bytes", "Host memory: used, page cache, dirty.", names,
                  ("kind",), unit="bytes")
-    for kind in ("used", "cached", "dirty"):
-        v = _value(sample.get(f"mem.{kind}_bytes"))
-        if v is not None:
-            mem.add_metric([*base, kind], v)
-    if mem.samples:
-        yield mem
-    watts = _value(sample.get("power.watts"))
-    if watts is not None:
-        power = _gauge("oltplab_power_watts", "Power drawn, from the run's power meter.",
-                       names, unit="watts")
-        power.add_metric(base, watts)
-        yield power
+    power = _gauge("oltplab_power_watts", "Power drawn, from the run's power meter.",
+                   names, unit="watts")
+    for base, sample in samples:
+        for mode in CPU_MODES:
+            v = _value(sample.get(f"cpu.{mode}"))
+            if v is not None:
+                cpu.add_metric([*base, mode], v / 100.0)
+        user, system = _value(sample.get("cpu.user")), _value(sample.get("cpu.system"))
+        if user is not None and system is not None:
+            busy.add_metric(base, (user + system) / 100.0)
+        for kind in ("used", "cached", "dirty"):
+            v = _value(sample.get(f"mem.{kind}_bytes"))
+            if v is not None:
+                mem.add_metric([*base, kind], v)
+        watts = _value(sample.get("power.watts"))
+        if watts is not None:
+            power.add_metric(base, watts)
+    for family in (cpu, busy):
+        if family.samples:
+            yield family
+    yield from _device_families(names, samples)
+    for family in (mem, power):
+        if family.samples:
+            yield family
 
 
 def _devices(sample: dict) -> list[str]:
@@ -230,7 +241,7 @@ def _devices(sample: dict) -> list[str]:
     return list(seen)
 
 
-def _device_families(names, base, sample: dict):
+def _device_families(names, samples: list[tuple[list, dict]]):
     extra = ("device", "direction")
     iops = _gauge("oltplab_device_iops", "Completed I/O per second of a block device.", names,
                   extra)
@@ -241,17 +252,18 @@ def _device_families(names, base, sample: dict):
                  unit="seconds")
     util = _gauge("oltplab_device_busy_ratio", "Share of time a block device had I/O in "
                   "flight (iostat's %util).", names, ("device",), unit="ratio")
-    for dev in _devices(sample):
-        for direction, d in (("read", "r"), ("write", "w")):
-            labels = [*base, dev, direction]
-            for family, column, scale in ((iops, f"{d}_s", 1.0), (rate, f"{d}MB_s", MIB),
-                                          (lat, f"{d}_await", 1e-3)):
-                v = _value(sample.get(f"disk.{dev}.{column}"))
-                if v is not None:
-                    family.add_metric(labels, v * scale)
-        v = _value(sample.get(f"disk.{dev}.util"))
-        if v is not None:
-            util.add_metric([*base, dev], v / 100.0)
+    for base, sample in samples:
+        for dev in _devices(sample):
+            for direction, d in (("read", "r"), ("write", "w")):
+                labels = [*base, dev, direction]
+                for family, column, scale in ((iops, f"{d}_s", 1.0), (rate, f"{d}MB_s", MIB),
+                                              (lat, f"{d}_await", 1e-3)):
+                    v = _value(sample.get(f"disk.{dev}.{column}"))
+                    if v is not None:
+                        family.add_metric(labels, v * scale)
+            v = _value(sample.get(f"disk.{dev}.util"))
+            if v is not None:
+                util.add_metric([*base, dev], v / 100.0)
     for family in (iops, rate, lat, util):
         if family.samples:
             yield family

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from clusters import UP_TIMEOUT, cluster_processes, listening, wait_until, write_hosts
 
 from oltplab.cluster import connect, load_hosts, load_state, submit_on, where_am_i
@@ -18,6 +19,7 @@ from oltplab.cluster import service
 from oltplab.cluster.certs import ensure_certs
 from oltplab.cluster.clocks import Offset, Reading, host_clocks, measure
 from oltplab.cluster.sampling import HostSamplers
+from oltplab.telemetry.openmetrics import LiveFigures, exposition
 from oltplab.telemetry.sampler import Timeline
 from oltplab.telemetry.stream import with_hosts
 
@@ -84,12 +86,20 @@ def test_status_measures_each_hosts_clock_and_a_shifted_clock_is_put_back(cluste
 def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(client):
     busy = submit_on(client, "h2", time.sleep, 4)  # a placed task holds h2 meanwhile
     start = time.monotonic_ns()
+    figures = LiveFigures(host="here")
     with HostSamplers(client, ["h1", "h2"], interval=0.25, power="none") as samplers:
         time.sleep(1.5)
         live = samplers.latest()
+        figures.begin("run-1", "nopm", None, samplers)
+        page = exposition(figures).decode()
     end = time.monotonic_ns()
     assert set(live) == {"h1", "h2"} and start < live["h2"][0] < end
     assert "cpu.idle" in live["h1"][1]
+    # the live endpoint serves each host's figures, labelled with its name
+    cpu = {(m.labels["host"], m.labels["mode"]): m.value
+           for family in text_string_to_metric_families(page)
+           if family.name == "oltplab_cpu_ratio" for m in family.samples}
+    assert {h for h, _ in cpu} == {"h1", "h2"} and 0 <= cpu["h2", "idle"] <= 1
     parts = samplers.parts
     for h in ("h1", "h2"):
         part = parts[h]
