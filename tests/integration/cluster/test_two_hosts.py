@@ -110,7 +110,8 @@ def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(client):
         assert abs(clock["mono_offset_ns"]) <= clock["bound_ns"] < 100_000_000
         assert tl.column("cpu.idle")[1] is not None
     merged = with_hosts(Timeline(interval_s=0.25), parts)
-    assert merged.hosts["h2"]["timeline"]["columns"]["t_ns"] == parts["h2"]["timeline"].columns["t_ns"]
+    placed = parts["h2"]["timeline"].columns["t_ns"]
+    assert merged.hosts["h2"]["timeline"]["columns"]["t_ns"] == placed
     busy.result(timeout=30)
     assert not [p for p in psutil.process_iter(["cmdline"])
                 if "oltplab.telemetry.stream" in " ".join(p.info["cmdline"] or [])]
