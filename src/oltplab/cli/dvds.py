@@ -114,6 +114,7 @@ class DvdsLines(TpccLines):
                        f"client OPM {fmt_int(step.get('client_opm'))}  rollbacks "
                        f"{_pct(step.get('rollback_pct'))}"
                        f"{'  (partial)' if step.get('partial') else ''}")
+        self.hosts(step)
 
 
 def _pct(x: Any) -> str:

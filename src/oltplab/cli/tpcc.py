@@ -123,6 +123,18 @@ class TpccLines(TpccProgress):
                        f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
                        f"NOPM {fmt_int(step['nopm'])}"
                        f"{'  (partial)' if step.get('partial') else ''}")
+        self.hosts(step)
+
+    def hosts(self, step: dict) -> None:
+        """A line per host of a --loadgen step: its share, its count, its clock."""
+        from .ui import fmt_int
+        for h in step.get("loadgen") or ():
+            offset = h.get("clock_offset_ms")
+            clock = ("" if offset is None else
+                     f"  clock {offset:+.3f} ms (round trip {h['round_trip_ms']:.3f} ms)")
+            self.line.done(f"  {h['host']}: {h['users']} users, {h['workers']} workers, "
+                           f"{fmt_int(h['completed'])} transactions{clock}"
+                           + (f"  FAILED: {h['error']}" if h.get("error") else ""))
 
     def finished(self) -> None:
         self.line.done()

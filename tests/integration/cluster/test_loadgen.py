@@ -44,13 +44,13 @@ def _spec(tmp_path: Path, users: int, duration: float, rampup: float = 1.0) -> R
 
 
 class Phases(TpccProgress):
-    """Sets ``measuring`` once the step's measured window has begun."""
+    """Sets ``measuring`` once the step has measured for 3 s (its first snapshot taken)."""
 
     def __init__(self):
         self.measuring = threading.Event()
 
     def tick(self, tick) -> None:
-        if tick.phase == "measure":
+        if tick.phase == "measure" and tick.elapsed_s >= 3:
             self.measuring.set()
 
 
@@ -106,6 +106,40 @@ def test_a_split_step_merges_every_host_exactly(cluster_dir, quiet_w1, tmp_path)
     assert step["driver"]["workers"] == 2
 
 
+def _oltplab(capsys, *args: str) -> tuple[int, str]:
+    """The command as a user runs it, in this process: its exit code and its stderr."""
+    from oltplab.cli.main import main
+    held = signal.getsignal(signal.SIGTERM)
+    try:
+        code = main(list(args))
+    finally:
+        signal.signal(signal.SIGTERM, held)
+    return code, capsys.readouterr().err.strip()
+
+
+def test_dvds_run_splits_the_shoppers_and_prints_each_host(cluster_dir, pg, tmp_path, capsys):
+    import json
+
+    from oltplab.engines.postgres.dvds.loader import build
+    from oltplab.workloads.dvds.build import DvdsBuildSpec
+    from oltplab.workloads.dvds.sizes import parse_size
+    dsn = pg.create_db("lgdvds")
+    build(dsn, DvdsBuildSpec(size=parse_size("10MB"), build_users=2, seed=3))
+    code, err = _oltplab(capsys, "dvds", "run", "--dsn", dsn, "--users", "2", "--rampup", "1s",
+                         "--duration", "4s", "--sample-interval", "0", "--power", "none",
+                         "--io-latency", "off", "--results-dir", str(tmp_path / "results"),
+                         "--loadgen", "h1,h2", "--cluster-dir", str(cluster_dir))
+    assert code == 0, err
+    assert "  h1: 1 users, 1 workers, " in err and "  h2: 1 users, 1 workers, " in err, err
+    [run_json] = (tmp_path / "results").glob("*/run.json")
+    [step] = json.loads(run_json.read_text())["steps"]
+    parts = step["loadgen"]
+    calls = [n for n in step["transactions"] if n != "order"]
+    assert sum(step["transactions"][n]["count"] for n in calls) == sum(
+        p["completed"] for p in parts) > 0
+    assert step["transactions"]["order"]["committed"] == sum(p["units"] for p in parts) > 0
+
+
 def test_bad_input_is_refused_in_one_line_and_records_nothing(cluster_dir, quiet_w1,
                                                                tmp_path):
     spec = _spec(tmp_path, 2, 2.0)
@@ -123,15 +157,8 @@ def test_bad_input_is_refused_in_one_line_and_records_nothing(cluster_dir, quiet
 
 
 def test_the_commands_refuse_bad_hosts_in_one_line(cluster_dir, quiet_w1, tmp_path, capsys):
-    from oltplab.cli.main import main
-
     def oltplab(*args: str) -> tuple[int, str]:
-        held = signal.getsignal(signal.SIGTERM)
-        try:
-            code = main(list(args))
-        finally:
-            signal.signal(signal.SIGTERM, held)
-        return code, capsys.readouterr().err.strip()
+        return _oltplab(capsys, *args)
 
     common = ["--dsn", quiet_w1, "--users", "2", "--rampup", "0", "--duration", "2s",
               "--sample-interval", "0", "--power", "none", "--io-latency", "off",
