@@ -66,7 +66,7 @@ def step(dsn: str, folder: Path, hosts: tuple[str, ...], spec: RunSpec, window=N
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     run_args(p, duration=60)
-    p.add_argument("--cpu-users", type=int, default=1000)
+    p.add_argument("--cpu-users", type=int, default=1000, help="0: no CPU measurement")
     p.add_argument("--cpu-duration", type=float, default=30)
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="oltplab-bench-cluster-") as tmp, \
@@ -91,6 +91,8 @@ def main() -> None:
             print(f"NOPM, two workers: {statistics.fmean(nopm['two']):,.0f}; one worker: "
                   f"{statistics.fmean(nopm['one']):,.0f}; ratio {ratio:.3f}{noise} "
                   f"(target >= 0.97)")
+            if a.cpu_users < 1:
+                return
             window = Window()
             cpu = RunSpec(users=(a.cpu_users,), rampup=a.rampup, duration=a.cpu_duration,
                           seed=a.seed, keying_thinking=True, workers=2, sample_interval=0)
