@@ -1,7 +1,7 @@
 """``--loadgen``: a step's virtual users split over two "hosts" (Dask workers on 127.0.0.1 and
 127.0.0.2) against the suite's PostgreSQL. The tests run in order on one cluster: a split
-step merged exactly, bad input refused, a host stopped (SIGSTOP: hung), a host killed
-(SIGKILL), and a dead host refused."""
+step merged exactly, the shop split from the command line, bad input refused, Ctrl-C, a host
+stopped (SIGSTOP: hung), a host killed (SIGKILL), and a dead host refused."""
 
 from __future__ import annotations
 
@@ -188,6 +188,32 @@ def test_a_managed_server_without_tcp_is_refused_before_anything_runs(cluster_di
     with pytest.raises(UsageError, match="listens on its private unix socket only"):
         hosts_dsn(Target("postgresql://postgres@/tpcc?host=/x", "", SocketOnly(), False),
                   [w.host for w in spec.workers])
+
+
+def test_ctrl_c_keeps_what_every_host_measured_and_stops_them_all(cluster_dir, quiet_w1,
+                                                                   tmp_path):
+    progress, stop, box = Phases(), threading.Event(), {}
+
+    def interrupt():  # what the command does on Ctrl-C, from a thread
+        if progress.measuring.wait(120):
+            box["pids"] = _workers_of(cluster_dir)
+            stop.set()
+
+    helper = threading.Thread(target=interrupt, daemon=True)
+    helper.start()
+    run = run_tpcc_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 90.0), progress,
+                            stop=stop, loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
+    helper.join(5)
+    assert run["status"] == "interrupted", run.get("error")
+    [step] = run["steps"]
+    assert step["partial"] and 2 < step["measured_s"] < 30
+    parts = step["loadgen"]
+    assert [(p["host"], p["status"], p["reported"]) for p in parts] == [
+        ("h1", "completed", 1), ("h2", "completed", 1)]
+    assert sum(t["count"] for t in step["transactions"].values()) == sum(
+        p["completed"] for p in parts) > 0
+    assert sorted(set(box["pids"].values())) == ["h1", "h2"]
+    assert wait_until(lambda: not _running(box["pids"]), timeout=15)
 
 
 def _run_and(cluster_dir, dsn, tmp_path, signal_h2, duration):
