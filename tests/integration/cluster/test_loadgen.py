@@ -1,7 +1,8 @@
 """``--loadgen``: a step's virtual users split over two "hosts" (Dask workers on 127.0.0.1 and
 127.0.0.2) against the suite's PostgreSQL. The tests run in order on one cluster: a split
-step merged exactly, the shop split from the command line, bad input refused, Ctrl-C, a host
-stopped (SIGSTOP: hung), a host killed (SIGKILL), and a dead host refused."""
+step merged exactly, the shop split from the command line, bad input refused, Ctrl-C, a
+coordinator killed, a host stopped (SIGSTOP: hung), a host killed (SIGKILL), and a dead host
+refused."""
 
 from __future__ import annotations
 
@@ -214,6 +215,28 @@ def test_ctrl_c_keeps_what_every_host_measured_and_stops_them_all(cluster_dir, q
         p["completed"] for p in parts) > 0
     assert sorted(set(box["pids"].values())) == ["h1", "h2"]
     assert wait_until(lambda: not _running(box["pids"]), timeout=15)
+
+
+def test_a_coordinator_that_dies_leaves_no_worker_process_on_the_hosts(cluster_dir, quiet_w1,
+                                                                        tmp_path):
+    import subprocess
+    import sys
+    p = subprocess.Popen(
+        [sys.executable, "-m", "oltplab", "tpcc", "run", "--dsn", quiet_w1, "--users", "4",
+         "--rampup", "1s", "--duration", "90s", "--sample-interval", "0", "--power", "none",
+         "--io-latency", "off", "--results-dir", str(tmp_path / "results"), "--loadgen",
+         "h1,h2", "--cluster-dir", str(cluster_dir)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: len(_workers_of(cluster_dir)) == 2, timeout=120)
+        time.sleep(3)  # measuring
+        pids = _workers_of(cluster_dir)
+        assert sorted(pids.values()) == ["h1", "h2"]
+    finally:
+        p.kill()
+        p.wait()
+    # the relays stop hearing the coordinator (or see their tasks cancelled) and stop them
+    assert wait_until(lambda: not _running(pids), timeout=25), _running(pids)
 
 
 def _run_and(cluster_dir, dsn, tmp_path, signal_h2, duration):
