@@ -342,6 +342,18 @@ class RunSpec:
             raise UsageError(f"--name: {self.name!r} may hold letters, digits, '.', '_' and '-' only")
 
 
+@dataclass(frozen=True)
+class LoadgenSpec:
+    """--loadgen: the cluster's hosts that run the virtual users, and the cluster's folder."""
+
+    hosts: tuple[str, ...]
+    cluster_dir: Path
+
+
+def loadgen_spec(hosts: tuple[str, ...] | None, cluster_dir: Path) -> LoadgenSpec | None:
+    return LoadgenSpec(tuple(hosts), Path(cluster_dir)) if hosts else None
+
+
 METRICS_LISTEN = "127.0.0.1"  # the live metrics endpoint: loopback unless told otherwise
 
 

@@ -523,6 +523,26 @@ CLUSTER: tuple[Option, ...] = (
            "logs.", ("--dir",), type=Path, default=DEFAULT_CLUSTER, show_default=True,
            envvar="OLTPLAB_CLUSTER_DIR"),
 )
+def a_host_list(value, what):
+    from .loadgen.split import host_names
+    try:
+        return host_names(value)
+    except ValueError as e:
+        raise UsageError(f"{what}: {e}") from None
+
+
+# tpcc run and dvds run over the cluster's hosts (the command line only: a plan's cells run
+# here)
+LOADGEN: tuple[Option, ...] = (
+    Option("loadgen", "loadgen", "Run the virtual users on these hosts of the cluster "
+           "(h1,h2: oltplab cluster up starts it), split over their C loops; the database "
+           "is reached over TCP (a managed server needs --listen).", ("--loadgen",),
+           metavar="HOSTS", parse=a_host_list),
+    Option("cluster_dir", "loadgen", "Folder of the cluster --loadgen uses.",
+           ("--cluster-dir",), type=Path, default=DEFAULT_CLUSTER, show_default=True,
+           envvar="OLTPLAB_CLUSTER_DIR"),
+)
+
 CLUSTER_UP: tuple[Option, ...] = (
     Option("timeout", "cluster", "How long the scheduler and the workers may take to start.",
            ("--timeout",), default="60s", show_default=True, parse=a_timeout),

@@ -12,8 +12,8 @@ from oltplab import kinds
 from oltplab.cli.main import cli
 from oltplab.fio.spec import OPTIONS as FIO
 from oltplab.options import (BACKUP, BUILD, CLUSTER, CLUSTER_UP, DB, DVDS_BUILD, DVDS_DB,
-                             DVDS_RUN, METRICS, NEIGHBOURS, PLAN, QUICKSTART, RUN, TELEMETRY,
-                             Option)
+                             DVDS_RUN, LOADGEN, METRICS, NEIGHBOURS, PLAN, QUICKSTART, RUN,
+                             TELEMETRY, Option)
 from oltplab.plans.keys import KEYS
 
 # command: (its tables, the options it has outside them)
@@ -22,13 +22,13 @@ COMMANDS = {
     ("db", "stop"): ((DB,), ()),
     ("db", "status"): ((DB,), ("as_json",)),
     ("tpcc", "build"): ((DB, BUILD), ()),
-    ("tpcc", "run"): ((DB, RUN, TELEMETRY, METRICS), ("repeat",)),
+    ("tpcc", "run"): ((DB, RUN, TELEMETRY, METRICS, LOADGEN), ("repeat",)),
     ("tpcc", "check"): ((DB,), ("after_run",)),
     ("quickstart",): ((DB, QUICKSTART, TELEMETRY), ()),
     ("backup", "run"): ((DB, BACKUP, TELEMETRY), ()),
     ("neighbours", "run"): ((NEIGHBOURS, TELEMETRY, METRICS), ()),
     ("dvds", "build"): ((DVDS_DB, DVDS_BUILD), ()),
-    ("dvds", "run"): ((DVDS_DB, DVDS_RUN, TELEMETRY, METRICS), ("repeat",)),
+    ("dvds", "run"): ((DVDS_DB, DVDS_RUN, TELEMETRY, METRICS, LOADGEN), ("repeat",)),
     ("plan", "run"): ((METRICS,), ("plan_file", "overrides", "results_dir", "resume",
                                    "report_dir", "pdf")),
     ("dvds", "check"): ((DVDS_DB,), ()),
@@ -92,6 +92,8 @@ def test_every_row_a_plan_takes_is_a_plan_key_and_the_others_are_not():
                     assert o.name not in keys, (name, o.name)
     assert not any(o.toml for o in METRICS)  # where it listens is the host's, not the plan's
     assert not set(KEYS) & {o.name for o in METRICS}
+    assert not any(o.toml for o in LOADGEN)  # --loadgen: the command line's, not yet a plan's
+    assert not set(KEYS) & {o.name for o in LOADGEN}
     for o in RUN + BUILD + DB:
         if not o.toml:  # a plan's key of that name, if any, is another command's row
             assert o.name not in KEYS or KEYS[o.name].part != o.part, o.name

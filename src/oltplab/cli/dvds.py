@@ -10,12 +10,12 @@ import click
 from rich.table import Table
 
 from ..config import RunSpec, metrics_spec
-from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN
+from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN, LOADGEN
 from ..runs.lifecycle import check_record, raise_for_status, run_group, run_tpcc_recorded
 from .db import make_db_spec
 from .options import (metrics_options, print_repeats, repeat_option, table_options,
                       telemetry_options)
-from .tpcc import TpccLines, dedupe_line, print_conditions
+from .tpcc import TpccLines, checked_loadgen, dedupe_line, print_conditions
 
 WORKLOAD = "dvds"
 
@@ -64,10 +64,12 @@ def dvds_build(size, build_users, force, seed, ds3, **kw):
 @repeat_option
 @telemetry_options
 @metrics_options
+@table_options(LOADGEN)
 def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searches,
              search_batch, line_items, ds3, pct_new_members, reviews, pct_new_reviews,
              pct_new_helpfulness, workers, seed, name, check, cold, inject, results_dir,
-             repeat, sample_interval, power, io_latency, metrics_port, metrics_listen, **kw):
+             repeat, sample_interval, power, io_latency, metrics_port, metrics_listen, loadgen,
+             cluster_dir, **kw):
     """Drive virtual shoppers through a user sequence and record OPM and response times."""
     from ..errors import UsageError
     from ..workloads.dvds.params import DvdsParams
@@ -85,14 +87,15 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
                     seed=seed, name=name, check=check, results_dir=results_dir,
                     sample_interval=sample_interval, power=power, io_latency=io_latency,
                     cold=cold, inject=inject, workload=WORKLOAD, params=params)
+    hosts = checked_loadgen(loadgen, cluster_dir, rspec)
     if rspec.inject:
         from ..faults.inject import preflight
         preflight(spec, rspec)
     if cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name, functools.partial(run_dvds_printed, spec, rspec),
-                     metrics=metrics)
+    runs = run_group(repeat, name, functools.partial(run_dvds_printed, spec, rspec,
+                                                     loadgen=hosts), metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 
@@ -111,6 +114,7 @@ class DvdsLines(TpccLines):
                        f"client OPM {fmt_int(step.get('client_opm'))}  rollbacks "
                        f"{_pct(step.get('rollback_pct'))}"
                        f"{'  (partial)' if step.get('partial') else ''}")
+        self.hosts(step)
 
 
 def _pct(x: Any) -> str:
@@ -122,9 +126,10 @@ def _ms(x: Any) -> str:
     return fmt_ms(x)
 
 
-def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None, metrics=None) -> dict:
+def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None, metrics=None,
+                     loadgen=None) -> dict:
     run = run_tpcc_recorded(spec, rspec, DvdsLines(len(rspec.users), bool(rspec.users_auto)),
-                            labels, metrics=metrics)
+                            labels, metrics=metrics, loadgen=loadgen)
     print_run(run)
     return run
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from ..config import BuildSpec, DbSpec, RunSpec, metrics_spec
+from ..config import BuildSpec, DbSpec, RunSpec, loadgen_spec, metrics_spec
 from ..errors import OltplabError, UsageError
-from ..options import BUILD, QUICKSTART, RUN
+from ..options import BUILD, LOADGEN, QUICKSTART, RUN
 from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
                               run_tpcc_recorded)
 from .db import db_options, make_db_spec
@@ -72,9 +72,10 @@ def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
 @repeat_option
 @telemetry_options
 @metrics_options
+@table_options(LOADGEN)
 def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, warehouses,
              workers, seed, name, check, cold, inject, results_dir, repeat, sample_interval,
-             power, io_latency, metrics_port, metrics_listen, **kw):
+             power, io_latency, metrics_port, metrics_listen, loadgen, cluster_dir, **kw):
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     metrics = metrics_spec(metrics_port, metrics_listen)
@@ -86,14 +87,15 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
                     io_latency=io_latency, cold=cold, inject=inject)
+    hosts = checked_loadgen(loadgen, cluster_dir, rspec)
     if rspec.inject:
         from ..faults.inject import preflight
         preflight(spec, rspec)
     if cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name, functools.partial(run_tpcc_printed, spec, rspec),
-                     metrics=metrics)
+    runs = run_group(repeat, name, functools.partial(run_tpcc_printed, spec, rspec,
+                                                     loadgen=hosts), metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 
@@ -121,16 +123,37 @@ class TpccLines(TpccProgress):
                        f"TPM (workload) {fmt_int(step.get('workload_tpm'))}  "
                        f"NOPM {fmt_int(step['nopm'])}"
                        f"{'  (partial)' if step.get('partial') else ''}")
+        self.hosts(step)
+
+    def hosts(self, step: dict) -> None:
+        """A line per host of a --loadgen step: its share, its count, its clock."""
+        from .ui import fmt_int
+        for h in step.get("loadgen") or ():
+            offset = h.get("clock_offset_ms")
+            clock = ("" if offset is None else
+                     f"  clock {offset:+.3f} ms (round trip {h['round_trip_ms']:.3f} ms)")
+            self.line.done(f"  {h['host']}: {h['users']} users, {h['workers']} workers, "
+                           f"{fmt_int(h['completed'])} transactions{clock}"
+                           + (f"  FAILED: {h['error']}" if h.get("error") else ""))
 
     def finished(self) -> None:
         self.line.done()
 
 
+def checked_loadgen(hosts, cluster_dir, rspec: RunSpec):
+    """--loadgen's spec (None without it); what it does not go with is refused in one line."""
+    lg = loadgen_spec(hosts, cluster_dir)
+    if lg is not None and rspec.inject:
+        raise UsageError("--loadgen does not go with --inject: faults are injected in runs "
+                         "whose users run on this machine")
+    return lg
+
+
 def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None,
-                     metrics=None) -> dict:
+                     metrics=None, loadgen=None) -> dict:
     """One recorded run with its progress on stderr, then its table and folder."""
     run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
-                            labels, metrics=metrics)
+                            labels, metrics=metrics, loadgen=loadgen)
     print_run(run)
     return run
 

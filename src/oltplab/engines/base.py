@@ -206,6 +206,10 @@ class ManagedInstance(Protocol):
     def tcp_dsn(self, dbname: str | None = None) -> str | None:
         """How to connect over TCP, naming the password file; None when not listening."""
 
+    def remote_dsn(self, dbname: str | None = None) -> str | None:
+        """The TCP DSN with the password in it, for other hosts (``--loadgen``); None when
+        not listening. Never recorded or printed."""
+
     def ensure_database(self, name: str) -> bool:
         """Create database ``name`` when missing; True when it was created."""
 

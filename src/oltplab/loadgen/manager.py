@@ -47,7 +47,7 @@ def effective_spec(spec: RunSpec, constants) -> RunSpec:
 
 def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
              sampler_db=None, engine: str = engines.DEFAULT,
-             stop: threading.Event | None = None, on_log=None) -> RunOutcome:
+             stop: threading.Event | None = None, on_log=None, fleets=None) -> RunOutcome:
     """Run the steps of ``spec.users`` against the loaded database at ``dsn``: every one, or
     with ``spec.users_auto`` those the search decides after each step (sequence.py).
 
@@ -66,6 +66,10 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
 
     ``stop``, when set, ends the run as Ctrl-C does (the step under way stops its workers and
     is kept partial once it measures), for runs in a thread, which Ctrl-C does not reach.
+
+    ``fleets`` (remote.Fleets, ``--loadgen``) runs each step's worker processes on the
+    cluster's hosts instead of here; a step that fails there keeps, partial, what the hosts
+    measured until then.
     """
     eng = engines.get(engine)
     info = eng.schema_info(dsn, spec.workload)
@@ -82,12 +86,15 @@ def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
         while users is not None:
             step = Step(index, dsn, spec, users, getattr(info, "warehouses", 0), constants,
                         rng.getrandbits(63), monitor, on_tick, on_mark, engine=eng.name,
-                        stop=stop, on_log=on_log)
+                        stop=stop, on_log=on_log, fleets=fleets)
             most_workers = max(most_workers, step.nworkers)
             try:
                 record = step.run()
             except StepFailed as e:
                 status, error = "failed", str(e)
+                partial = step.failed()
+                if partial is not None:
+                    steps.append(partial)
                 break
             except KeyboardInterrupt:
                 status, error = "interrupted", "interrupted by the user"

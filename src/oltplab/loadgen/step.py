@@ -21,16 +21,10 @@ from __future__ import annotations
 import collections
 import os
 import random
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from multiprocessing.connection import Connection
-from multiprocessing.connection import wait as wait_ready
 
 from ..config import RunSpec
 from ..engines.base import SnapshotFailed, counters_delta
@@ -40,11 +34,12 @@ from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, tran
 from .. import workloads
 from . import worker
 from .messages import Connected, Failed, Final, Flushed, Progress, Start, Stop
+from .spawn import Exited, FleetFailed, Workers
 
 CONNECT_TIMEOUT_S = 30.0
 SPAWN_TIMEOUT_S = 30.0
 FINAL_TIMEOUT_S = worker.GRACE_S + 10.0  # after measure_end
-STOP_TIMEOUT_S = 3.0
+STOP_TIMEOUT_S = 3.0  # after Stop, for the workers' partial Finals
 # the monitor's own transactions between the snapshots when it flushes before each one: the
 # ramp_end snapshot's, published by the flush before the measure_end snapshot, and that flush
 MONITOR_XACTS = 2
@@ -102,6 +97,30 @@ def is_local(dsn: str) -> bool:
 
 
 
+def user_plans(workload, seed: int, users: int, warehouses: int, all_warehouses: bool
+               ) -> list[UserPlan]:
+    """The step's virtual users: terminals (home warehouse, Stock-Level district) and each
+    user's seed, drawn from the step's ``seed``. They depend on nothing else, so a step split
+    over hosts runs exactly the users of a step on one machine."""
+    rng = random.Random(seed)
+    terminals = workload.assign_users(rng, users, warehouses, all_warehouses)
+    return [UserPlan(t.index, t.w_id, t.stock_d_id, t.warehouses, rng.getrandbits(63))
+            for t in terminals]
+
+
+def worker_plans(users: list[UserPlan], nworkers: int, dsn: str, spec: RunSpec,
+                 warehouses: int, constants, flush_stats: bool, engine: str
+                 ) -> list[WorkerPlan]:
+    """The users dealt over ``nworkers`` worker processes (user i to worker i mod n)."""
+    shares: list[list[UserPlan]] = [[] for _ in range(nworkers)]
+    for u in users:
+        shares[u.index % nworkers].append(u)
+    return [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
+                       spec.keying_thinking, CONNECT_TIMEOUT_S, flush_stats=flush_stats,
+                       resilient=bool(spec.inject), engine=engine, workload=spec.workload)
+            for k, share in enumerate(shares)]
+
+
 class StepFailed(Exception):
     """The step could not be measured: a worker failed or exited, or a wait ran out."""
 
@@ -119,7 +138,10 @@ class Step:
     def __init__(self, index: int, dsn: str, spec: RunSpec, users: int, warehouses: int,
                  constants, seed: int, monitor, on_tick, on_mark=None,
                  engine: str = "postgres", stop: threading.Event | None = None,
-                 on_log=None):
+                 on_log=None, fleets=None):
+        """``fleets``, when given, runs the worker processes elsewhere (``--loadgen``:
+        remote.Fleets): ``fleets.workers(users, default)`` is how many, ``fleets.fleet(plans)``
+        the object that starts and talks to them; by default they run here (spawn.Workers)."""
         self.index = index
         self.on_log = on_log  # a line of the driver's log (a workload with a unit row)
         self.live: dict[int, tuple] = {}  # per worker: Progress.live
@@ -134,23 +156,14 @@ class Step:
         self.on_tick = on_tick
         self.on_mark = on_mark
         self.nworkers = default_workers(users, spec.workers, is_local(dsn))
-        rng = random.Random(seed)
+        if fleets is not None:
+            self.nworkers = fleets.workers(users, self.nworkers)
         self.workload = workloads.get(spec.workload)
-        terminals = self.workload.assign_users(rng, users, warehouses, spec.all_warehouses)
-        shares: list[list[UserPlan]] = [[] for _ in range(self.nworkers)]
-        for t in terminals:
-            shares[t.index % self.nworkers].append(
-                UserPlan(t.index, t.w_id, t.stock_d_id, t.warehouses, rng.getrandbits(63)))
         self.flush_stats = monitor.flush_stats
-        self.plans = [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
-                                 spec.keying_thinking, CONNECT_TIMEOUT_S,
-                                 flush_stats=self.flush_stats, resilient=bool(spec.inject),
-                                 engine=engine, workload=spec.workload)
-                      for k, share in enumerate(shares)]
-        self.procs: list[subprocess.Popen] = []
-        self.pipes: list[Connection] = []
-        self.errs: list = []
-        self.alive: set[int] = set()
+        self.plans = worker_plans(
+            user_plans(self.workload, seed, users, warehouses, spec.all_warehouses),
+            self.nworkers, dsn, spec, warehouses, constants, self.flush_stats, engine)
+        self.fleet = Workers(self.plans) if fleets is None else fleets.fleet(self.plans)
         self.finals: dict[int, Final] = {}
         self.connected: set[int] = set()
         self.flushed: tuple[dict[int, int], dict[int, int]] = ({}, {})
@@ -164,64 +177,19 @@ class Step:
         self.started_at = None
 
     # -- processes -------------------------------------------------------------------------
-    def _spawn(self) -> None:
-        """Start each worker as ``python -m oltplab.loadgen.worker`` on one end of a socket pair
-        (never re-importing the caller's __main__); its stderr goes to a temporary file that
-        is read only to explain a crash."""
-        for plan in self.plans:
-            mine, theirs = socket.socketpair()
-            err = tempfile.TemporaryFile()
-            try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "oltplab.loadgen.worker", str(theirs.fileno()),
-                     str(os.getpid())],
-                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL, stderr=err, close_fds=True)
-            except OSError as e:
-                mine.close()
-                err.close()
-                raise StepFailed(f"cannot start a worker process: {e}") from None
-            finally:
-                theirs.close()
-            pipe = Connection(mine.detach())
-            self.procs.append(proc)
-            self.errs.append(err)
-            self.pipes.append(pipe)
-            self.alive.add(plan.worker)
-            pipe.send(plan)
-
-    def _broadcast(self, msg) -> None:
-        for k in self.alive:
-            try:
-                self.pipes[k].send(msg)
-            except (OSError, ValueError):
-                pass
-
-    def _crash_text(self, k: int) -> str:
-        proc = self.procs[k]
+    def _pump(self, timeout: float) -> None:
+        """Handle what the workers sent within ``timeout``; fail on a worker that died (or,
+        over several hosts, a host that did)."""
         try:
-            code = proc.wait(1.0)
-        except subprocess.TimeoutExpired:
-            code = None
-        text = ""
-        try:
-            self.errs[k].seek(0)
-            lines = self.errs[k].read().decode("utf-8", "replace").strip().splitlines()
-            text = f": {lines[-1]}" if lines else ""
-        except (OSError, ValueError):
-            pass
-        return f"worker {k} exited unexpectedly (exit code {code}){text}"
-
-    def _drain(self, k: int) -> None:
-        """Handle worker k's messages; on end of file the worker has exited."""
-        pipe = self.pipes[k]
-        try:
-            while pipe.poll():
-                self._handle(pipe.recv())
-        except (EOFError, OSError):
-            self.alive.discard(k)
-            if k not in self.finals:
-                raise StepFailed(f"{self.users} users: {self._crash_text(k)}") from None
+            events = self.fleet.wait(timeout)
+        except FleetFailed as e:
+            raise StepFailed(f"{self.users} users: {e}") from None
+        for ev in events:
+            if isinstance(ev, Exited):
+                if ev.worker not in self.finals:
+                    raise StepFailed(f"{self.users} users: {ev.text}")
+            else:
+                self._handle(ev)
 
     def _handle(self, msg) -> None:
         if isinstance(msg, Progress):
@@ -238,17 +206,6 @@ class Step:
             self.connected.add(msg.worker)
         elif isinstance(msg, Failed):
             raise StepFailed(f"{self.users} users: {msg.error}")
-
-    def _pump(self, timeout: float) -> None:
-        """Handle what the workers sent within ``timeout``; fail on a worker that died."""
-        live = [self.pipes[k] for k in sorted(self.alive)]
-        if not live:
-            time.sleep(max(0.0, min(timeout, 0.1)))
-            return
-        ready = wait_ready(live, max(0.0, timeout))
-        for k in sorted(self.alive):
-            if self.pipes[k] in ready:
-                self._drain(k)
 
     # -- live progress ---------------------------------------------------------------------
     def _tick(self, now: int) -> None:
@@ -285,8 +242,13 @@ class Step:
         self.t0 = time.monotonic_ns()
         self.started_at = _wall(self.t0)
         self._mark("step_start", self.t0)
-        self._spawn()
-        deadline = self.t0 + int((SPAWN_TIMEOUT_S + CONNECT_TIMEOUT_S + 0.05 * self.users) * 1e9)
+        try:
+            self.fleet.start()
+        except FleetFailed as e:
+            raise StepFailed(f"{self.users} users: {e}") from None
+        # from the processes' start: over several hosts the relays start first (remote.py)
+        deadline = time.monotonic_ns() + int(
+            (SPAWN_TIMEOUT_S + CONNECT_TIMEOUT_S + 0.05 * self.users) * 1e9)
         next_tick = self.t0
         while len(self.connected) < self.nworkers:
             self._check_stop()
@@ -303,7 +265,7 @@ class Step:
         self.rates.clear()
         self._mark("ramp_end", self.ramp_end)
         self._mark("measure_end", self.measure_end)
-        self._broadcast(Start(self.ramp_end, self.measure_end))
+        self.fleet.send(Start(self.ramp_end, self.measure_end))
         final_deadline = self.measure_end + int(FINAL_TIMEOUT_S * 1e9)
         wait_ns = int(BOUNDARY_WAIT_S * 1e9) if self.flush_stats else 0
         next_tick = now
@@ -387,9 +349,9 @@ class Step:
                 self.s1 = self._snapshot()
             except StepFailed:
                 self.s1 = None
-        self._broadcast(Stop())
+        self.fleet.send(Stop())
         deadline = time.monotonic_ns() + int(STOP_TIMEOUT_S * 1e9)
-        while self.alive - set(self.finals) and time.monotonic_ns() < deadline:
+        while self.fleet.alive - set(self.finals) and time.monotonic_ns() < deadline:
             try:
                 self._pump((deadline - time.monotonic_ns()) / 1e9)
             except StepFailed:
@@ -398,29 +360,20 @@ class Step:
             return None
         return self._record(end_ns, partial=True)
 
+    def failed(self) -> dict | None:
+        """After a StepFailed: the partial record of what every host measured so far, when
+        the workers ran on several hosts (a host that died or hung fails the step, the
+        others' counts are kept); None for a step on this machine, as before."""
+        if not getattr(self.fleet, "keeps_partial", False):
+            return None
+        try:
+            return self.interrupted()
+        except StepFailed:
+            return None
+
     def cleanup(self) -> None:
         """Make sure no worker process is left: ask, wait briefly, then kill."""
-        try:
-            self._broadcast(Stop())
-            deadline = time.monotonic() + STOP_TIMEOUT_S
-            for p in self.procs:
-                try:
-                    p.wait(max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
-        except KeyboardInterrupt:
-            pass
-        finally:
-            for p in self.procs:
-                if p.poll() is None:
-                    p.kill()
-            for p in self.procs:
-                try:
-                    p.wait(2.0)
-                except subprocess.TimeoutExpired:
-                    pass
-            for f in self.pipes + self.errs:
-                f.close()
+        self.fleet.cleanup(Stop())
 
     # -- the record --------------------------------------------------------------------------
     def _record(self, end_ns: int, partial: bool) -> dict:
@@ -474,6 +427,8 @@ class Step:
         transactions = {name: transaction_entry(counts[name], hists[name]) for name in names}
         for name, fields in rigor.pop("transaction_fields", {}).items():
             transactions[name].update(fields)
+        parts = getattr(self.fleet, "parts", None)
+        hosts = parts(self.finals, self.progress, wl) if parts is not None else None
         cpu_s = sum(f.cpu_s for f in self.finals.values())
         completed = sum(f.completed for f in self.finals.values())
         key = wl.unit_key
@@ -500,5 +455,6 @@ class Step:
                        **({"lost_connections": sum(f.lost for f in self.finals.values())}
                           if self.spec.inject else {})},
             **rigor,
+            **({"loadgen": hosts} if hosts is not None else {}),
             "partial": partial,
         }

@@ -104,21 +104,35 @@ def check_record(dsn: str, after_run: bool, engine: str = "postgres",
 
 def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None = None,
                       labels: dict | None = None, stop: threading.Event | None = None,
-                      metrics=None) -> dict:
+                      metrics=None, loadgen=None) -> dict:
     """Run the user sequence of ``rspec.workload`` against the (managed) database and keep
     the record on disk (its kind is the workload's name).
 
     ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``); ``stop``,
     when set, ends the run as Ctrl-C does (run_tpcc); ``metrics`` (a config.MetricsSpec, or
     a running telemetry.openmetrics.Endpoint) serves the run's live figures, bound before
-    anything starts. Returns the record as saved, whatever the run's status."""
+    anything starts; ``loadgen`` (a config.LoadgenSpec) runs the users on the cluster's hosts
+    (loadgen/remote.py): an unknown host, no cluster, a host not alive or a database the
+    hosts cannot reach is refused before anything is recorded. Returns the record as saved,
+    whatever the run's status."""
     from ..telemetry.openmetrics import endpoint
-    with endpoint(metrics) as live:
-        return _run_tpcc(spec, rspec, progress, labels, stop, live)
+    with endpoint(metrics) as live, _fleets(loadgen) as fleets:
+        return _run_tpcc(spec, rspec, progress, labels, stop, live, fleets)
+
+
+@contextmanager
+def _fleets(loadgen):
+    """The cluster's hosts of ``--loadgen`` (loadgen.remote.Fleets), or None."""
+    if loadgen is None:
+        yield None
+        return
+    from ..loadgen.remote import open_loadgen
+    with open_loadgen(loadgen.hosts, loadgen.cluster_dir) as fleets:
+        yield fleets
 
 
 def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, labels: dict | None,
-              stop: threading.Event | None, live) -> dict:
+              stop: threading.Event | None, live, fleets=None) -> dict:
     from .. import engines
     from ..engines.base import restart_note
     from ..host.memory import RunMemory
@@ -135,6 +149,9 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
     engine.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
     with engine.database(spec, need_connections=max(rspec.users) + 21) as target:
         restarted = getattr(target.instance, "restarted", None) or restarted
+        if fleets is not None:
+            from ..loadgen.remote import hosts_dsn
+            fleets = fleets.with_dsn(hosts_dsn(target, fleets.specs))
         info = engine.schema_info(target.dsn, wl.name)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
@@ -153,7 +170,8 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
         record = new_record(
             rspec.results_dir, wl.name, rspec.name, paths,
             engine=engine.name, workload=wl.name,
-            config={"db": spec_dict(spec), "run": spec_dict(rspec)},
+            config={"db": spec_dict(spec), "run": spec_dict(rspec),
+                    **({"loadgen": fleets.record()} if fleets is not None else {})},
             database={"engine": ENGINE_RECORD_NAMES.get(engine.name, engine.name),
                       "version": server["server_version"],
                       "version_num": server["server_version_num"], "settings": server["settings"],
@@ -192,7 +210,8 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
                                    on_mark=injector.mark if injector else memory.mark,
                                    sampler_db=sampler.database if sampler else None,
                                    engine=engine.name, stop=stop,
-                                   on_log=_driver_log(record.path) if wl.unit_row else None)
+                                   on_log=_driver_log(record.path) if wl.unit_row else None,
+                                   fleets=fleets)
             finally:
                 if injector is not None:  # a restart under way ends before anything else
                     injector.close()

@@ -423,6 +423,20 @@ class MariaDBInstance:
         return client.tcp_dsn(host, port, self.spec.dbname if dbname is None else dbname,
                               str(self.password_file), access.TCP_USER)
 
+    def remote_dsn(self, dbname: str | None = None) -> str | None:
+        """The TCP DSN with the password in it, for other hosts, which lack the option file
+        (``--loadgen``'s worker processes get it over the cluster's TLS, never on a command
+        line or in a record); None when the server does not listen on TCP."""
+        from urllib.parse import quote
+        tcp = self.tcp_dsn(dbname)
+        if tcp is None:
+            return None
+        password = access.stored_password(self.password_file, self._server_user().uid)
+        if password is None:
+            raise DatabaseError(f"the password file {self.password_file} holds no password")
+        head, _, rest = tcp.partition("@")
+        return f"{head}:{quote(password, safe='')}@{rest.split('?', 1)[0]}"
+
     def status(self) -> dict:
         pid = self._pid() if self.datadir.is_dir() else None
         bind, port = self._listen()

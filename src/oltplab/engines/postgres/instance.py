@@ -527,6 +527,19 @@ class PostgresInstance:
         return (f"postgresql://{SUPERUSER}@{host}:{port}/{db}"
                 f"?passfile={quote(str(self.password_file), safe='/')}")
 
+    def remote_dsn(self, dbname: str | None = None) -> str | None:
+        """The TCP DSN with the password in it, for hosts without the password file (sent
+        over the cluster's TLS, never recorded); None without TCP."""
+        tcp = self.tcp_dsn(dbname)
+        if tcp is None:
+            return None
+        try:  # the file's one line: *:*:*:postgres:PASSWORD
+            password = self.password_file.read_text().strip().split(":", 4)[4]
+        except (OSError, IndexError) as e:
+            raise DatabaseError(f"cannot read the password in {self.password_file}: {e}") from None
+        head, _, rest = tcp.partition("@")
+        return f"{head}:{quote(password, safe='')}@{rest.split('?', 1)[0]}"
+
     def status(self) -> dict:
         pid = self._pid() if self.datadir.is_dir() else None
         running = self._running_endpoint() if pid else None

@@ -97,6 +97,10 @@ def test_access_socket_dir_private_and_tcp_needs_password(listening):
     tcp = inst.tcp_dsn("")
     assert tcp and "option_file=" in tcp and "password" not in tcp.split("?")[0]
     assert _query(tcp, "SELECT CURRENT_USER()")[0][0].startswith("oltplab@")
+    # --loadgen's hosts lack the option file: the DSN they get carries the password
+    remote = inst.remote_dsn("")
+    assert "option_file" not in remote and remote.startswith("mariadb://oltplab:")
+    assert _query(remote, "SELECT CURRENT_USER()")[0][0].startswith("oltplab@")
     port = inst.status()["port"]
     for user in ("root", "oltplab"):  # no password over TCP: refused
         with pytest.raises(DatabaseError, match="Access denied"):
@@ -114,6 +118,7 @@ def test_socket_only_by_default(server_tmp):
     inst.start()
     try:
         assert inst.tcp_dsn() is None and inst.status()["listen"] == ""
+        assert inst.remote_dsn() is None
         assert _query(inst.dsn(""), "SELECT @@skip_networking") == ((1,),)
         with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port),
                                                                              timeout=2):

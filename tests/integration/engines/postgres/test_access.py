@@ -100,6 +100,16 @@ def test_tcp_needs_the_generated_password(server):
                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert psql.stdout.strip() == "1", psql.stderr
     assert _connect(inst.dsn("postgres")) == "postgres"  # the private socket still works
+    # --loadgen's hosts lack the password file: the DSN they get carries the password
+    remote = inst.remote_dsn("postgres")
+    assert "passfile" not in remote and password in remote
+    assert remote.startswith("postgresql://postgres:") and remote.endswith(
+        f"@127.0.0.1:{port}/postgres")
+    pgpass.rename(f"{pgpass}.away")
+    try:
+        assert _connect(remote) == "postgres"
+    finally:
+        Path(f"{pgpass}.away").rename(pgpass)
 
     st = inst.status()
     assert st["listen"] == "127.0.0.1" and st["tcp_dsn"] == inst.tcp_dsn()

@@ -90,6 +90,7 @@ def test_start_stop_with_waldir_as_unprivileged_user(server_tmp, instances):
     sock = Path(f"{spec.datadir}.sock")
     assert inst.dsn("postgres") == f"postgresql://postgres@/postgres?host={sock}&port={spec.port}"
     assert st["socket_dir"] == str(sock) and st["listen"] == "" and st["tcp_dsn"] is None
+    assert inst.remote_dsn() is None  # nothing another host could reach
     assert stat.S_IMODE(sock.stat().st_mode) == 0o700 and sock.stat().st_uid == st_uid(spec)
     assert _sql(inst.dsn("postgres"), "SELECT 1") == 1
     psql = subprocess.run([str(inst.bin_dir / "psql"), inst.dsn("postgres"), "-Atc",

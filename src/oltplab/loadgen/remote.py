@@ -1,0 +1,328 @@
+"""The coordinator's side of ``--loadgen``: a step's worker processes on the cluster's hosts.
+
+``open_loadgen(names, cluster_dir, dsn)`` connects to the cluster ``cluster up`` started,
+checks that each host is known and alive, and yields ``Fleets`` for the run; each step asks
+it for a ``RemoteFleet``, which a Step drives as it drives its local worker processes
+(spawn.Workers): start, send, wait, cleanup. The fleet places one relay task per host
+(relay.serve, with cluster.submit_on: that host and no other, never retried), talks to it
+through two Dask queues, measures each host's clock by pings before the plans go out
+(split.py), translates instants both ways, and watches each host:
+
+- its heartbeat (every second): none for ``SILENCE_S`` (a worker stopped, cut off) fails
+  the step naming the host;
+- its task: erred (the Dask worker died: KilledWorker) fails the step naming the host.
+
+The coordinator sends a heartbeat every second too; a relay that stops hearing it, or is
+told bye, or is cancelled, stops its worker processes. The step's window is set here, on
+the coordinator's clock, and the server's TPM and NOPM are read here, once (step.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import queue
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import OltplabError, UsageError
+from . import relay, split
+from .spawn import Exited, FleetFailed
+
+SILENCE_S = 10.0  # no heartbeat from a host for this long: it hangs
+HELLO_TIMEOUT_S = 60.0  # for a relay to start (a worker imports oltplab the first time)
+PINGS = 5
+PING_TIMEOUT_S = 5.0
+BYE_TIMEOUT_S = 8.0  # for the relays to stop their workers (Stop, then 3 s, then SIGKILL)
+HEARTBEAT_S = 1.0
+DONE_GRACE_S = 5.0  # a finished relay's last messages may still be on their way
+
+
+def _host_spec_of(state, name: str):
+    return state.worker(name).host  # UsageError naming the hosts there are
+
+
+@contextmanager
+def open_loadgen(names: tuple[str, ...], cluster_dir: Path):
+    """``Fleets`` on the hosts ``names`` of the cluster in ``cluster_dir``: a one-line error
+    (UsageError, exit 2) for an unknown host, OltplabError (exit 1) when no cluster is up or
+    a host's worker is not alive."""
+    from .. import cluster
+    state = cluster.load_state(cluster_dir)
+    specs = [_host_spec_of(state, n) for n in names]
+    with cluster.connect(cluster_dir) as client:
+        known = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+        dead = [n for n in names if n not in known]
+        if dead:
+            raise OltplabError(f"--loadgen: the worker of {', '.join(dead)} is not alive "
+                               f"(oltplab cluster status --dir {cluster_dir})")
+        yield Fleets(client, names, specs)
+
+
+def hosts_dsn(target, hosts: list) -> str:
+    """The DSN the hosts' worker processes connect with. A managed server: its TCP DSN with
+    the password in it (``--listen``), refused in one line without TCP, or on a loopback
+    address with a host elsewhere. ``--dsn``: as given, refused when it names a unix socket
+    or a loopback address and a host is elsewhere."""
+    from .step import is_local
+    elsewhere = [h.name for h in hosts if h.ssh is not None]
+    if target.instance is not None:
+        dsn = target.instance.remote_dsn()
+        if dsn is None:
+            raise UsageError("--loadgen: the managed server listens on its private unix socket "
+                             "only, which no other host can reach: start it with --listen "
+                             "ADDRESS (TCP, with a password)")
+    else:
+        dsn = target.dsn
+    if elsewhere and is_local(dsn):
+        raise UsageError(f"--loadgen: {', '.join(elsewhere)} cannot reach the database on "
+                         "this machine's unix socket or loopback address: give --listen an "
+                         "address the hosts reach (or a --dsn that names one)")
+    return dsn
+
+
+class Fleets:
+    """The hosts a run's steps put their worker processes on."""
+
+    def __init__(self, client, names: tuple[str, ...], specs: list, dsn: str | None = None,
+                 silence_s: float = SILENCE_S):
+        self.client = client
+        self.names = tuple(names)
+        self.specs = specs
+        self.dsn = dsn
+        self.silence_s = silence_s
+
+    def with_dsn(self, dsn: str) -> Fleets:
+        return Fleets(self.client, self.names, self.specs, dsn, self.silence_s)
+
+    def workers(self, users: int, default: int) -> int:
+        return split.workers_for(users, default, len(self.names))
+
+    def fleet(self, plans: list) -> RemoteFleet:
+        if self.dsn is not None:
+            plans = [dataclasses.replace(p, dsn=self.dsn) for p in plans]
+        return RemoteFleet(self.client, self.names, plans, self.silence_s)
+
+    def record(self) -> dict:
+        """What the run's config records of them."""
+        return {"hosts": list(self.names),
+                "addresses": {s.name: s.address for s in self.specs}}
+
+
+class RemoteFleet:
+    """A step's worker processes on the hosts, as a Step sees them (spawn.Workers' calls)."""
+
+    keeps_partial = True  # a host that fails leaves the others' counts to keep
+
+    def __init__(self, client, names: tuple[str, ...], plans: list, silence_s: float):
+        self.client = client
+        self.silence_s = silence_s
+        self.share = split.split(plans, names)
+        self.hosts = [h for h in names if self.share[h]]
+        self.where = {p.worker: h for h, ps in self.share.items() for p in ps}
+        self.alive: set[int] = set(self.where)
+        self.events: queue.Queue = queue.Queue()
+        self.clocks: dict[str, split.Clock] = {}
+        self.heard: dict[str, int] = {}
+        self.failed: dict[str, str] = {}
+        self.told: set[str] = set()  # the failures FleetFailed has reported
+        self.pending: list = []  # messages taken with a failure, for the next wait
+        self.done: dict[str, float] = {}
+        self.pongs: dict[str, list] = {h: [] for h in self.hosts}
+        self.sent: dict[tuple[str, int], int] = {}
+        self.futures: dict = {}
+        self.up: dict = {}
+        self.down: dict = {}
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    # -- start -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Place the relays, wait for each, measure its clock, send it its plans."""
+        from distributed import Queue
+
+        from ..cluster import submit_on
+        tag = uuid.uuid4().hex[:12]
+        for h in self.hosts:
+            self.up[h] = Queue(f"oltplab-{tag}-{h}-up", client=self.client)
+            self.down[h] = Queue(f"oltplab-{tag}-{h}-down", client=self.client)
+            self.futures[h] = submit_on(self.client, h, relay.serve, h, self.up[h].name,
+                                        self.down[h].name, self.silence_s)
+            self._thread(self._read, h)
+        self._thread(self._beat)
+        deadline = time.monotonic() + HELLO_TIMEOUT_S
+        while set(self.heard) < set(self.hosts):
+            self._take(0.2)
+            self._watch()
+            if time.monotonic() > deadline:
+                late = sorted(set(self.hosts) - set(self.heard))
+                raise FleetFailed(f"host {late[0]}: its relay did not start within "
+                                  f"{HELLO_TIMEOUT_S:g} s")
+        for seq in range(PINGS):
+            for h in self.hosts:
+                self.sent[h, seq] = time.monotonic_ns()
+                self._put(h, [("ping", seq)])
+            deadline = time.monotonic() + PING_TIMEOUT_S
+            while any(len(self.pongs[h]) <= seq for h in self.hosts):
+                self._take(0.05)
+                self._watch()
+                if time.monotonic() > deadline:
+                    late = [h for h in self.hosts if len(self.pongs[h]) <= seq]
+                    raise FleetFailed(f"host {late[0]}: no answer to a ping within "
+                                      f"{PING_TIMEOUT_S:g} s")
+        for h in self.hosts:
+            self.clocks[h] = split.clock(self.pongs[h])
+            self._put(h, [("plans", pickle.dumps(self.share[h]))])
+
+    def _thread(self, target, *args) -> None:
+        t = threading.Thread(target=target, args=args, daemon=True,
+                             name=f"oltplab-loadgen-{target.__name__}")
+        t.start()
+        self.threads.append(t)
+
+    def _read(self, host: str) -> None:
+        """The host's queue, as items come (with the instant each arrived)."""
+        while not self.stopping.is_set():
+            try:
+                item = self.up[host].get(timeout=1.0)
+            except TimeoutError:
+                continue
+            except Exception:  # noqa: BLE001 - the scheduler is gone: the silence tells
+                time.sleep(0.5)
+                continue
+            self.events.put((host, time.monotonic_ns(), relay.unpack(item)))
+
+    def _beat(self) -> None:
+        """The coordinator's heartbeat to every relay, every second."""
+        while not self.stopping.wait(HEARTBEAT_S):
+            for h in self.hosts:
+                if h not in self.failed and h not in self.done:
+                    self._put(h, [("hb",)])
+
+    def _put(self, host: str, orders: list) -> None:
+        try:
+            self.down[host].put(relay.pack(orders))
+        except Exception:  # noqa: BLE001 - a host that does not hear us stops by itself
+            pass
+
+    # -- what a Step calls -----------------------------------------------------------
+    def send(self, msg) -> None:
+        for h in self.hosts:
+            if h not in self.failed and h not in self.done:
+                clock = self.clocks.get(h)
+                self._put(h, [("send", split.to_host(msg, clock.offset_ns if clock else 0))])
+
+    def wait(self, timeout: float) -> list:
+        """The workers' messages within ``timeout`` seconds on the coordinator's clock;
+        FleetFailed (once per host) for a host that died or went silent, after which the
+        messages taken with it come with the next call."""
+        if self.pending:
+            out, self.pending = self.pending, []
+            return out
+        out = self._take(timeout)
+        try:
+            self._watch()
+        except FleetFailed:
+            self.pending = out
+            raise
+        return out
+
+    def _take(self, timeout: float) -> list:
+        out: list = []
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            try:
+                left = deadline - time.monotonic()
+                host, t_ns, events = (self.events.get(timeout=left) if left > 0 and not out
+                                      else self.events.get_nowait())
+            except queue.Empty:
+                return out
+            self.heard[host] = t_ns
+            for ev in events:
+                out += self._event(host, t_ns, ev)
+
+    def _event(self, host: str, t_ns: int, ev: tuple) -> list:
+        kind = ev[0]
+        if kind == "msg":
+            if host in self.failed:
+                return []
+            msg = ev[1]
+            if isinstance(msg, Exited):
+                self.alive.discard(msg.worker)
+                return [Exited(msg.worker, f"host {host}: {msg.text}")]
+            clock = self.clocks.get(host)
+            return [split.from_host(msg, clock.offset_ns if clock else 0)]
+        if kind == "pong":
+            self.pongs[host].append((self.sent[host, ev[1]], ev[2], t_ns))
+        elif kind == "done":
+            self.done.setdefault(host, time.monotonic())
+        elif kind == "failed":
+            self._fail(host, f"host {host}: {ev[1]}")
+        return []
+
+    def _watch(self) -> None:
+        """Fail the hosts that died or went silent; FleetFailed for the first failure not
+        told yet."""
+        now = time.monotonic_ns()
+        for h in self.hosts:
+            if h in self.failed or not any(self.where[k] == h for k in self.alive):
+                continue
+            fut = self.futures[h]
+            if fut.status == "error":
+                exc = fut.exception(timeout=1)
+                self._fail(h, f"host {h}: its Dask worker died or its relay failed "
+                              f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+            elif fut.status in ("finished", "cancelled"):
+                self.done.setdefault(h, time.monotonic())
+                if time.monotonic() - self.done[h] > DONE_GRACE_S:
+                    self._fail(h, f"host {h}: its relay ended before its workers reported")
+            elif now - self.heard.get(h, now) > self.silence_s * 1e9:
+                self._fail(h, f"host {h}: no heartbeat for {self.silence_s:g} s (its worker "
+                              "hangs or is cut off)")
+        for h, text in self.failed.items():
+            if h not in self.told:
+                self.told.add(h)
+                raise FleetFailed(text)
+
+    def _fail(self, host: str, text: str) -> None:
+        self.failed.setdefault(host, text)
+        self.alive -= {k for k, h in self.where.items() if h == host}
+
+    def parts(self, finals: dict, progress: dict, workload) -> list[dict]:
+        """Each host's part of the step's record (split.host_part)."""
+        return [split.host_part(h, self.share[h], finals, progress, workload,
+                                self.clocks.get(h), self.failed.get(h)) for h in self.hosts]
+
+    def cleanup(self, stop_msg=None) -> None:
+        """Stop every host's workers (Stop, bye), wait for the relays, then cancel any
+        left (a host that hangs stops its workers when it runs again and hears nothing)."""
+        from distributed import wait as dask_wait
+        try:
+            for h in self.hosts:
+                if h in self.down:
+                    orders = [("send", stop_msg)] if stop_msg is not None else []
+                    self._put(h, orders + [("bye",)])
+            live = [f for h, f in self.futures.items() if h not in self.failed]
+            if live:
+                try:
+                    dask_wait(live, timeout=BYE_TIMEOUT_S)
+                except Exception:  # noqa: BLE001 - timed out: cancelled below
+                    pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stopping.set()
+            try:
+                self.client.cancel([f for f in self.futures.values() if not f.done()])
+            except Exception:  # noqa: BLE001 - a closing client
+                pass
+            for t in self.threads:
+                t.join(2.0)
+            for q in [*self.up.values(), *self.down.values()]:
+                try:
+                    q.close()
+                except Exception:  # noqa: BLE001
+                    pass
