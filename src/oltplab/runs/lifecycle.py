@@ -120,6 +120,15 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
         return _run_tpcc(spec, rspec, progress, labels, stop, live, fleets)
 
 
+def _host_samplers(fleets, rspec: RunSpec):
+    """The load generating hosts' samplers (their CPU, devices, memory and power on this
+    run's timeline), or None: no --loadgen, or no telemetry."""
+    if fleets is None or not rspec.sample_interval:
+        return None
+    from ..cluster.sampling import HostSamplers
+    return HostSamplers(fleets.client, fleets.names, rspec.sample_interval, rspec.power)
+
+
 @contextmanager
 def _fleets(loadgen):
     """The cluster's hosts of ``--loadgen`` (loadgen.remote.Fleets), or None."""
@@ -202,7 +211,7 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
 
         injector = _injector(rspec, target, memory.mark)
         with recording(record, sampler, progress, after=after, metrics=live,
-                       unit=wl.unit_key) as end:
+                       unit=wl.unit_key, hosts=_host_samplers(fleets, rspec)) as end:
             memory.begin()
             try:
                 outcome = run_tpcc(target.dsn, rspec, on_tick=_ticks(progress, live),

@@ -6,6 +6,7 @@ refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -20,6 +21,7 @@ from oltplab.cluster import load_hosts, load_state, service
 from oltplab.config import DbSpec, LoadgenSpec, RunSpec
 from oltplab.errors import OltplabError, UsageError
 from oltplab.runs.lifecycle import TpccProgress, run_tpcc_recorded
+from oltplab.telemetry.sampler import Timeline
 
 HOSTS = [{"name": "h1", "address": "127.0.0.1"}, {"name": "h2", "address": "127.0.0.2"}]
 
@@ -38,9 +40,10 @@ def cluster_dir(tmp_path_factory):
     service.down(root / "cluster")
 
 
-def _spec(tmp_path: Path, users: int, duration: float, rampup: float = 1.0) -> RunSpec:
+def _spec(tmp_path: Path, users: int, duration: float, rampup: float = 1.0,
+          sample_interval: float = 0) -> RunSpec:
     return RunSpec(users=(users,), rampup=rampup, duration=duration, seed=17,
-                   sample_interval=0, power="none", io_latency="off",
+                   sample_interval=sample_interval, power="none", io_latency="off",
                    results_dir=tmp_path / "results", name="split")
 
 
@@ -78,7 +81,7 @@ def _running(pids) -> list[int]:
 
 
 def test_a_split_step_merges_every_host_exactly(cluster_dir, quiet_w1, tmp_path):
-    run = run_tpcc_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 5.0),
+    run = run_tpcc_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 5.0, sample_interval=0.5),
                             loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
     assert run["status"] == "completed", run.get("error")
     assert run["config"]["loadgen"]["hosts"] == ["h1", "h2"]
@@ -105,6 +108,19 @@ def test_a_split_step_merges_every_host_exactly(cluster_dir, quiet_w1, tmp_path)
     for p in parts:  # one machine: the clocks agree within the round trip
         assert 0 < p["round_trip_ms"] < 1000 and abs(p["clock_offset_ms"]) <= p["round_trip_ms"]
     assert step["driver"]["workers"] == 2
+    # one timeline: this machine's samples, and each host's placed on this machine's clocks
+    tl = Timeline.from_dict(json.loads((tmp_path / "results" / run["id"] / "timeline.json")
+                                       .read_text()))
+    marks = {m["name"]: m["t_ns"] for m in tl.marks}
+    for h in ("h1", "h2"):
+        host = tl.hosts[h]
+        t = host["timeline"]["columns"]["t_ns"]
+        bound = host["clock"]["bound_ns"]
+        assert tl.t0_ns - bound <= t[0] and t[-1] <= tl.end_ns + 10**9, (h, t[0], tl.t0_ns)
+        assert sum(marks["ramp_end"] <= x <= marks["measure_end"] for x in t) >= 8
+        assert run["telemetry"]["hosts"][h]["samples"] == len(t)
+        figures = step["telemetry"]["hosts"][h]
+        assert figures["samples"] >= 8 and figures["cpu"]["cpu_idle_pct"] is not None
 
 
 def _oltplab(capsys, *args: str) -> tuple[int, str]:
