@@ -17,6 +17,8 @@ thread.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -78,3 +80,18 @@ def where_am_i() -> dict[str, Any]:
     from distributed import get_worker
     worker = get_worker()
     return {"host": worker.name, "address": worker.address, "pid": os.getpid()}
+
+
+def read_queue(q, stopping: threading.Event, on_item: Callable[[Any], None]) -> None:
+    """Hand each item of the Dask queue ``q`` to ``on_item`` as it comes, until ``stopping``
+    is set (looked at every second). A scheduler out of reach is waited out: the side that
+    stops hearing from the other decides what that means."""
+    while not stopping.is_set():
+        try:
+            item = q.get(timeout=1.0)
+        except TimeoutError:
+            continue
+        except Exception:  # noqa: BLE001 - the scheduler is away
+            time.sleep(0.5)
+            continue
+        on_item(item)

@@ -33,6 +33,7 @@ from typing import Sequence
 
 from ..telemetry.sampler import Timeline
 from ..telemetry.stream import place
+from .client import read_queue
 from .clocks import PROBES, Offset, Probe, Reading, now, offset_from
 
 HEARTBEAT_S = 1.0
@@ -235,25 +236,21 @@ class HostSamplers:
 
     # -- inside --------------------------------------------------------------------------
     def _read(self, host: str) -> None:
-        while not self._stopping.is_set():
-            try:
-                line = self._up[host].get(timeout=1.0)
-            except TimeoutError:
-                continue
-            except Exception:  # noqa: BLE001 - the scheduler is away: the silence tells
-                time.sleep(0.5)
-                continue
-            at = now()
-            self._heard[host] = time.monotonic()
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if "sample" in msg:
-                with self._lock:
-                    self._samples[host].append(tuple(msg["sample"]))
-            elif "clock" in msg:
-                self._clock[host].put((at, Reading(*msg["clock"])))
+        read_queue(self._up[host], self._stopping, lambda line: self._line(host, line))
+
+    def _line(self, host: str, line: str) -> None:
+        """A line of the host's stream process (stream.py), as it arrives."""
+        at = now()
+        self._heard[host] = time.monotonic()
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if "sample" in msg:
+            with self._lock:
+                self._samples[host].append(tuple(msg["sample"]))
+        elif "clock" in msg:
+            self._clock[host].put((at, Reading(*msg["clock"])))
 
     def _beat(self) -> None:
         while not self._stopping.wait(HEARTBEAT_S):

@@ -125,20 +125,16 @@ def _orders(inbox: queue.Queue, workers: Workers | None, out: list):
 
 def _read(down, up, inbox: queue.Queue, heard: list, done: threading.Event) -> None:
     """The coordinator's queue, read as items come; pings answered at once."""
-    while not done.is_set():
-        try:
-            item = down.get(timeout=1.0)
-        except TimeoutError:
-            continue
-        except Exception:  # noqa: BLE001 - the scheduler went away: the silence ends it
-            time.sleep(0.5)
-            continue
+    from ..cluster.client import read_queue
+
+    def take(item) -> None:
         heard[0] = time.monotonic()
         for order in unpack(item):
             if order[0] == "ping":
                 _flush(up, [("pong", order[1], time.monotonic_ns())])
             else:
                 inbox.put(order)
+    read_queue(down, done, take)
 
 
 def _flush(up, out: list) -> None:

@@ -185,15 +185,9 @@ class RemoteFleet:
 
     def _read(self, host: str) -> None:
         """The host's queue, as items come (with the instant each arrived)."""
-        while not self.stopping.is_set():
-            try:
-                item = self.up[host].get(timeout=1.0)
-            except TimeoutError:
-                continue
-            except Exception:  # noqa: BLE001 - the scheduler is gone: the silence tells
-                time.sleep(0.5)
-                continue
-            self.events.put((host, time.monotonic_ns(), relay.unpack(item)))
+        from ..cluster.client import read_queue
+        read_queue(self.up[host], self.stopping, lambda item: self.events.put(
+            (host, time.monotonic_ns(), relay.unpack(item))))
 
     def _beat(self) -> None:
         """The coordinator's heartbeat to every relay, every second."""
