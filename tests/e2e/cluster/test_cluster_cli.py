@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -39,11 +40,20 @@ def test_up_status_down_of_the_example(tmp_path):
         p = oltplab("cluster", "status", cwd=tmp_path, check_rc=0)
         rows = [line.split("\t") for line in p.stdout.splitlines()]
         assert [r[0] for r in rows] == ["scheduler", "h1", "h2"]
-        assert rows[1][2:] == ["alive", "local", "host-h1=1 datastore-fast=1"]
+        assert rows[1][2:5] == ["alive", "local", "host-h1=1 datastore-fast=1"]
         assert rows[2][1].startswith("tls://127.0.0.2:")
-        assert rows[2][2:] == ["alive", "local", "host-h2=1 device-loop7=1"]
+        assert rows[2][2:5] == ["alive", "local", "host-h2=1 device-loop7=1"]
+        for row in rows[1:]:  # each host's clock against this machine's: the same one here
+            assert re.fullmatch(r"clock [+-]\d+\.\d{3} ms ±\d+\.\d{3} ms", row[5]), row
+            offset, bound = (float(x) for x in re.findall(r"\d+\.\d+", row[5]))
+            assert offset <= bound + 1
+        assert "warning" not in p.stdout
         doc = json.loads(oltplab("cluster", "status", "--json", cwd=tmp_path, check_rc=0).stdout)
         assert doc["scheduler"]["alive"] and [h["alive"] for h in doc["hosts"]] == [True, True]
+        for h in doc["hosts"]:
+            clock = h["clock"]
+            assert clock["probes"] == 5 and abs(clock["wall_offset_ns"]) <= clock["bound_ns"] + 10**6
+            assert clock["warning"] is None and clock["error_bound_ms"] < 100
         assert (tmp_path / "oltplab-cluster" / "certs" / "client-key.pem").is_file()
     finally:
         p = oltplab("cluster", "down", cwd=tmp_path, check_rc=0)
