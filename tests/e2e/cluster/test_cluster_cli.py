@@ -52,7 +52,8 @@ def test_up_status_down_of_the_example(tmp_path):
         assert doc["scheduler"]["alive"] and [h["alive"] for h in doc["hosts"]] == [True, True]
         for h in doc["hosts"]:
             clock = h["clock"]
-            assert clock["probes"] == 5 and abs(clock["wall_offset_ns"]) <= clock["bound_ns"] + 10**6
+            assert clock["probes"] == 5
+            assert abs(clock["wall_offset_ns"]) <= clock["bound_ns"] + 10**6
             assert clock["warning"] is None and clock["error_bound_ms"] < 100
         assert (tmp_path / "oltplab-cluster" / "certs" / "client-key.pem").is_file()
     finally:
