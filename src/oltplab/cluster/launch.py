@@ -21,6 +21,7 @@ import shlex
 import signal
 import subprocess
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -125,13 +126,18 @@ def run_ssh(ssh: SshSpec, command: str, stdin: bytes = b"", timeout: float = 60,
     """Run ``command`` (sh) on the host; its standard output. A failure of ssh or of the
     command is one line: the host, and the last line it printed."""
     argv = ssh_argv(ssh, f"sh -c {shlex.quote(command)}")  # whatever the user's shell there
+    # the input is read from a file (unlinked, 0600), not a pipe fed while ssh runs: a Ctrl-C
+    # then can not cut it short, and the command started sees all of it
+    with tempfile.TemporaryFile() as given:
+        given.write(stdin)
+        given.seek(0)
+        try:
+            p = subprocess.Popen(argv, stdin=given, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, start_new_session=True)
+        except FileNotFoundError:
+            raise OltplabError("ssh is not installed here (Debian: openssh-client)") from None
     try:
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True)
-    except FileNotFoundError:
-        raise OltplabError("ssh is not installed here (Debian: openssh-client)") from None
-    try:
-        out, err = p.communicate(stdin, timeout=timeout)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()
