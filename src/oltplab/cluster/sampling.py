@@ -3,7 +3,8 @@ time axis, streamed while the run goes and complete at its end.
 
     with HostSamplers(client, ["h1", "h2"], interval=1.0, power="auto") as samplers:
         ...                          # the run; samplers.latest() -> host -> (t_ns, columns)
-    parts = samplers.parts           # host -> {"clock", "timeline" (placed), "error"}
+    parts = samplers.parts           # host -> {"clock", "timeline" (placed), "error",
+                                     #          "warning" (a clock known to 100 ms or worse)}
     timeline = stream.with_hosts(my_timeline, parts)
 
 Each host runs telemetry/stream.py, a process of its own, started by a task on the host's
@@ -227,6 +228,8 @@ class HostSamplers:
             if "timeline" not in part:
                 part["timeline"] = self._streamed(h, off)
             part["clock"] = off.to_json() if off is not None else None
+            if off is not None and off.warning():
+                part["warning"] = off.warning()
             self.parts[h] = part
         self._stopping.set()
         for f in self._futures.values():

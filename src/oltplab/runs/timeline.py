@@ -45,7 +45,9 @@ def save_timeline(sampler, record, hosts=None) -> None:
 
 def _host_figures(timeline, parts: dict, steps: list[dict]) -> dict:
     """Each other host's figures per step (its samples within this host's step marks) in the
-    step's ``telemetry.hosts``; what the run's record says of each host's timeline."""
+    step's ``telemetry.hosts``; what the run's record says of each host's timeline. A host
+    whose clock is known to 100 ms or worse has its warning in every step's ``warnings``:
+    its samples may be misplaced by as much."""
     import dataclasses
 
     from ..telemetry.derive import derive_steps
@@ -53,7 +55,10 @@ def _host_figures(timeline, parts: dict, steps: list[dict]) -> dict:
     for name, part in parts.items():
         tl = part.get("timeline")
         out[name] = {"clock": part.get("clock"), "samples": len(tl) if tl is not None else 0,
-                     **({"error": part["error"]} if part.get("error") else {})}
+                     **{k: part[k] for k in ("error", "warning") if part.get(k)}}
+        if part.get("warning"):
+            for step in steps:
+                step.setdefault("warnings", []).append(part["warning"])
         if tl is None:
             continue
         for figures in derive_steps(dataclasses.replace(tl, marks=list(timeline.marks)), steps):
