@@ -192,10 +192,14 @@ def _start_worker(state: ClusterState, host: HostSpec, certs: Certs, on_step: Sa
              pair.key.name: (pair.key.read_bytes(), 0o600)}
     argv = worker_argv(host, state.scheduler_address, "ca.pem", pair.cert.name, pair.key.name,
                        ".")
-    # its pid is known once ssh returns: until then the state file knows its folder there
+    # its pid is known once ssh returns: until then the state file knows its folder there,
+    # and Ctrl-C waits until ssh has returned and the pid is recorded (ssh gives up after its
+    # connect timeout, the command after 60 s)
     write_state(state.with_worker(Worker(host, Process(0, None, ""), there)))
-    state = state.with_worker(Worker(host, start_over_ssh(host, there, files, argv), there))
-    write_state(state)
+    with _recorded():
+        state = state.with_worker(Worker(host, start_over_ssh(host, there, files, argv),
+                                         there))
+        write_state(state)
     return state
 
 

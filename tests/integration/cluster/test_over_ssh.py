@@ -77,8 +77,8 @@ def test_a_host_key_ssh_does_not_know_is_refused(server, tmp_path):
 
 
 def test_ctrl_c_while_ssh_starts_a_worker_leaves_no_process_there(server, tmp_path):
-    """Ctrl-C while ssh runs, its worker's pid not known yet: up lets ssh finish, then stops
-    the worker that the folder's pid file names."""
+    """Ctrl-C while ssh runs, its worker's pid not known yet: up lets ssh finish and records
+    the worker, then stops it and removes its key and certificates there."""
     far_dir = tmp_path / "far-host"
     hosts = write_hosts(tmp_path / "hosts.toml", [
         {"name": "far", "address": "127.0.0.3", "dir": str(far_dir), "ssh": server.ssh_table()}])
