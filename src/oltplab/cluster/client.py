@@ -82,6 +82,12 @@ def where_am_i() -> dict[str, Any]:
     return {"host": worker.name, "address": worker.address, "pid": os.getpid()}
 
 
+def task_cancelled(worker, key) -> bool:
+    """Inside a task: it was cancelled (or its result is no longer wanted)."""
+    ts = worker.state.tasks.get(key)
+    return ts is None or ts.state not in ("executing", "long-running")
+
+
 def read_queue(q, stopping: threading.Event, on_item: Callable[[Any], None]) -> None:
     """Hand each item of the Dask queue ``q`` to ``on_item`` as it comes, until ``stopping``
     is set (looked at every second). A scheduler out of reach is waited out: the side that

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
+
+from ..telemetry.sampler import clock_pair
 
 WARN_BOUND_S = 0.1
 PROBES = 5
@@ -108,10 +109,8 @@ class Offset:
 
 def now() -> Reading:
     """This host's clocks, the wall clock read between two readings of the monotonic one."""
-    a = time.monotonic_ns()
-    w = time.time_ns()
-    b = time.monotonic_ns()
-    return Reading(w, (a + b) // 2)
+    mono, unix = clock_pair()
+    return Reading(unix, mono)
 
 
 def offset_from(host: str, probes: Sequence[Probe], chrony: Chrony | None = None,

@@ -34,7 +34,7 @@ from typing import Sequence
 
 from ..telemetry.sampler import Timeline
 from ..telemetry.stream import place
-from .client import read_queue
+from .client import read_queue, task_cancelled
 from .clocks import PROBES, Offset, Probe, Reading, now, offset_from
 
 HEARTBEAT_S = 1.0
@@ -72,8 +72,7 @@ def serve(up_name: str, down_name: str, interval: float, power: str,
             if time.monotonic() - heard > silence_s:
                 ended = f"the coordinator was silent for {silence_s:g} s"
                 break
-            ts = worker.state.tasks.get(key)
-            if ts is None or ts.state not in ("executing", "long-running"):
+            if task_cancelled(worker, key):
                 ended = "cancelled"
                 break
             try:

@@ -30,6 +30,7 @@ import queue
 import threading
 import time
 
+from ..cluster.client import task_cancelled
 from .messages import Stop
 from .spawn import FleetFailed, Workers
 
@@ -69,7 +70,7 @@ def serve(host: str, up_name: str, down_name: str, silence_s: float = SILENCE_S)
             if now - heard[0] > silence_s:
                 reason = f"the coordinator was silent for {silence_s:g} s"
                 break
-            if _cancelled(worker, key):
+            if task_cancelled(worker, key):
                 reason = "cancelled"
                 break
             if now >= next_hb:
@@ -144,9 +145,3 @@ def _flush(up, out: list) -> None:
         up.put(pack(out))
     except Exception:  # noqa: BLE001 - the coordinator's silence or bye ends the task
         pass
-
-
-def _cancelled(worker, key) -> bool:
-    """The task was cancelled (or its result is no longer wanted)."""
-    ts = worker.state.tasks.get(key)
-    return ts is None or ts.state not in ("executing", "long-running")

@@ -64,8 +64,10 @@ def clock(pings: list[tuple[int, int, int]]) -> Clock:
     """The clock of (sent, host, back) triples: the midpoint of the shortest round trip."""
     if not pings:
         raise ValueError("no ping came back")
-    sent, host, back = min(pings, key=lambda p: p[2] - p[0])
-    return Clock(host - (sent + back) // 2, back - sent)
+    from ..cluster.clocks import Probe, Reading, offset_from
+    off = offset_from("", [Probe(Reading(0, s), Reading(0, h), Reading(0, b))
+                           for s, h, b in pings])
+    return Clock(off.mono_offset_ns, off.rtt_ns)
 
 
 def to_host(msg, offset_ns: int):

@@ -25,20 +25,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import sys
 import threading
 import time
 from pathlib import Path
 
 from ..errors import OltplabError
-from .sampler import Sampler, Timeline
+from .sampler import Sampler, Timeline, _compact, clock_pair
 
 POLL_S = 0.02  # how often the process looks for a new sample to send
-
-
-def _value(x: float):
-    return None if x != x or math.isinf(x) else float(f"{x:.6g}")
 
 
 class _Out:
@@ -62,9 +57,8 @@ def _commands(stdin, out: _Out, wall, done: threading.Event) -> None:
     for line in stdin:
         cmd = line.strip()
         if cmd == "clock":
-            a = time.monotonic_ns()
-            w = wall()
-            out.send({"clock": [w, (a + time.monotonic_ns()) // 2]})
+            mono, unix = clock_pair(wall)
+            out.send({"clock": [unix, mono]})
         elif cmd == "stop":
             break
     done.set()  # stop, or the end of the input
@@ -95,7 +89,7 @@ def serve(out_file: Path, interval: float, power: str, devices, wall_shift_s: fl
                 continue
             last, values = latest
             unix = wall() - (time.monotonic_ns() - last)
-            out.send({"sample": [last, unix, {k: _value(v) for k, v in values.items()}]})
+            out.send({"sample": [last, unix, {k: _compact(v) for k, v in values.items()}]})
     finally:
         timeline = sampler.stop()
         from ..results.store import atomic_write
