@@ -55,6 +55,18 @@ def cluster_processes(*folders: Path) -> list[psutil.Process]:
     return found
 
 
+def resume_workers(cluster_dir: Path) -> None:
+    """SIGCONT to every worker of the cluster (a test that stopped one failed half way)."""
+    import signal
+
+    from oltplab.cluster import load_state
+    for w in load_state(cluster_dir).workers:
+        try:
+            os.kill(w.process.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
 def wait_until(condition, timeout: float = 20.0, every: float = 0.1) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

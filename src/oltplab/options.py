@@ -543,6 +543,16 @@ LOADGEN: tuple[Option, ...] = (
            envvar="OLTPLAB_CLUSTER_DIR"),
 )
 
+# neighbours run over the cluster's hosts (the command line only)
+NEIGHBOURS_HOSTS: tuple[Option, ...] = (
+    Option("hosts", "neighbours-hosts", "Deal the instances over these hosts of the cluster "
+           "(h1,h2: oltplab cluster up starts it); each keeps its share under ROOT/<host>.",
+           ("--hosts",), metavar="HOSTS", parse=a_host_list),
+    Option("cluster_dir", "neighbours-hosts", "Folder of the cluster --hosts uses.",
+           ("--cluster-dir",), type=Path, default=DEFAULT_CLUSTER, show_default=True,
+           envvar="OLTPLAB_CLUSTER_DIR"),
+)
+
 CLUSTER_UP: tuple[Option, ...] = (
     Option("timeout", "cluster", "How long the scheduler and the workers may take to start.",
            ("--timeout",), default="60s", show_default=True, parse=a_timeout),

@@ -12,7 +12,8 @@ from oltplab import kinds
 from oltplab.cli.main import cli
 from oltplab.fio.spec import OPTIONS as FIO
 from oltplab.options import (BACKUP, BUILD, CLUSTER, CLUSTER_UP, DB, DVDS_BUILD, DVDS_DB,
-                             DVDS_RUN, LOADGEN, METRICS, NEIGHBOURS, PLAN, QUICKSTART, RUN,
+                             DVDS_RUN, LOADGEN, METRICS, NEIGHBOURS, NEIGHBOURS_HOSTS, PLAN,
+                             QUICKSTART, RUN,
                              TELEMETRY, Option)
 from oltplab.plans.keys import KEYS
 
@@ -26,7 +27,7 @@ COMMANDS = {
     ("tpcc", "check"): ((DB,), ("after_run",)),
     ("quickstart",): ((DB, QUICKSTART, TELEMETRY), ()),
     ("backup", "run"): ((DB, BACKUP, TELEMETRY), ()),
-    ("neighbours", "run"): ((NEIGHBOURS, TELEMETRY, METRICS), ()),
+    ("neighbours", "run"): ((NEIGHBOURS, TELEMETRY, METRICS, NEIGHBOURS_HOSTS), ()),
     ("dvds", "build"): ((DVDS_DB, DVDS_BUILD), ()),
     ("dvds", "run"): ((DVDS_DB, DVDS_RUN, TELEMETRY, METRICS, LOADGEN), ("repeat",)),
     ("plan", "run"): ((METRICS,), ("plan_file", "overrides", "results_dir", "resume",

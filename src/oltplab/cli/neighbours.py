@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..config import metrics_spec
-from ..options import NEIGHBOURS
+from ..options import NEIGHBOURS, NEIGHBOURS_HOSTS
 from ..runs.lifecycle import raise_for_status
 from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
 from ..workloads import get as get_workload
@@ -28,14 +28,20 @@ def neighbours():
 @table_options(NEIGHBOURS)
 @telemetry_options
 @metrics_options
-def neighbours_run(metrics_port, metrics_listen, **kw):
+@table_options(NEIGHBOURS_HOSTS)
+def neighbours_run(metrics_port, metrics_listen, hosts, cluster_dir, **kw):
     """Run the workload on N - K instances while K back up every interval, all at once;
     record each instance, the average TPM/NOPM per workload instance and the host's devices
-    over time in one run."""
+    over time in one run. With --hosts, the instances are dealt over the cluster's hosts."""
     spec = NeighboursSpec(**kw)
     lines = NeighboursLines(spec)
+    metrics = metrics_spec(metrics_port, metrics_listen)
     try:
-        run = run_neighbours(spec, lines, metrics=metrics_spec(metrics_port, metrics_listen))
+        if hosts:
+            from ..scenarios.neighbours_hosts import run_neighbours_on_hosts
+            run = run_neighbours_on_hosts(spec, hosts, cluster_dir, lines, metrics=metrics)
+        else:
+            run = run_neighbours(spec, lines, metrics=metrics)
     finally:
         lines.line.done()
     print_neighbours(run)
@@ -92,9 +98,14 @@ def print_neighbours(run: dict) -> None:
     """A line per instance, then the averages."""
     from .ui import fmt_int
     wl = of_record(run)
+    hosts = any(e.get("host") for e in run.get("instances") or [])
     for e in run.get("instances") or []:
-        click.echo(f"{e['name']:<6} {e['role']:<7} {e['status']:<11} "
+        where = f"{e.get('host') or '':<8} " if hosts else ""
+        click.echo(f"{e['name']:<6} {where}{e['role']:<7} {e['status']:<11} "
                    f"{_figures(e, wl.unit_key, wl.unit)}")
+    for p in run.get("hosts") or []:
+        if p.get("error") and p.get("status") != "completed":
+            click.echo(f"host {p['host']}: {p['status']}: {p['error']}")
     avg = run.get("average") or {}
     if avg.get("instances"):
         click.echo(f"average per workload instance ({avg['instances']}): "

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ..errors import OltplabError
 from .state import DEFAULT_DIR, load_state
@@ -61,6 +63,22 @@ def client_of(address: str, certs_folder: Path, timeout: float) -> Client:
         raise OltplabError(f"cannot reach the scheduler at {address}: {e}") from None
 
 
+@contextmanager
+def open_hosts(names: tuple[str, ...], state_dir: Path, flag: str) -> Iterator[tuple]:
+    """A client of the cluster in ``state_dir`` and the specs of its hosts ``names``, each
+    known (a UsageError naming the hosts there are) and with a live worker (OltplabError
+    naming ``flag``, the option that asked for them, otherwise)."""
+    state = load_state(state_dir)
+    specs = [state.worker(n).host for n in names]
+    with connect(state_dir) as client:
+        known = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+        dead = [n for n in names if n not in known]
+        if dead:
+            raise OltplabError(f"{flag}: the worker of {', '.join(dead)} is not alive "
+                               f"(oltplab cluster status --dir {state_dir})")
+        yield client, specs
+
+
 def placement(host: str, resources: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The keywords of ``Client.submit`` that place a task on ``host`` and nowhere else;
     ``resources`` adds what else the task holds there, such as ``{"datastore-fast": 1}``."""
@@ -86,6 +104,30 @@ def task_cancelled(worker, key) -> bool:
     """Inside a task: it was cancelled (or its result is no longer wanted)."""
     ts = worker.state.tasks.get(key)
     return ts is None or ts.state not in ("executing", "long-running")
+
+
+def queue_pairs(client: Client, kind: str, hosts) -> tuple[dict, dict]:
+    """Two new Dask queues per host, one each way: ``(up, down)``, host -> queue, named
+    ``oltplab-KIND-<tag>-<host>-up`` and ``-down``."""
+    from distributed import Queue
+    tag = uuid.uuid4().hex[:12]
+    up = {h: Queue(f"oltplab-{kind}-{tag}-{h}-up", client=client) for h in hosts}
+    down = {h: Queue(f"oltplab-{kind}-{tag}-{h}-down", client=client) for h in hosts}
+    return up, down
+
+
+def release(client: Client, futures, queues) -> None:
+    """Cancel the ``futures`` not done and close the ``queues``, whatever the client's state
+    (it may be closing)."""
+    try:
+        client.cancel([f for f in futures if not f.done()])
+    except Exception:  # noqa: BLE001 - a closing client
+        pass
+    for q in queues:
+        try:
+            q.close()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def read_queue(q, stopping: threading.Event, on_item: Callable[[Any], None]) -> None:

@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from typing import Sequence
 
 from ..telemetry.sampler import Timeline
@@ -155,13 +154,9 @@ class HostSamplers:
 
     def start(self) -> None:
         """Start each host's sampler, wait for its first sample, probe its clock."""
-        from distributed import Queue
-
-        from .client import placement
-        tag = uuid.uuid4().hex[:12]
+        from .client import placement, queue_pairs
+        self._up, self._down = queue_pairs(self.client, "samples", self.hosts)
         for h in self.hosts:
-            self._up[h] = Queue(f"oltplab-samples-{tag}-{h}-up", client=self.client)
-            self._down[h] = Queue(f"oltplab-samples-{tag}-{h}-down", client=self.client)
             where = {k: v for k, v in placement(h).items() if k != "resources"}
             self._futures[h] = self.client.submit(serve, self._up[h].name, self._down[h].name,
                                                   self.interval, self.power, self.silence_s,
@@ -211,7 +206,10 @@ class HostSamplers:
             off = self.offsets.get(h)
             part = self.parts.get(h, {})
             result = None
-            if h not in self.parts and h in self._futures:
+            silent = time.monotonic() - self._heard.get(h, time.monotonic())
+            if h not in self.parts and silent > self.silence_s:  # it hangs: not waited for
+                part = {"error": f"its sampler was silent for {silent:.0f} s"}
+            elif h not in self.parts and h in self._futures:
                 try:
                     result = self._futures[h].result(
                         timeout=max(0.1, deadline - time.monotonic()))

@@ -24,11 +24,10 @@ import pickle
 import queue
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import OltplabError, UsageError
+from ..errors import UsageError
 from . import relay, split
 from .spawn import Exited, FleetFailed
 
@@ -41,24 +40,13 @@ HEARTBEAT_S = 1.0
 DONE_GRACE_S = 5.0  # a finished relay's last messages may still be on their way
 
 
-def _host_spec_of(state, name: str):
-    return state.worker(name).host  # UsageError naming the hosts there are
-
-
 @contextmanager
 def open_loadgen(names: tuple[str, ...], cluster_dir: Path):
     """``Fleets`` on the hosts ``names`` of the cluster in ``cluster_dir``: a one-line error
     (UsageError, exit 2) for an unknown host, OltplabError (exit 1) when no cluster is up or
     a host's worker is not alive."""
-    from .. import cluster
-    state = cluster.load_state(cluster_dir)
-    specs = [_host_spec_of(state, n) for n in names]
-    with cluster.connect(cluster_dir) as client:
-        known = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
-        dead = [n for n in names if n not in known]
-        if dead:
-            raise OltplabError(f"--loadgen: the worker of {', '.join(dead)} is not alive "
-                               f"(oltplab cluster status --dir {cluster_dir})")
+    from ..cluster.client import open_hosts
+    with open_hosts(names, cluster_dir, "--loadgen") as (client, specs):
         yield Fleets(client, names, specs)
 
 
@@ -142,13 +130,10 @@ class RemoteFleet:
     # -- start -------------------------------------------------------------------------
     def start(self) -> None:
         """Place the relays, wait for each, measure its clock, send it its plans."""
-        from distributed import Queue
-
         from ..cluster import submit_on
-        tag = uuid.uuid4().hex[:12]
+        from ..cluster.client import queue_pairs
+        self.up, self.down = queue_pairs(self.client, "loadgen", self.hosts)
         for h in self.hosts:
-            self.up[h] = Queue(f"oltplab-{tag}-{h}-up", client=self.client)
-            self.down[h] = Queue(f"oltplab-{tag}-{h}-down", client=self.client)
             self.futures[h] = submit_on(self.client, h, relay.serve, h, self.up[h].name,
                                         self.down[h].name, self.silence_s)
             self._thread(self._read, h)
@@ -294,6 +279,8 @@ class RemoteFleet:
         """Stop every host's workers (Stop, bye), wait for the relays, then cancel any
         left (a host that hangs stops its workers when it runs again and hears nothing)."""
         from distributed import wait as dask_wait
+
+        from ..cluster.client import release
         try:
             for h in self.hosts:
                 if h in self.down:
@@ -309,14 +296,7 @@ class RemoteFleet:
             pass
         finally:
             self.stopping.set()
-            try:
-                self.client.cancel([f for f in self.futures.values() if not f.done()])
-            except Exception:  # noqa: BLE001 - a closing client
-                pass
+            release(self.client, self.futures.values(), ())
             for t in self.threads:
                 t.join(2.0)
-            for q in [*self.up.values(), *self.down.values()]:
-                try:
-                    q.close()
-                except Exception:  # noqa: BLE001
-                    pass
+            release(self.client, (), [*self.up.values(), *self.down.values()])

@@ -11,11 +11,13 @@ from __future__ import annotations
 from ..errors import OltplabError
 
 
-def last_cells(plan) -> dict[str, int]:
-    """Datastore name -> the index of the last cell with an item on it."""
+def last_cells(plan, cells=None) -> dict[str, int]:
+    """Datastore name -> the index of the last cell with an item on it (of ``cells``, when
+    given: those one host runs)."""
     out: dict[str, int] = {}
+    among = None if cells is None else {c.index for c in cells}
     for item in plan.items:
-        if item.cell.datastore is not None:
+        if item.cell.datastore is not None and (among is None or item.cell.index in among):
             out[item.cell.datastore.name] = max(out.get(item.cell.datastore.name, -1),
                                                 item.cell.index)
     return out

@@ -50,7 +50,8 @@ from .. import kinds
 from .keys import KEYS, TARGET_KEYS, StepKind, checked_run, planned_store, typed
 
 PLAN_KEYS = {"name": str, "repeat": int, "baseline": str}
-TOP_KEYS = ("plan", "defaults", "matrix", "targets", "datastores", "step")
+TOP_KEYS = ("plan", "defaults", "matrix", "targets", "datastores", "step", "hosts")
+HOSTS_KEYS = {"names": list, "cluster_dir": str}
 LABEL = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
@@ -109,6 +110,16 @@ class Plan:
     items: tuple[Item, ...] = ()  # in running order: cell by cell, step by step
     baseline: str | None = None  # the label of the cell the report sets the others against
     datastores: tuple = ()  # (DatastoreSpec, keep) of each [datastores.NAME], in file order
+    hosts: PlanHosts | None = None  # [hosts]: the cells run on the cluster's hosts
+    overrides: tuple[str, ...] = ()  # the --set texts it was loaded with
+
+
+@dataclass(frozen=True)
+class PlanHosts:
+    """``[hosts]``: the cluster's hosts the cells run on (``names``), and its folder."""
+
+    names: tuple[str, ...]
+    cluster_dir: Path
 
 
 # --------------------------------------------------------------------------- loading
@@ -120,7 +131,8 @@ def load_plan(path: Path, results_dir: Path, overrides: tuple[str, ...] = ()) ->
     doc = read_toml(path, "plan")
     try:
         apply_overrides(doc, overrides)
-        return _plan(path, doc, Path(results_dir))
+        plan = _plan(path, doc, Path(results_dir))
+        return dataclasses.replace(plan, overrides=tuple(overrides))
     except UsageError as e:
         raise UsageError(f"{path}: {e}") from None
 
@@ -254,7 +266,26 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
         i.cell.datastore.name for i in items if i.cell.datastore}
     return Plan(path=path, name=name, repeat=repeat, varied=tuple(matrix), cells=tuple(cells),
                 baseline=baseline, steps=steps, items=items,
-                datastores=tuple(v for k, v in stores.items() if k in used))
+                datastores=tuple(v for k, v in stores.items() if k in used),
+                hosts=_hosts(_table(doc, "hosts")))
+
+
+def _hosts(table: dict) -> PlanHosts | None:
+    """``[hosts]``: ``names`` (a list of the cluster's host names) and ``cluster_dir``."""
+    if not table:
+        return None
+    from ..cluster.state import DEFAULT_DIR
+    for key, value in table.items():
+        if key not in HOSTS_KEYS:
+            raise UsageError(f"unknown key hosts.{key} (it takes: {', '.join(HOSTS_KEYS)})")
+        if not isinstance(value, HOSTS_KEYS[key]):
+            raise UsageError(f"hosts.{key}: {value!r} is the wrong type")
+    names = table.get("names")
+    if not names or not all(isinstance(n, str) and LABEL.fullmatch(n) for n in names) \
+            or len(set(names)) != len(names):
+        raise UsageError("hosts.names: give the cluster's hosts the cells run on, such as "
+                         '["h1", "h2"] (each once)')
+    return PlanHosts(tuple(names), Path(table.get("cluster_dir", str(DEFAULT_DIR))))
 
 
 def _datastores(tables: dict) -> dict:

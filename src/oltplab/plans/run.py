@@ -162,22 +162,87 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
                              "add --resume to run only what is not done, or use another "
                              "--results-dir")
         states = [s for s in plan_status(plan, results_dir) if s.todo]
-        last = last_cells(plan)
-        for cell in plan.cells:
-            mine = [s for s in states if s.item.cell.index == cell.index]
-            if mine and _stores_ready(plan, mine, progress):
-                _run_cell(plan, mine, results_dir, progress, live)
-            for spec, keep in plan.datastores:
-                if last.get(spec.name) == cell.index and not keep:
-                    try:
-                        release(spec)
-                        progress.datastore(spec.name, "destroyed")
-                    except OltplabError as e:
-                        progress.datastore(spec.name, f"not destroyed: {e}")
+        if plan.hosts is not None:
+            from .hosts import run_on_hosts
+            try:
+                run_on_hosts(plan, states, results_dir, progress, host_share)
+            finally:
+                _supersede_fetched(plan, results_dir)
+        else:
+            run_cells(plan, plan.cells, states, results_dir, progress, live)
         return plan_status(plan, results_dir)
 
 
-def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress) -> bool:
+def run_cells(plan: Plan, cells, states: list[ItemState], results_dir: Path,
+              progress: PlanProgress, live=None, host: str | None = None) -> None:
+    """``cells`` of the plan in order, each with the items of ``states`` it has; a datastore
+    the plan does not keep is destroyed after the last of them that uses it. ``host``: the
+    cluster's host they run on, recorded with each run."""
+    last = last_cells(plan, cells)
+    for cell in cells:
+        mine = [s for s in states if s.item.cell.index == cell.index]
+        if mine and _stores_ready(plan, mine, progress, host):
+            _run_cell(plan, mine, results_dir, progress, live, host)
+        for spec, keep in plan.datastores:
+            if last.get(spec.name) == cell.index and not keep:
+                try:
+                    release(spec)
+                    progress.datastore(spec.name, "destroyed")
+                except OltplabError as e:
+                    progress.datastore(spec.name, f"not destroyed: {e}")
+
+
+def host_share(link, out: Path, text: str, path: str, overrides: tuple, cwd: str, host: str,
+               cells: tuple[int, ...], todo: dict) -> dict:
+    """A host's cells of a plan with ``[hosts]`` (plans/hosts.py places them, cluster/partmain
+    runs this there): the plan loaded as the coordinator loaded it, its runs written under
+    ``out``. ``todo``: "cell/step" -> the repeats to run."""
+    import dataclasses
+    import tempfile
+
+    from .hosts import PartProgress
+    from .model import load_plan
+    if not os.path.isdir(cwd):
+        raise UsageError(f"host {host} has no folder {cwd}, where the plan's relative paths "
+                         "are taken from: make it, or give absolute paths")
+    os.chdir(cwd)
+    with tempfile.TemporaryDirectory(prefix="oltplab-plan-") as tmp:
+        copy = Path(tmp) / Path(path).name
+        copy.write_text(text)
+        plan = dataclasses.replace(load_plan(copy, out, tuple(overrides)), path=Path(path))
+    mine = [c for c in plan.cells if c.index in cells]
+    states = []
+    for item in plan.items:
+        reps = todo.get(f"{item.cell.index}/{item.step.index}")
+        if reps:
+            done = tuple(r for r in range(1, plan.repeat + 1) if r not in reps)
+            states.append(ItemState(item, plan.repeat, done, (), ()))
+    try:
+        run_cells(plan, mine, states, out, PartProgress(link), host=host)
+    except Interrupted as e:
+        return {"interrupted": str(e)}
+    return {}
+
+
+def _supersede_fetched(plan: Plan, results_dir: Path) -> None:
+    """The attempts that did not complete, of each item and repeat a fetched run completed,
+    set aside as ``plan run`` sets them aside here."""
+    runs = plan_runs(plan, results_dir)
+    for item in plan.items:
+        mark = fingerprint(item)
+        for r in runs:
+            p = r["plan"]
+            if p.get("cell") == item.name and p.get("step", 1) == item.step.index \
+                    and r.get("status") == "completed" and p.get("fingerprint") == mark \
+                    and p.get("host"):
+                try:
+                    supersede(plan, item, p.get("repeat"), r, results_dir)
+                except OltplabError:
+                    pass
+
+
+def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress,
+                  host: str | None = None) -> bool:
     """The datastores of the cell's items made (or found); where one cannot be, its items
     fail (recorded) and the plan goes on."""
     specs = {s.item.cell.datastore for s in states if s.item.cell.datastore is not None}
@@ -191,7 +256,8 @@ def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress) -
         except OltplabError as e:
             for s in states:
                 if s.item.cell.datastore == spec:
-                    _failed_record(plan, s.item, s.todo[0], f"datastore {spec.name}: {e}")
+                    _failed_record(plan, s.item, s.todo[0], f"datastore {spec.name}: {e}",
+                                   host)
                     progress.item_failed(s.item, f"datastore {spec.name}: {e}")
             return False
     return True
@@ -212,7 +278,7 @@ def _interrupted(plan: Plan, item: Item) -> Interrupted:
 
 
 def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
-              progress: PlanProgress, live=None) -> None:
+              progress: PlanProgress, live=None, host: str | None = None) -> None:
     """The cell's items in order; its server (one per data directory) is started for the
     first item that needs it and stopped after the cell."""
     from .. import engines
@@ -234,7 +300,7 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                     restarted = getattr(target.instance, "restarted", None)
                     _ensure_schema(target.dsn, cell, progress)
                 for repeat in state.todo:
-                    labels = _labels(plan, item, repeat)
+                    labels = _labels(plan, item, repeat, host)
                     if restarted and item.kind.needs_db:  # recorded with each run
                         labels["restarted"] = restarted
                     run = item.kind.run(item, progress.run_progress(item, repeat), labels,
@@ -253,16 +319,16 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
             except Exception as e:  # the item fails (recorded), the plan goes on
                 # an OltplabError comes before a run could start; any other is unexpected
                 error = str(e) if isinstance(e, OltplabError) else f"{type(e).__name__}: {e}"
-                _failed_record(plan, item, repeat, error)
+                _failed_record(plan, item, repeat, error, host)
                 progress.item_failed(item, error)
 
 
-def _labels(plan: Plan, item: Item, repeat: int) -> dict:
+def _labels(plan: Plan, item: Item, repeat: int, host: str | None = None) -> dict:
     several = len(plan.steps) > 1
     gid = f"{plan.name}:{item.name}" + (f":{item.step.index}" if several else "")
     return {"plan": {"name": plan.name, "cell": item.name, "repeat": repeat,
                      "step": item.step.index, "file": str(plan.path),
-                     "fingerprint": fingerprint(item)},
+                     "fingerprint": fingerprint(item), **({"host": host} if host else {})},
             "group": {"id": gid, "index": repeat, "of": plan.repeat}}
 
 
@@ -307,7 +373,8 @@ def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
                                f"{(entry['dedupe_saved_bytes'] or 0) / 2**20:,.1f} MiB shared")
 
 
-def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:
+def _failed_record(plan: Plan, item: Item, repeat: int, error: str,
+                   host: str | None = None) -> None:
     from .. import __version__
     from ..results.store import RunRecord
     from ..runs.lifecycle import spec_dict
@@ -316,7 +383,7 @@ def _failed_record(plan: Plan, item: Item, repeat: int, error: str) -> None:
                               oltplab_version=__version__,
                               config={"db": spec_dict(cell.db),
                                       item.kind.config_key or item.step.kind: _spec(item)},
-                              **_labels(plan, item, repeat))
+                              **_labels(plan, item, repeat, host))
     record.finish("failed", error)
 
 

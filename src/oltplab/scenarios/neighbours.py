@@ -150,12 +150,27 @@ class Member:
         return f"pg{self.index}"
 
 
-def members(spec: NeighboursSpec) -> list[Member]:
+def members(spec: NeighboursSpec, only: tuple[int, ...] | None = None) -> list[Member]:
+    """The run's instances (``only``: those of these numbers, a host's share)."""
     root = Path(os.path.abspath(spec.root))
     first_backup = spec.instances - spec.backup
     return [Member(i, "backup" if i > first_backup else spec.workload,
                    spec.db(root / f"pg{i}", spec.port + i))
-            for i in range(1, spec.instances + 1)]
+            for i in range(1, spec.instances + 1) if only is None or i in only]
+
+
+@dataclass
+class Share:
+    """One host's share of a run over several hosts (scenarios/spread.py): its instances,
+    and the coordinator's word on when they all go (``ready`` blocks until then), when every
+    workload of the run measures (backups may begin), when all have ended (backups stop),
+    and when to stop (``stop_why``, after an instance elsewhere failed)."""
+
+    indices: tuple[int, ...]
+    ready: Callable[[], None]
+    measuring: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
+    stop_why: str | None = None
 
 
 class NeighboursProgress:
@@ -171,6 +186,13 @@ class NeighboursProgress:
              cycles: int) -> None:
         """About once a second: summed client TPM/NOPM of the workloads (over their last few
         seconds), how many of them measure, and the backup cycles done."""
+
+    def ticks(self, ticks: list) -> None:
+        """With each tick: the last tick of each workload still running (TpccProgress's)."""
+
+    def mark(self, name: str, t_ns: int, **attrs) -> None:
+        """A backup cycle's instant (``t_ns`` on the monotonic clock), as the timeline's
+        sampler records it."""
 
     def instance(self, entry: dict) -> None:
         """An instance ended; its entry is about to be saved."""
@@ -303,9 +325,10 @@ class _Race:
 
     def __init__(self, spec: NeighboursSpec, mems: list[Member], run_dir: Path, sampler,
                  progress: NeighboursProgress, entries: list[dict], save: Callable[[], None],
-                 live=None):
+                 live=None, share: Share | None = None):
         self.spec, self.progress, self.entries, self.save = spec, progress, entries, save
-        self.sampler, self.live = sampler, live
+        self.sampler, self.live, self.share = sampler, live, share
+        self.by_index = {m.index: i for i, m in enumerate(mems)}
         self.sub_dir = run_dir / INSTANCES_DIR
         self.measuring = threading.Event()  # every workload measures: backups may begin
         self.stop_backups = threading.Event()
@@ -341,8 +364,10 @@ class _Race:
             r.cycles += 1
 
         def mark(name: str, **attrs) -> None:
+            t = time.monotonic_ns()
             if self.sampler is not None:
-                self.sampler.mark(name, instance=r.member.name, **attrs)
+                self.sampler.mark(name, t_ns=t, instance=r.member.name, **attrs)
+            self.progress.mark(name, t, instance=r.member.name, **attrs)
 
         try:
             return run_backup(r.member.db, bspec, on_cycle=on_cycle, stop=self.stop_backups,
@@ -363,6 +388,7 @@ class _Race:
             r.start()
         workloads = [r for r in self.runners if r.member.role != "backup"]
         failure: str | None = None
+        share, told = self.share, False
         try:
             while True:
                 self._tick(time.monotonic() - t0, workloads)
@@ -372,7 +398,10 @@ class _Race:
                         if failure is None and r.status in ("failed", "check-failed"):
                             failure = f"{r.member.name}: {self._error(r)}"
                             self.stop_all(f"stopped after {r.member.name} failed")
-                if all(r.done for r in workloads):
+                if share is not None and share.stop_why and not told:
+                    told = True
+                    self.stop_all(share.stop_why)
+                if all(r.done for r in workloads) if share is None else share.ended.is_set():
                     self.stop_backups.set()
                 if all(r.done for r in self.runners):
                     break
@@ -391,17 +420,21 @@ class _Race:
     def _tick(self, elapsed: float, workloads: list[_Runner]) -> None:
         ticks = [r.ticks.last for r in workloads if not r.done and r.ticks.last is not None]
         measuring = sum(1 for t in ticks if t.phase == "measure")
-        if measuring == len(workloads) or any(r.done for r in workloads):
+        if self.share is not None:  # the run's workloads are on several hosts: it says
+            if self.share.measuring.is_set():
+                self.measuring.set()
+        elif measuring == len(workloads) or any(r.done for r in workloads):
             self.measuring.set()
         self.progress.tick(elapsed, sum(t.tpm for t in ticks), sum(t.nopm for t in ticks),
                            measuring, len(workloads), sum(r.cycles for r in self.runners))
+        self.progress.ticks(ticks)
         if self.live is not None and ticks:
             self.live.figures.tick_sum(ticks)
 
     def _enter(self, r: _Runner) -> None:
         """Enter a finished instance in the record."""
         r.reported = True
-        entry = self.entries[r.member.index - 1]
+        entry = self.entries[self.by_index[r.member.index]]
         entry.update(instance_entry(r.member, r.result, r.status, self._error(r), r.stopped_by,
                                     self.sub_dir.parent))
         self.progress.instance(entry)
@@ -502,23 +535,24 @@ def stop_servers(mems: list[Member]) -> list[str]:
 
 
 def run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None = None,
-                   labels: dict | None = None, metrics=None) -> dict:
+                   labels: dict | None = None, metrics=None, share: Share | None = None) -> dict:
     """Prepare the instances, run them together, and keep the record on disk; the record's
     data with ``_path``. Every server is stopped on the way out. ``labels`` go into the record
     as they are (a plan's ``plan`` and ``group``); the instances' own runs do not carry them.
     ``metrics`` (a config.MetricsSpec, or a running telemetry.openmetrics.Endpoint) serves
-    the host's figures and the instances' summed throughput while they run."""
+    the host's figures and the instances' summed throughput while they run. ``share``: only
+    a host's share of a run over several hosts, as its coordinator directs."""
     from ..telemetry.openmetrics import endpoint
     with endpoint(metrics) as live:
-        return _run_neighbours(spec, progress, labels, live)
+        return _run_neighbours(spec, progress, labels, live, share)
 
 
 def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
-                    labels: dict | None, live) -> dict:
+                    labels: dict | None, live, share: Share | None) -> dict:
     from ..runs.timeline import make_sampler
 
     progress = progress or NeighboursProgress()
-    mems = members(spec)
+    mems = members(spec, share.indices if share is not None else None)
     root = Path(os.path.abspath(spec.root))
     _check_binaries(spec)
     schema = prepare(spec, mems, progress)
@@ -530,7 +564,7 @@ def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
                         config={"neighbours": spec_dict(spec)}, schema=schema,
                         workload=spec.workload,
                         instances=entries, **(labels or {}))
-    race = _Race(spec, mems, record.path, sampler, progress, entries, record.save, live)
+    race = _Race(spec, mems, record.path, sampler, progress, entries, record.save, live, share)
 
     def after() -> None:
         race.enter_all()
@@ -548,6 +582,8 @@ def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
                        unit=get_workload(spec.workload).unit_key) as end:
             progress.preparing(f"starting {len(mems)} servers")
             start_all(mems, entries, spec.users, record.save)
+            if share is not None:
+                share.ready()
             end.status, end.error = race.run()
     finally:
         race.stop_all("stopped")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from clusters import UP_TIMEOUT, wait_until, write_hosts
+from clusters import UP_TIMEOUT, resume_workers, wait_until, write_hosts
 
 from oltplab.cluster import load_hosts, load_state, service
 from oltplab.config import DbSpec, LoadgenSpec, RunSpec
@@ -32,11 +32,7 @@ def cluster_dir(tmp_path_factory):
     service.up(load_hosts(write_hosts(root / "hosts.toml", HOSTS)), root / "cluster",
                timeout=UP_TIMEOUT)
     yield root / "cluster"
-    for w in load_state(root / "cluster").workers:  # a test that failed half way
-        try:
-            os.kill(w.process.pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
+    resume_workers(root / "cluster")
     service.down(root / "cluster")
 
 

@@ -359,3 +359,38 @@ def test_a_plan_with_ds3_keys_is_refused_in_one_line(tmp_path, key, value):
     with pytest.raises(UsageError) as e:
         plan_of(tmp_path, text)
     assert key in str(e.value) and "DS2" in str(e.value) and "\n" not in str(e.value)
+
+
+HOSTS = STORES.replace('[matrix]\ndatastore = ["r1", "x"]',
+                       '[matrix]\ndatastore = ["r1", "x"]\nmode = ["sql", "procedures"]') + """
+[hosts]
+names = ["h1", "h2"]
+cluster_dir = "/srv/cluster"
+"""
+
+
+def test_hosts_place_each_cell_on_its_datastores_host_or_in_turn(tmp_path, monkeypatch):
+    from oltplab.plans.hosts import placement
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    plan = plan_of(tmp_path, HOSTS)
+    assert plan.hosts.names == ("h1", "h2") and plan.hosts.cluster_dir == Path("/srv/cluster")
+    # the datastores' hosts decide where their cells run
+    assert placement(plan, {"r1": "h2", "x": "h1"}) == {0: "h2", 1: "h2", 2: "h1", 3: "h1"}
+    with pytest.raises(UsageError, match="cell datastore=x,mode=sql: no host of hosts.names "
+                                         r"\(h1, h2\) offers datastore 'x'"):
+        placement(plan, {"r1": "h2", "x": "h9"})
+    # cells on no datastore: to the hosts in turn
+    plain = plan_of(tmp_path, '[plan]\nname = "p"\n[matrix]\nusers = [[1], [2], [4]]\n'
+                              '[hosts]\nnames = ["a", "b"]\n')
+    assert placement(plain, {}) == {0: "a", 1: "b", 2: "a"}
+
+
+@pytest.mark.parametrize("hosts, needle", [
+    ('names = "h1"', "hosts.names: 'h1' is the wrong type"),
+    ('names = []', "hosts.names: give the cluster's hosts"),
+    ('names = ["h1", "h1"]', "hosts.names: give the cluster's hosts"),
+    ('names = ["h1"]\nport = 1', "unknown key hosts.port"),
+])
+def test_bad_hosts_are_refused_naming_the_key(tmp_path, hosts, needle):
+    with pytest.raises(UsageError, match=needle):
+        plan_of(tmp_path, f'[plan]\nname = "p"\n[hosts]\n{hosts}\n')

@@ -1,0 +1,345 @@
+"""Parts of one experiment on the cluster's hosts: on each host a process of its own, which a
+Dask task places, supervises and relays; the folder it writes is fetched at its end.
+
+    with Parts(client, {"h1": (fn, kwargs), "h2": (fn, kwargs)}) as parts:
+        while parts.running:
+            for host, event in parts.events(1.0):   # what each part emitted, as dicts
+                ...
+            parts.send("h1", "go")                  # an order, one line, to a part
+    parts.results      # host -> {"status", "error", "files": bytes of a tar.gz or None}
+
+``fn(link, out, **kwargs)`` runs in ``python -m oltplab.cluster.partmain`` on its host
+(partmain.Link: ``emit`` events, ``on`` orders, ``wait_for`` one). What it writes under
+``out`` comes back in ``files``; what it returns, in its last event (``{"event": "end"}``).
+
+On the host, ``serve`` (the Dask task, placed by cluster.placement: that host only, never
+retried, holding the host's resource) relays both ways through two Dask queues. Liveness is
+watched both ways and at each link:
+
+- the coordinator and the task send each other a heartbeat every second: the coordinator
+  fails a host it has not heard for ``SILENCE_S`` (its worker hangs or is cut off) or whose
+  task erred (KilledWorker: its worker died); the task stops its part when the coordinator
+  has been silent that long, or when the task is cancelled;
+- the task sends its process a heartbeat every second: the process stops its part when its
+  input ends (the task's worker died), when it has not heard the task for ``SILENCE_S``
+  (the worker hangs), or when told ``cancel``.
+
+A part stops as on Ctrl-C (SIGINT to itself), so its own cleanup runs (a managed server is
+stopped, its record kept as far as it got). The task gives it ``STOP_TIMEOUT_S``, then
+interrupts it again, then kills its process group.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from .client import queue_pairs, read_queue, release, submit_on, task_cancelled
+
+HEARTBEAT_S = 1.0
+SILENCE_S = 10.0
+STOP_TIMEOUT_S = 90.0  # for a part to stop as on Ctrl-C (its servers stop, its record closes)
+END_GRACE_S = 5.0  # a finished task's last lines may still be on their way
+RESULT_TIMEOUT_S = 30.0
+
+
+# --------------------------------------------------------------------------- on the host
+
+def serve(host: str, up_name: str, down_name: str, payload: bytes,
+          silence_s: float = SILENCE_S) -> dict:
+    """The host's side (a Dask task there): run the part's process, relay, return how it
+    ended and its output folder packed: ``{"host", "ended", "code", "error", "files"}``."""
+    from distributed import Queue, get_worker
+    worker = get_worker()
+    key = worker.get_current_task()
+    up, down = Queue(up_name), Queue(down_name)
+    folder = tempfile.mkdtemp(prefix="oltplab-part-")
+    out = os.path.join(folder, "out")
+    os.mkdir(out)
+    part = os.path.join(folder, "part.pickle")
+    with open(part, "wb") as f:
+        f.write(payload)
+    err = open(os.path.join(folder, "stderr"), "w+b")
+    proc = subprocess.Popen([sys.executable, "-m", "oltplab.cluster.partmain", part, out],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                            text=True, bufsize=1, start_new_session=True)
+    forward = threading.Thread(target=_forward, args=(proc, up), daemon=True,
+                               name=f"oltplab-part-{host}")
+    forward.start()
+    heard, ended = time.monotonic(), "?"
+    next_hb = 0.0
+    try:
+        while True:
+            if proc.poll() is not None:
+                ended = "done"
+                break
+            now = time.monotonic()
+            if now - heard > silence_s:
+                ended = f"the coordinator was silent for {silence_s:g} s"
+                break
+            if task_cancelled(worker, key):
+                ended = "cancelled"
+                break
+            if now >= next_hb:
+                next_hb = now + HEARTBEAT_S
+                _tell(proc, "hb")
+                _put(up, '{"hb": 1}')
+            try:
+                order = down.get(timeout=0.2)
+            except TimeoutError:
+                continue
+            except Exception:  # noqa: BLE001 - the scheduler is away: the silence decides
+                time.sleep(0.5)
+                continue
+            heard = time.monotonic()
+            if order != "hb":
+                _tell(proc, order)
+    finally:
+        code = _stop(proc)
+        forward.join(5.0)
+        err.seek(0)
+        tail = err.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+        err.close()
+        files = _pack(out)
+        shutil.rmtree(folder, ignore_errors=True)
+    error = None if code == 0 else (tail[0] if tail else f"its process exited with code {code}")
+    return {"host": host, "ended": ended, "code": code, "error": error, "files": files}
+
+
+def _tell(proc: subprocess.Popen, line: str) -> None:
+    try:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _stop(proc: subprocess.Popen) -> int | None:
+    """The part's exit code, once it has stopped: asked (cancel, the end of its input), then
+    interrupted again, then its process group killed."""
+    if proc.poll() is None:
+        _tell(proc, "cancel")
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    for sig, wait in ((None, STOP_TIMEOUT_S), (signal.SIGINT, 10.0), (signal.SIGKILL, 10.0)):
+        if sig is not None:
+            try:
+                os.killpg(proc.pid, sig)
+            except OSError:
+                pass
+        try:
+            return proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.poll()
+
+
+def _forward(proc: subprocess.Popen, up) -> None:
+    """The process's lines, each to the coordinator as it comes."""
+    for line in proc.stdout:
+        _put(up, line.rstrip("\n"))
+
+
+def _put(q, item) -> None:
+    try:
+        q.put(item)
+    except Exception:  # noqa: BLE001 - the coordinator is gone: the silence ends the task
+        pass
+
+
+def _pack(folder: str) -> bytes | None:
+    """Everything under ``folder`` as a tar.gz (None when empty)."""
+    if not os.listdir(folder):
+        return None
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in sorted(os.listdir(folder)):
+            tar.add(os.path.join(folder, name), arcname=name)
+    return buf.getvalue()
+
+
+def unpack(files: bytes | None, into: Path) -> list[str]:
+    """A part's files (``serve``'s ``files``) under ``into``; the names at the top."""
+    if not files:
+        return []
+    into.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(files), mode="r:gz") as tar:
+        tar.extractall(into, filter="data")
+        return sorted({m.name.split("/", 1)[0] for m in tar.getmembers()})
+
+
+# --------------------------------------------------------------------------- here
+
+class Parts:
+    """The parts of one experiment on the cluster's hosts, seen from here."""
+
+    def __init__(self, client, parts: dict[str, tuple[Callable, dict]],
+                 silence_s: float = SILENCE_S):
+        self.client = client
+        self.hosts = list(parts)
+        self.payload = {h: pickle.dumps(p, protocol=pickle.HIGHEST_PROTOCOL)
+                        for h, p in parts.items()}
+        self.silence_s = silence_s
+        self.results: dict[str, dict] = {}
+        self.failed: dict[str, str] = {}
+        self.ended: dict[str, dict] = {}  # the part's last event
+        self._told: set[str] = set()
+        self._lines: queue.Queue = queue.Queue()
+        self._heard: dict[str, float] = {}
+        self._finished_at: dict[str, float] = {}
+        self._futures: dict = {}
+        self._up: dict = {}
+        self._down: dict = {}
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> Parts:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        self._up, self._down = queue_pairs(self.client, "part", self.hosts)
+        for h in self.hosts:
+            self._heard[h] = time.monotonic()
+            self._futures[h] = submit_on(self.client, h, serve, h, self._up[h].name,
+                                         self._down[h].name, self.payload[h], self.silence_s)
+            self._thread(self._read, h)
+        self._thread(self._beat)
+
+    @property
+    def started(self) -> bool:
+        return bool(self._futures)
+
+    @property
+    def running(self) -> list[str]:
+        """The hosts whose part has neither ended nor failed."""
+        return [h for h in self.hosts if h not in self.ended and h not in self.failed]
+
+    def send(self, host: str, order: str) -> None:
+        if host in self.running:
+            self._put(host, order)
+
+    def send_all(self, order: str) -> None:
+        for h in self.running:
+            self._put(h, order)
+
+    def events(self, timeout: float) -> list[tuple[str, dict]]:
+        """What the parts emitted within ``timeout`` seconds, in order per host; a host
+        that died or hangs comes once as ``{"event": "failed", "error": text}``, a part that
+        ended as its own last event (``{"event": "end", ...}``)."""
+        out: list[tuple[str, dict]] = []
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                host, line = (self._lines.get(timeout=left) if left > 0 and not out
+                              else self._lines.get_nowait())
+            except queue.Empty:
+                break
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(event, dict) or "hb" in event or host in self.failed:
+                continue
+            if event.get("event") == "end":
+                self.ended[host] = event
+            out.append((host, event))
+        self._watch()
+        for h, text in self.failed.items():
+            if h not in self._told:
+                self._told.add(h)
+                out.append((h, {"event": "failed", "error": text}))
+        return out
+
+    def finish(self, timeout: float = STOP_TIMEOUT_S + 30.0) -> dict[str, dict]:
+        """Wait for every task (a part told to stop has ``STOP_TIMEOUT_S``), then collect
+        what each returned: host -> {"status": "ended" | "failed", "error", "files"}."""
+        deadline = time.monotonic() + timeout
+        for h in self.hosts:
+            if h in self.results:
+                continue
+            fut = self._futures.get(h)
+            result, error = None, self.failed.get(h)
+            if fut is not None and error is None:
+                try:
+                    result = fut.result(timeout=max(0.1, deadline - time.monotonic()))
+                except Exception as e:  # noqa: BLE001 - its worker died or it hangs
+                    error = _lost(h, e)
+            self.results[h] = {"status": "failed" if error else "ended",
+                               "error": error or (result or {}).get("error"),
+                               "files": (result or {}).get("files")}
+        return self.results
+
+    def close(self) -> None:
+        """Cancel what still runs (a host that hangs stops its part when it runs again and
+        hears nothing), stop the threads, close the queues."""
+        self._stopping.set()
+        release(self.client, self._futures.values(), ())
+        for t in self._threads:
+            t.join(2.0)
+        release(self.client, (), [*self._up.values(), *self._down.values()])
+
+    # -- inside --------------------------------------------------------------------------
+    def _thread(self, target, *args) -> None:
+        t = threading.Thread(target=target, args=args, daemon=True,
+                             name=f"oltplab-parts-{target.__name__}")
+        t.start()
+        self._threads.append(t)
+
+    def _read(self, host: str) -> None:
+        def take(line) -> None:
+            self._heard[host] = time.monotonic()
+            self._lines.put((host, line))
+        read_queue(self._up[host], self._stopping, take)
+
+    def _beat(self) -> None:
+        while not self._stopping.wait(HEARTBEAT_S):
+            for h in self.running:
+                self._put(h, "hb")
+
+    def _put(self, host: str, order: str) -> None:
+        try:
+            self._down[host].put(order)
+        except Exception:  # noqa: BLE001 - a host that does not hear us stops by itself
+            pass
+
+    def _watch(self) -> None:
+        now = time.monotonic()
+        for h in self.running:
+            fut = self._futures[h]
+            if fut.status == "error":
+                self.failed[h] = _lost(h, fut.exception(timeout=1))
+            elif fut.status in ("finished", "cancelled"):
+                self._finished_at.setdefault(h, now)
+                if now - self._finished_at[h] > END_GRACE_S:
+                    self.failed[h] = f"host {h}: its part ended without a last word"
+            elif now - self._heard[h] > self.silence_s:
+                self.failed[h] = (f"host {h}: no heartbeat for {self.silence_s:g} s (its worker "
+                                  "hangs or is cut off)")
+                fut.cancel()
+
+
+def _lost(host: str, exc: BaseException) -> str:
+    text = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return (f"host {host}: its Dask worker died or its part was lost "
+            f"({type(exc).__name__}{': ' + text if text else ''})")
+
