@@ -140,11 +140,17 @@ def tables(run: RunData) -> list[Table]:
     if avg.get("instances"):
         rows.append((AVERAGE, f"{avg['instances']} workloads", None, avg.get("tpm"),
                      avg.get(key), None, None, None, None, None, None))
-    out = [Table("instances", "Instances",
-                 ("instance", "role", "status", "TPM", name, f"{tx} p50 ms",
-                  f"{tx} p95 ms", f"{tx} p99 ms", "backups", "mean backup s", "error"),
-                 tuple(rows),
-                 caption="Each instance's own run is in the run folder's instances/ folder.")]
+    cols = ("instance", "role", "status", "TPM", name, f"{tx} p50 ms", f"{tx} p95 ms",
+            f"{tx} p99 ms", "backups", "mean backup s", "error")
+    caption = "Each instance's own run is in the run folder's instances/ folder."
+    hosts = [e.get("host") for e in run.record.get("instances") or []]
+    if any(hosts):  # a run over several hosts: where each ran, and each host's own record
+        cols = (cols[0], "host", *cols[1:])
+        rows = [(r[0], hosts[i] if i < len(hosts) else None, *r[1:])
+                for i, r in enumerate(rows)]
+        caption = ("Each host's share is a run of its own, with its instances' runs, in the "
+                   "run folder's hosts/<host>/ folder.")
+    out = [Table("instances", "Instances", cols, tuple(rows), caption=caption)]
     rows = [(name, c.get("cycle"), c.get("started_at"), (c.get("backup") or {}).get("bytes"),
              (c.get("backup") or {}).get("seconds"), (c.get("backup") or {}).get("mb_per_s"))
             for name, c in backups(run.record)]

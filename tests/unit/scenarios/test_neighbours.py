@@ -79,3 +79,17 @@ def test_report_categories_go_by_instance_number_then_the_average():
     assert sorted(["average", "pg10", "pg2", "pg1"], key=order) == \
         ["pg1", "pg2", "pg10", "average"]
 
+
+
+def test_the_report_names_each_instances_host_in_a_run_over_hosts():
+    from oltplab.report.neighbours import tables
+    from oltplab.report.runs import RunData
+    entries = [{"name": "pg1", "role": "tpcc", "status": "completed", "tpm": 10, "nopm": 4},
+               {"name": "pg2", "role": "backup", "status": "completed", "cycles": []}]
+    one = tables(RunData({"kind": "neighbours", "instances": entries}))[0]
+    assert "host" not in one.columns
+    spread = [{**e, "host": h} for e, h in zip(entries, ("h1", "h2"))]
+    table = tables(RunData({"kind": "neighbours", "instances": spread}))[0]
+    assert table.columns[:3] == ("instance", "host", "role")
+    assert [r[:2] for r in table.rows] == [("pg1", "h1"), ("pg2", "h2")]
+    assert "hosts/<host>/" in table.caption
