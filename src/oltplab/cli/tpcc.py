@@ -142,11 +142,7 @@ class TpccLines(TpccProgress):
 
 def checked_loadgen(hosts, cluster_dir, rspec: RunSpec):
     """--loadgen's spec (None without it); what it does not go with is refused in one line."""
-    lg = loadgen_spec(hosts, cluster_dir)
-    if lg is not None and rspec.inject:
-        raise UsageError("--loadgen does not go with --inject: faults are injected in runs "
-                         "whose users run on this machine")
-    return lg
+    return loadgen_spec(hosts, cluster_dir)
 
 
 def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None,

@@ -33,9 +33,20 @@ def test_tpcc_run_over_two_hosts_against_a_managed_server(tmp_path, built_w1):
         p = oltplab("tpcc", "run", *db, "--listen", "127.0.0.1", *run, cwd=tmp_path,
                     check_rc=0)
         assert "  h1: 2 users, 1 workers, " in p.stderr and "  h2: 2 users" in p.stderr
+        # a fault during a split run: the server killed and restarted here, the users on
+        # both hosts reconnect, the dip and the recovery recorded as on one machine
+        p = oltplab("tpcc", "run", *db, "--listen", "127.0.0.1", *run[:5], "8s", *run[6:],
+                    "--inject", "at=2s,kill-server", "--name", "fault", cwd=tmp_path,
+                    check_rc=0)
     finally:
         oltplab("cluster", "down", cwd=tmp_path, check_rc=0)
-    [rec] = saved_runs(tmp_path / "results")
+    rec, fault = saved_runs(tmp_path / "results")
+    [event] = fault["events"]
+    assert event["event"] == "at=2s,kill-server" and not event.get("error"), event
+    assert 0 < event["recovery_s"] < 60, event
+    [step] = fault["steps"]
+    assert [h["status"] for h in step["loadgen"]] == ["completed", "completed"], step["loadgen"]
+    assert all(h["completed"] > 0 for h in step["loadgen"])
     assert rec["status"] == "completed" and rec["config"]["loadgen"]["hosts"] == ["h1", "h2"]
     [step] = rec["steps"]
     assert [(h["host"], h["users"], h["status"]) for h in step["loadgen"]] == [

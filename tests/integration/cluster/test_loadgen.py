@@ -183,9 +183,6 @@ def test_the_commands_refuse_bad_hosts_in_one_line(cluster_dir, quiet_w1, tmp_pa
     code, err = oltplab("tpcc", "run", *common, "--loadgen", "h1",
                         "--cluster-dir", str(tmp_path / "none"))
     assert code == 1 and "no cluster is up in" in err and len(err.splitlines()) == 1, err
-    code, err = oltplab("tpcc", "run", *common, "--loadgen", "h1", "--inject",
-                        "at=1s,kill-backend")
-    assert code == 2 and "--loadgen does not go with --inject" in err, err
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
 
 
