@@ -301,14 +301,13 @@ def dedupe(name: str, root: Path = DEFAULT_ROOT, doc: dict | None = None) -> dic
         raise OltplabError(f"datastore {doc['name']!r} is not mounted")
     mount = Path(doc["mount"])
     # data still in the page cache has no extents yet: duperemove would find nothing to share
-    os.sync()
+    # (measure syncs the file system first)
     before = measure(doc["fs"], mount, doc["empty_used_bytes"])
     with tempfile.TemporaryDirectory(prefix="oltplab-dedupe-") as scratch:
         t0 = time.monotonic()
         out = dev.run_tool(["duperemove", "-dr", "-q", f"--hashfile={scratch}/hashes",
                             str(mount)], "duperemove", timeout=24 * 3600)
         seconds = time.monotonic() - t0
-    os.sync()  # the freed extents leave the file system's count at its next commit
     after = measure(doc["fs"], mount, doc["empty_used_bytes"])
     entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 3),
              "allocated_before_bytes": before["allocated_bytes"],
@@ -337,7 +336,6 @@ def after_build(datadir: Path) -> dict | None:
     doc = holding(Path(datadir))
     if doc is None:
         return None
-    os.sync()
     space = measure(doc["fs"], Path(doc["mount"]), doc["empty_used_bytes"])
     builds = doc.get("builds", []) + [{"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                                        "datadir": str(datadir), "space": space}]

@@ -10,6 +10,10 @@
   read from btrfs' extent items as compsize does; null where the file system cannot tell.
 - ``dedupe_saved_bytes``: bytes the files reference beyond the extents that hold them (shared
   extents counted once); null where the file system cannot tell.
+
+The file system is synced before it is measured: until then data still in the page cache has
+no extents, and the extents of files removed stay allocated until btrfs' next commit (up to 30
+s later), so the figures would depend on where in that cycle they were taken.
 """
 
 from __future__ import annotations
@@ -114,8 +118,23 @@ def used_bytes(fs: str, mount: Path) -> int:
     return (st.f_blocks - st.f_bfree) * st.f_frsize
 
 
+def sync_fs(mount: Path) -> None:
+    """Write out the dirty data of the file system holding ``mount`` and commit it (syncfs(2):
+    that file system alone, not every one as sync(2))."""
+    syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+    fd = os.open(mount, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OltplabError(f"syncfs {mount}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
 def measure(fs: str, mount: Path, empty_used: int) -> dict:
-    """The space figures of the module's docstring for the files under ``mount``."""
+    """The space figures of the module's docstring for the files under ``mount``, synced
+    first."""
+    sync_fs(mount)
     apparent = blocks = 0
     totals, seen = ExtentTotals(), set()
     for path, st in _files(mount):

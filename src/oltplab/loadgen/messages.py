@@ -1,6 +1,7 @@
 """Typed messages between the manager and its worker processes (pickled over a pipe).
 
-manager -> worker: a WorkerPlan (process argument), then Start, or Stop at any time.
+manager -> worker: a WorkerPlan (process argument), then Start, Go after the first snapshot,
+or Stop at any time.
 worker -> manager: Connected, Progress about once a second, then Final or Failed.
 """
 
@@ -13,10 +14,17 @@ from ..metrics.summary import TypeCounts
 
 @dataclass(frozen=True)
 class Start:
-    """Run from now on; count what starts at or after ramp_end and ends by measure_end."""
+    """Run from now on; count what starts at or after ramp_end and ends by measure_end. With
+    ``hold``, a user that crosses ramp_end waits there until Go."""
 
     ramp_end_ns: int
     measure_end_ns: int
+    hold: bool = False
+
+
+@dataclass(frozen=True)
+class Go:
+    """The server's counters at the window's start are read: the held users go on."""
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,8 @@ def clock(pings: list[tuple[int, int, int]]) -> Clock:
 def to_host(msg, offset_ns: int):
     """A coordinator's message as the host's clock reads it."""
     if isinstance(msg, Start):
-        return Start(msg.ramp_end_ns + offset_ns, msg.measure_end_ns + offset_ns)
+        return dataclasses.replace(msg, ramp_end_ns=msg.ramp_end_ns + offset_ns,
+                                   measure_end_ns=msg.measure_end_ns + offset_ns)
     return msg
 
 

@@ -11,6 +11,13 @@ the server's counters (engines/<name>/counters.py); the workers count client-sid
 started at or after ramp_end and finished by measure_end. When every worker has reported, the
 step's record is built (TPM, NOPM, latencies, input shares, warnings).
 
+The server's unit (TPC-C's New-Orders, the shop's orders) is read from its tables, exact at
+the snapshot's instant, which comes after the users' crossings (their statistics flushes).
+So that the users' first counted transactions do not commit before it, a user that crosses
+ramp_end waits there (Start's ``hold``) until the first snapshot is taken (Go): both sides
+then count from the same instant, as at measure_end, where the users stop before the last
+snapshot. The wait is recorded (``server.start_hold_s``: from ramp_end to Go).
+
 Every wait has a deadline: a worker that fails or exits fails the step (``StepFailed``) within
 seconds; after Ctrl-C ``interrupted`` stops the workers and returns the partial record when
 the measurement had started; ``cleanup`` makes sure no worker process is left.
@@ -33,7 +40,7 @@ from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
 from .. import workloads
 from . import worker
-from .messages import Connected, Failed, Final, Flushed, Progress, Start, Stop
+from .messages import Connected, Failed, Final, Flushed, Go, Progress, Start, Stop
 from .spawn import Exited, FleetFailed, Workers
 
 CONNECT_TIMEOUT_S = 30.0
@@ -173,7 +180,7 @@ class Step:
         self.rates = collections.deque(maxlen=RATE_WINDOW + 1)
         self.t0 = self.ramp_end = self.measure_end = None
         self.s0 = self.s1 = None
-        self.s0_sent = self.s1_sent = None
+        self.s0_sent = self.s1_sent = self.go_sent = None
         self.started_at = None
 
     # -- processes -------------------------------------------------------------------------
@@ -265,7 +272,7 @@ class Step:
         self.rates.clear()
         self._mark("ramp_end", self.ramp_end)
         self._mark("measure_end", self.measure_end)
-        self.fleet.send(Start(self.ramp_end, self.measure_end))
+        self.fleet.send(Start(self.ramp_end, self.measure_end, hold=True))
         final_deadline = self.measure_end + int(FINAL_TIMEOUT_S * 1e9)
         wait_ns = int(BOUNDARY_WAIT_S * 1e9) if self.flush_stats else 0
         next_tick = now
@@ -275,6 +282,8 @@ class Step:
             if self.s0 is None and self._boundary_due(0, self.ramp_end, wait_ns, now):
                 self.s0_sent = now
                 self.s0 = self._snapshot()
+                self.fleet.send(Go())
+                self.go_sent = time.monotonic_ns()
                 continue
             if self.s0 is not None and self.s1 is None \
                     and self._boundary_due(1, self.measure_end, wait_ns, now):
@@ -405,10 +414,12 @@ class Step:
                 sampled = sampler.transactions_between(self.s0.t_ns, self.s1.t_ns)
                 server["workload_xacts_delta"] -= sampled
                 server["sampler_xacts_excluded"] = sampled
-            # The counts hold what the users finished between their flushes at the window's
-            # boundaries, whatever the manager's delay in snapshotting: per minute of the
-            # window, the client's time base.
+            # The counts hold what the users finished between their crossings of the window's
+            # boundaries (they wait at ramp_end until the snapshot, and stop at measure_end),
+            # whatever the manager's delay in snapshotting: per minute of the window, the
+            # client's time base.
             server["snapshot_s"] = round((self.s1.t_ns - self.s0.t_ns) / 1e9, 3)
+            server["start_hold_s"] = round((self.go_sent - self.ramp_end) / 1e9, 3)
             tpm, units = server_rates(server["xacts_delta"], server[wl.server_unit_key],
                                       measured_s)
             workload_tpm = rate(server["workload_xacts_delta"], measured_s)

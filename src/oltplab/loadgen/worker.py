@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from .. import engines, workloads
 from ..engines.common.loop import WorkerPlan
 from ..engines.common.recorder import Recorder, UserFailed
-from .messages import Connected, Failed, Final, Flushed, Progress, Start
+from .messages import Connected, Failed, Final, Flushed, Go, Progress, Start
 
 PROGRESS_INTERVAL_S = 1.0
 GRACE_S = 5.0  # how long transactions in flight at the end of the window may take to finish
@@ -182,7 +182,7 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
     _send(pipe, Progress(plan.worker, min(time.monotonic_ns(), start.ramp_end_ns), 0, 0))
     rec = Recorder(start.ramp_end_ns, start.measure_end_ns, len(plan.users), crossed,
                    workloads.get(plan.workload))
-    tasks = {asyncio.ensure_future(u.run(rec)) for u in users}
+    tasks = {asyncio.ensure_future(u.run(rec, hold=start.hold)) for u in users}
     sources = [rec, *users]
     progress = asyncio.ensure_future(_progress(pipe, plan.worker, sources, start.ramp_end_ns))
     told = asyncio.ensure_future(inbox.get())
@@ -199,6 +199,11 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
                 break  # the grace is over: what is still in flight does not count anyway
             for t in done:
                 if t is told:
+                    if isinstance(t.result(), Go):
+                        for u in users:
+                            u.go()
+                        told = asyncio.ensure_future(inbox.get())
+                        continue
                     partial = True
                     manager_gone = t.result() is None
                     continue

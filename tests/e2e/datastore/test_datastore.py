@@ -225,7 +225,9 @@ def test_dedupe_shares_duplicate_extents_after_a_build_and_on_demand(root):
     # duperemove shares whole blocks of its own size; an extent partly shared stays allocated
     assert saved >= 4 * MiB, (out, before["dedupe_saved_bytes"], doc["dedupe_runs"][-1])
     assert doc["dedupe_runs"][-1]["duperemove_shared_bytes"] >= 4 * MiB, out
-    # the two copies take one copy's blocks (and some metadata)
-    assert doc["space"]["allocated_bytes"] <= before["allocated_bytes"] + 10 * MiB
+    # the two copies take one copy's blocks (and some metadata), on RAID-1 twice: allocated
+    # counts both mirrors, so 16 MiB shared and 32 MiB not
+    grown = doc["space"]["allocated_bytes"] - before["allocated_bytes"]
+    assert grown <= 2 * 8 * MiB + 2 * MiB, (before, doc["space"])
     p = ds(root, "create", "e", "--fs", "ext4", "--loop", "1x320MiB", "--dedupe", rc=2)
     assert "ext4 has none" in p.stderr

@@ -11,6 +11,7 @@ UndefinedBehaviorSanitizer."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -189,6 +190,33 @@ def test_postgres_counts_the_order_as_the_unit_row(shop_pg, waits, ds3):
         handed = drive(loop)
         check_counts(loop.counts(), handed, loop.headline)
         check_ds3(loop.counts(), ds3)
+        loop.close()
+    finally:
+        for c in conns:
+            c.finish()
+
+
+def test_users_held_at_ramp_end_begin_the_window_at_go(shop_pg):
+    """The server's orders fell short of the client's: the users that had crossed ramp_end
+    went on at once, and their first orders committed before the manager's snapshot, which
+    waits for the last user. After hold() they do nothing from their crossing until go()."""
+    conns = [pg_connection(shop_pg) for _ in range(2)]
+    try:
+        loop = _native.ProcLoop(**pg_loop_args(conns, shoppers(2)))
+        loop.hold()
+        assert loop.run() == _native.BOUNDARY
+        crossed = loop.completed
+        answer = []
+        waiting = threading.Thread(target=lambda: answer.append(loop.run()))
+        waiting.start()
+        time.sleep(0.3)
+        assert waiting.is_alive() and loop.completed == crossed
+        loop.go()
+        waiting.join(5)
+        assert answer == [_native.WOKEN]
+        handed = drive(loop)
+        assert loop.completed > crossed and loop.counts()["committed"][ORDER] > 20
+        check_counts(loop.counts(), handed, loop.headline)
         loop.close()
     finally:
         for c in conns:

@@ -99,6 +99,7 @@ class LoopUsers:
         self.loop: _native.ProcLoop | None = None
         self._closed = False
         self._final = (0, 0)  # completed and headline of a closed loop
+        self._go = False  # go() came: no user waits at ramp_end
 
     # ----- what an engine's driver provides
 
@@ -128,9 +129,18 @@ class LoopUsers:
         """The window's units so far (``ProcLoop.live``), while the loop runs."""
         return self.loop.live if self.loop is not None else None
 
-    async def run(self, rec: Recorder) -> None:
-        """Run every user until measure_end, reporting into ``rec``; raises UserFailed."""
+    def go(self) -> None:
+        """The users waiting at ramp_end (``run(hold=True)``) go on; later ones pass."""
+        self._go = True
+        if self.loop is not None:
+            self.loop.go()
+
+    async def run(self, rec: Recorder, hold: bool = False) -> None:
+        """Run every user until measure_end, reporting into ``rec``; raises UserFailed. With
+        ``hold`` a user that crosses ramp_end waits there until ``go()``."""
         self.loop = lp = self._make_loop(rec)
+        if hold and not self._go:
+            lp.hold()
         loop = asyncio.get_running_loop()
         opening: dict = {}  # new connections on their way: future -> user index
         pool = ThreadPoolExecutor(RECONNECT_THREADS) if self.reopen is not None else None

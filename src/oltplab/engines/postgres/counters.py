@@ -19,8 +19,10 @@ up to a second of every busy backend's transactions.
 So at ramp_end and at measure_end each virtual user whose backend may hold unpublished counts
 runs ``SELECT pg_stat_force_next_flush() FROM warehouse LIMIT 1`` between two transactions,
 and the manager snapshots once every user has crossed (at most BOUNDARY_WAIT_S later), after
-the same flush on its own connection (monitor.py). Reading a table matters: without
-pending table statistics PostgreSQL publishes nothing, not even that statement's own
+the same flush on its own connection (monitor.py). The unit's count is exact at that instant,
+so the first transactions of the users who crossed early would fall before it: the users
+wait at ramp_end until the snapshot is taken (loadgen/step.py). Reading a table matters:
+without pending table statistics PostgreSQL publishes nothing, not even that statement's own
 transaction; with it the flush publishes exactly one transaction of its own. The manager
 subtracts its own and the users' flushes that fall inside the window from both counts.
 

@@ -15,7 +15,9 @@
  * must act on: all users crossed the ramp-up boundary, all finished, response-time buffers
  * to drain, a failure, or a stop; in resilient mode (--inject) also users whose connection
  * was lost (LOST) and a wake-up asked by Python (WOKEN), which then hands the lost users
- * their new connections (replace).
+ * their new connections (replace). After hold(), a user that crosses ramp_end waits there
+ * until go() (which wakes the loop: WOKEN), so that none begins the window before the
+ * manager has read the server's counters at its start.
  */
 #include "procloop.h"
 
@@ -52,6 +54,7 @@ void user_lose(ProcLoop *L, User *u) {
         u->inflight = 0;
     }
     if (u->state == S_SLEEP) L->sleeping--;
+    if (u->state == S_HELD) L->held--;
     u->state = S_LOST;
     L->lost_total++;
     if (L->nlost < L->n) L->lost[L->nlost++] = (int)(u - L->users); /* once per loss: fits */
@@ -136,6 +139,7 @@ static void note_end(ProcLoop *L, User *u, int64_t end) {
 
 static void cycle(ProcLoop *L, User *u);
 static void submit(ProcLoop *L, User *u);
+static void go_on(ProcLoop *L, User *u);
 
 static void sleep_for(ProcLoop *L, User *u, double seconds, int then) {
     u->wake = now_ns() + (int64_t)(seconds * 1e9);
@@ -167,11 +171,32 @@ void user_crossed(ProcLoop *L, User *u, int64_t flushed_ns) {
         return;
     }
     u->next = L->stop_at;
+    if (L->hold_ramp && !__atomic_load_n(&L->go, __ATOMIC_ACQUIRE)) {
+        u->state = S_HELD;
+        L->held++;
+        return;
+    }
+    go_on(L, u);
+}
+
+/* After the ramp-up boundary: on to what the crossing interrupted. */
+static void go_on(ProcLoop *L, User *u) {
     if (u->after_cross == THEN_SUBMIT) {
         submit(L, u);
     } else { /* back to the wait it was in */
         u->state = S_SLEEP;
         L->sleeping++;
+    }
+}
+
+/* go() came: the held users go on. */
+static void release_held(ProcLoop *L) {
+    for (int i = 0; i < L->n && L->held && !L->failed; i++) {
+        User *u = &L->users[i];
+        if (u->state != S_HELD) continue;
+        u->state = S_READY;
+        L->held--;
+        go_on(L, u);
     }
 }
 
@@ -301,6 +326,10 @@ int loop_run(ProcLoop *L) {
     for (;;) {
         if (L->failed) return EV_FAILED;
         if (L->nlost) return EV_LOST;
+        if (L->held && __atomic_load_n(&L->go, __ATOMIC_ACQUIRE)) {
+            release_held(L);
+            continue;
+        }
         if (L->crossed[0] == L->n && !L->boundary_told) {
             L->boundary_told = 1;
             return EV_BOUNDARY;

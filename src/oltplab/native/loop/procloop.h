@@ -8,8 +8,9 @@
 #include "workload.h"
 
 /* a user's state; S_LOST: its connection is gone and Python opens another (resilient mode),
- * S_RESUME: it has the new one and starts a new cycle at the next run() */
-enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE, S_LOST, S_RESUME };
+ * S_RESUME: it has the new one and starts a new cycle at the next run(), S_HELD: it crossed
+ * ramp_end and waits for go() */
+enum { S_READY, S_TXN, S_FLUSH, S_SLEEP, S_DONE, S_LOST, S_RESUME, S_HELD };
 enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wait/crossing */
 #define MAX_STATES 16
 #define MAX_CODES 16
@@ -73,6 +74,9 @@ typedef struct {
     int started, running, sleeping, failed, boundary_told;
     int resilient;   /* a lost connection loses the user, not the run (--inject) */
     int stopping;    /* stop() asked: the eventfd means STOPPED, else WOKEN */
+    /* hold(): a user that crosses ramp_end waits there (S_HELD, ``held`` of them) until go()
+     * says the server's counters are read, so that they count from the same instant */
+    int hold_ramp, go, held;
     int *lost;       /* n entries: users lost since Python last took them (take_lost) */
     int nlost;
     int64_t lost_total; /* users lost, every phase */

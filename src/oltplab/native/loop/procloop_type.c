@@ -290,6 +290,15 @@ static PyObject *ProcLoop_wake(ProcLoop *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+static PyObject *ProcLoop_go(ProcLoop *self, PyObject *unused) {
+    uint64_t one = 1;
+    if (check_ready(self) < 0) return NULL;
+    __atomic_store_n(&self->go, 1, __ATOMIC_RELEASE);
+    if (write(self->stopfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
 static int check_idle(ProcLoop *self) {
     if (check_ready(self) < 0) return -1;
     if (__atomic_load_n(&self->running, __ATOMIC_ACQUIRE)) {
@@ -302,6 +311,12 @@ static int check_idle(ProcLoop *self) {
 static PyObject *ProcLoop_close(ProcLoop *self, PyObject *unused) {
     if (check_idle(self) < 0) return NULL;
     loop_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ProcLoop_hold(ProcLoop *self, PyObject *unused) {
+    if (check_idle(self) < 0) return NULL;
+    self->hold_ramp = 1;
     Py_RETURN_NONE;
 }
 
@@ -429,12 +444,18 @@ static PyObject *ProcLoop_get_crossed(ProcLoop *self, void *c) {
 static PyMethodDef ProcLoop_methods[] = {
     {"run", (PyCFunction)ProcLoop_run, METH_NOARGS,
      "Drive the users without the GIL until the next event (BOUNDARY, FINISHED, SAMPLES, "
-     "FAILED, STOPPED, or with resilient=True LOST and WOKEN); call it from one thread at a "
-     "time."},
+     "FAILED, STOPPED, WOKEN after go() or wake(), or with resilient=True LOST); call it "
+     "from one thread at a time."},
     {"stop", (PyCFunction)ProcLoop_stop, METH_NOARGS,
      "Make run() return STOPPED soon; safe from any thread."},
     {"wake", (PyCFunction)ProcLoop_wake, METH_NOARGS,
      "Make run() return WOKEN soon (to hand over new connections); safe from any thread."},
+    {"hold", (PyCFunction)ProcLoop_hold, METH_NOARGS,
+     "From now on a user that crosses ramp_end waits there until go(); call it between "
+     "runs."},
+    {"go", (PyCFunction)ProcLoop_go, METH_NOARGS,
+     "Let the users held at ramp_end go on, and any that cross later pass; run() returns "
+     "WOKEN soon (call it again); safe from any thread."},
     {"close", (PyCFunction)ProcLoop_close, METH_NOARGS,
      "Let the connections and terminals go; the loop cannot be used again."},
     {"take_lost", (PyCFunction)ProcLoop_take_lost, METH_NOARGS,
