@@ -2,8 +2,9 @@
 
     python -m oltplab.cluster.partmain PART OUT
 
-PART is a pickled ``(fn, kwargs)``; ``fn(link, Path(OUT), **kwargs)`` runs in this process's
-main thread. It talks through ``link`` (a Link): ``emit`` writes an event, a JSON line on
+PART is a pickled ``(fn, kwargs, argv)``; ``fn(link, Path(OUT), **kwargs)`` runs in this
+process's main thread, with ``sys.argv`` the coordinator's command line (``argv``), which the
+records it writes name. It talks through ``link`` (a Link): ``emit`` writes an event, a JSON line on
 stdout; ``on`` and ``wait_for`` take orders, lines on stdin. Its return value (JSON-ready)
 ends up in the last event, ``{"event": "end", "status": ..., "result" | "error": ...}``.
 
@@ -103,7 +104,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started ignoring it
     part, out = argv
     with open(part, "rb") as f:
-        fn, kwargs = pickle.load(f)
+        fn, kwargs, sys.argv = pickle.load(f)
     link = Link().start()
     from ..errors import OltplabError
     try:

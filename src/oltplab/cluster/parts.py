@@ -192,8 +192,8 @@ class Parts:
                  silence_s: float = SILENCE_S):
         self.client = client
         self.hosts = list(parts)
-        self.payload = {h: pickle.dumps(p, protocol=pickle.HIGHEST_PROTOCOL)
-                        for h, p in parts.items()}
+        self.payload = {h: pickle.dumps((*p, list(sys.argv)), protocol=pickle.HIGHEST_PROTOCOL)
+                        for h, p in parts.items()}  # the command line its records name
         self.silence_s = silence_s
         self.results: dict[str, dict] = {}
         self.failed: dict[str, str] = {}

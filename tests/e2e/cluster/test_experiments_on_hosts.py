@@ -90,6 +90,7 @@ def test_a_run_over_two_hosts_is_one_record_with_each_hosts_share(site):
         own = json.loads((folder / h["run"] / "run.json").read_text())
         assert own["share"] == {"host": h["host"], "instances":
                                 [int(n[2:]) for n in h["instances"]]}
+        assert own["command"][1:4] == ["neighbours", "run", "--hosts"], own["command"]
         assert h["schema"]["warehouses"] == 1
     assert run["average"]["instances"] == 2
     # one timeline: this machine's, each host's placed on its clocks, the backups' instants
@@ -142,6 +143,7 @@ def test_a_plans_cells_run_on_both_hosts_at_once(site):
     assert sorted((r["plan"]["cell"], r["plan"]["host"], r["status"]) for r in runs) == \
         [("target=a", "h1", "completed"), ("target=b", "h2", "completed")]
     assert all(r["steps"][0]["nopm"] > 0 for r in runs)
+    assert all(r["command"][1:] == ["plan", "run", "spread.toml"] for r in runs), runs
     # at once: each measured while the other did
     (a0, a1), (b0, b1) = [(r["started_at"], r["ended_at"]) for r in runs]
     assert a0 <= b1 and b0 <= a1, runs
