@@ -4,9 +4,10 @@
 
 PART is a pickled ``(fn, kwargs, argv)``; ``fn(link, Path(OUT), **kwargs)`` runs in this
 process's main thread, with ``sys.argv`` the coordinator's command line (``argv``), which the
-records it writes name. It talks through ``link`` (a Link): ``emit`` writes an event, a JSON line on
-stdout; ``on`` and ``wait_for`` take orders, lines on stdin. Its return value (JSON-ready)
-ends up in the last event, ``{"event": "end", "status": ..., "result" | "error": ...}``.
+records it writes name. It talks through ``link`` (a Link): ``emit`` writes an event, a JSON
+line on stdout; ``on`` and ``wait_for`` take orders, lines on stdin. Its return value
+(JSON-ready) ends up in the last event,
+``{"event": "end", "status": ..., "result" | "error": ...}``.
 
 The part is interrupted as on Ctrl-C (SIGINT to this process, once) when told ``cancel``,
 when stdin ends (the task that started it is gone), or when no line has come for

@@ -1,12 +1,14 @@
 """Parts of one experiment on the cluster's hosts: on each host a process of its own, which a
 Dask task places, supervises and relays; the folder it writes is fetched at its end.
 
-    with Parts(client, {"h1": (fn, kwargs), "h2": (fn, kwargs)}) as parts:
-        while parts.running:
-            for host, event in parts.events(1.0):   # what each part emitted, as dicts
-                ...
-            parts.send("h1", "go")                  # an order, one line, to a part
-    parts.results      # host -> {"status", "error", "files": bytes of a tar.gz or None}
+    parts = Parts(client, {"h1": (fn, kwargs), "h2": (fn, kwargs)})
+    parts.start()
+    while parts.running:
+        for host, event in parts.events(1.0):   # what each part emitted, as dicts
+            ...
+        parts.send("h1", "go")                  # an order, one line, to a part
+    results = parts.finish()   # host -> {"status", "error", "files": a tar.gz's bytes or None}
+    parts.close()
 
 ``fn(link, out, **kwargs)`` runs in ``python -m oltplab.cluster.partmain`` on its host
 (partmain.Link: ``emit`` events, ``on`` orders, ``wait_for`` one). What it writes under
@@ -47,7 +49,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .client import queue_pairs, read_queue, release, submit_on, task_cancelled
+from .client import (forward_lines, put_quietly, queue_pairs, read_queue, release,
+                     serve_orders, submit_on)
 
 HEARTBEAT_S = 1.0
 SILENCE_S = 10.0
@@ -76,37 +79,22 @@ def serve(host: str, up_name: str, down_name: str, payload: bytes,
     proc = subprocess.Popen([sys.executable, "-m", "oltplab.cluster.partmain", part, out],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                             text=True, bufsize=1, start_new_session=True)
-    forward = threading.Thread(target=_forward, args=(proc, up), daemon=True,
+    forward = threading.Thread(target=forward_lines, args=(proc, up), daemon=True,
                                name=f"oltplab-part-{host}")
     forward.start()
-    heard, ended = time.monotonic(), "?"
-    next_hb = 0.0
+    def beat() -> None:
+        _tell(proc, "hb")
+        put_quietly(up, '{"hb": 1}')
+
+    def order(text: str) -> None:
+        if text != "hb":
+            _tell(proc, text)
+
+    ended = "?"
     try:
-        while True:
-            if proc.poll() is not None:
-                ended = "done"
-                break
-            now = time.monotonic()
-            if now - heard > silence_s:
-                ended = f"the coordinator was silent for {silence_s:g} s"
-                break
-            if task_cancelled(worker, key):
-                ended = "cancelled"
-                break
-            if now >= next_hb:
-                next_hb = now + HEARTBEAT_S
-                _tell(proc, "hb")
-                _put(up, '{"hb": 1}')
-            try:
-                order = down.get(timeout=0.2)
-            except TimeoutError:
-                continue
-            except Exception:  # noqa: BLE001 - the scheduler is away: the silence decides
-                time.sleep(0.5)
-                continue
-            heard = time.monotonic()
-            if order != "hb":
-                _tell(proc, order)
+        ended = serve_orders(down, worker, key, silence_s, order,
+                             lambda: "done" if proc.poll() is not None else None,
+                             poll_s=0.2, beat=beat, beat_s=HEARTBEAT_S)
     finally:
         code = _stop(proc)
         forward.join(5.0)
@@ -147,19 +135,6 @@ def _stop(proc: subprocess.Popen) -> int | None:
         except subprocess.TimeoutExpired:
             continue
     return proc.poll()
-
-
-def _forward(proc: subprocess.Popen, up) -> None:
-    """The process's lines, each to the coordinator as it comes."""
-    for line in proc.stdout:
-        _put(up, line.rstrip("\n"))
-
-
-def _put(q, item) -> None:
-    try:
-        q.put(item)
-    except Exception:  # noqa: BLE001 - the coordinator is gone: the silence ends the task
-        pass
 
 
 def _pack(folder: str) -> bytes | None:
@@ -207,13 +182,6 @@ class Parts:
         self._down: dict = {}
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-
-    def __enter__(self) -> Parts:
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def start(self) -> None:
         self._up, self._down = queue_pairs(self.client, "part", self.hosts)
@@ -317,10 +285,7 @@ class Parts:
                 self._put(h, "hb")
 
     def _put(self, host: str, order: str) -> None:
-        try:
-            self._down[host].put(order)
-        except Exception:  # noqa: BLE001 - a host that does not hear us stops by itself
-            pass
+        put_quietly(self._down[host], order)
 
     def _watch(self) -> None:
         now = time.monotonic()

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from ..telemetry.sampler import Timeline
 from ..telemetry.stream import place
-from .client import read_queue, task_cancelled
+from .client import forward_lines, put_quietly, read_queue, serve_orders
 from .clocks import PROBES, Offset, Probe, Reading, now, offset_from
 
 HEARTBEAT_S = 1.0
@@ -60,34 +60,21 @@ def serve(up_name: str, down_name: str, interval: float, power: str,
         [sys.executable, "-m", "oltplab.telemetry.stream", "--out", out,
          "--interval", repr(float(interval)), "--power", power],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1)
-    threading.Thread(target=_forward, args=(proc, up), daemon=True,
+    threading.Thread(target=forward_lines, args=(proc, up), daemon=True,
                      name="oltplab-stream-out").start()
-    heard, ended = time.monotonic(), "?"
+
+    def order(text: str) -> str | None:
+        if text == "clock":
+            proc.stdin.write("clock\n")
+            proc.stdin.flush()
+        return "stop" if text == "stop" else None
+
+    ended = "?"
     try:
-        while True:
-            if proc.poll() is not None:
-                ended = f"the sampler exited with code {proc.returncode}"
-                break
-            if time.monotonic() - heard > silence_s:
-                ended = f"the coordinator was silent for {silence_s:g} s"
-                break
-            if task_cancelled(worker, key):
-                ended = "cancelled"
-                break
-            try:
-                order = down.get(timeout=HEARTBEAT_S)
-            except TimeoutError:
-                continue
-            except Exception:  # noqa: BLE001 - the scheduler is away: the silence decides
-                time.sleep(0.5)
-                continue
-            heard = time.monotonic()
-            if order == "stop":
-                ended = "stop"
-                break
-            if order == "clock":
-                proc.stdin.write("clock\n")
-                proc.stdin.flush()
+        ended = serve_orders(down, worker, key, silence_s, order,
+                             lambda: None if proc.poll() is None else
+                             f"the sampler exited with code {proc.returncode}",
+                             poll_s=HEARTBEAT_S)
     finally:
         try:
             proc.stdin.close()  # the end of its input: it writes its file and exits
@@ -111,15 +98,6 @@ def serve(up_name: str, down_name: str, interval: float, power: str,
                 pass
     error = None if doc is not None else (tail[0] if tail else ended)
     return {"timeline": doc, "ended": ended, "error": error}
-
-
-def _forward(proc: subprocess.Popen, up) -> None:
-    """The stream process's lines, each to this machine as it comes."""
-    for line in proc.stdout:
-        try:
-            up.put(line.rstrip("\n"))
-        except Exception:  # noqa: BLE001 - this machine is gone: the silence ends it
-            pass
 
 
 # --------------------------------------------------------------------------- here
@@ -259,10 +237,7 @@ class HostSamplers:
                     self._put(h, "hb")
 
     def _put(self, host: str, order: str) -> None:
-        try:
-            self._down[host].put(order)
-        except Exception:  # noqa: BLE001 - the host's part fails on its own
-            pass
+        put_quietly(self._down[host], order)
 
     def _check(self, host: str) -> None:
         f = self._futures[host]

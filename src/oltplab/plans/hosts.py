@@ -79,11 +79,12 @@ class PartProgress:
 
 # --------------------------------------------------------------------------- here
 
-def run_on_hosts(plan: Plan, states: list, results_dir: Path, progress, part) -> None:
+def run_on_hosts(plan: Plan, states: list, results_dir: Path, progress, part, settle) -> None:
     """Run ``states`` (the plan's items with repeats to do) on the plan's hosts, in
     parallel, each host's share by ``part`` (plans.run.host_share); each host's runs are
-    fetched into ``results_dir``. Ctrl-C stops every host and raises Interrupted once what
-    they measured is fetched."""
+    fetched into ``results_dir``, and ``settle(item, run)`` is called for each that completed
+    once it is here (plans.run.supersede). Ctrl-C stops every host and raises Interrupted once
+    what they measured is fetched."""
     from ..cluster import load_state
     from ..cluster.client import open_hosts
     from ..cluster.parts import Parts, unpack
@@ -104,21 +105,21 @@ def run_on_hosts(plan: Plan, states: list, results_dir: Path, progress, part) ->
                                 "host": h, "cells": cells, "todo": todo})
     if not shares:
         return
-    interrupted = None
+    interrupted, completed = None, []
     with open_hosts(tuple(shares), cluster_dir, "[hosts]") as (client, _):
         parts = Parts(client, shares)
         try:
             parts.start()
             while parts.running:
                 for host, ev in parts.events(1.0):
-                    _event(plan, items, host, ev, results_dir, progress)
+                    _event(plan, items, host, ev, results_dir, progress, completed)
         except KeyboardInterrupt:
             interrupted = f"plan {plan.name} interrupted; --resume goes on from there"
             parts.send_all("cancel")
         finally:
             results = parts.finish()
             for host, ev in parts.events(0):
-                _event(plan, items, host, ev, results_dir, progress)
+                _event(plan, items, host, ev, results_dir, progress, completed)
             parts.close()
         for host, res in results.items():
             unpack(res.get("files"), Path(results_dir))
@@ -127,6 +128,8 @@ def run_on_hosts(plan: Plan, states: list, results_dir: Path, progress, part) ->
                 end.get("error") if end.get("status") == "failed" else None)
             if error:
                 progress.item_failed(_first(items, where, host), f"on {host}: {error}")
+    for item, run in completed:
+        settle(item, run)
     if interrupted:
         raise Interrupted(interrupted)
 
@@ -135,14 +138,17 @@ def _first(items: dict, where: dict, host: str):
     return next(it for (c, _), it in sorted(items.items()) if where[c] == host)
 
 
-def _event(plan: Plan, items: dict, host: str, ev: dict, results_dir: Path, progress) -> None:
+def _event(plan: Plan, items: dict, host: str, ev: dict, results_dir: Path, progress,
+           completed: list) -> None:
     kind = ev.get("event")
     item = items.get((ev.get("cell"), ev.get("step")))
     if kind == "item" and item is not None:
         progress.item(item, tuple(ev.get("todo") or ()), ev.get("of"))
     elif kind == "run_done" and item is not None:
-        progress.run_done(item, {**(ev.get("run") or {}),
-                                 "_path": str(Path(results_dir) / str(ev.get("folder")))})
+        run = {**(ev.get("run") or {}), "_path": str(Path(results_dir) / str(ev.get("folder")))}
+        progress.run_done(item, run)
+        if run.get("status") == "completed":
+            completed.append((item, run))
     elif kind == "item_failed" and item is not None:
         progress.item_failed(item, f"on {host}: {ev.get('error')}")
     elif kind == "datastore":

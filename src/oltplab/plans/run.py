@@ -164,10 +164,9 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
         states = [s for s in plan_status(plan, results_dir) if s.todo]
         if plan.hosts is not None:
             from .hosts import run_on_hosts
-            try:
-                run_on_hosts(plan, states, results_dir, progress, host_share)
-            finally:
-                _supersede_fetched(plan, results_dir)
+            run_on_hosts(plan, states, results_dir, progress, host_share,
+                         lambda item, run: supersede(plan, item, run["plan"]["repeat"], run,
+                                                     results_dir))
         else:
             run_cells(plan, plan.cells, states, results_dir, progress, live)
         return plan_status(plan, results_dir)
@@ -222,23 +221,6 @@ def host_share(link, out: Path, text: str, path: str, overrides: tuple, cwd: str
     except Interrupted as e:
         return {"interrupted": str(e)}
     return {}
-
-
-def _supersede_fetched(plan: Plan, results_dir: Path) -> None:
-    """The attempts that did not complete, of each item and repeat a fetched run completed,
-    set aside as ``plan run`` sets them aside here."""
-    runs = plan_runs(plan, results_dir)
-    for item in plan.items:
-        mark = fingerprint(item)
-        for r in runs:
-            p = r["plan"]
-            if p.get("cell") == item.name and p.get("step", 1) == item.step.index \
-                    and r.get("status") == "completed" and p.get("fingerprint") == mark \
-                    and p.get("host"):
-                try:
-                    supersede(plan, item, p.get("repeat"), r, results_dir)
-                except OltplabError:
-                    pass
 
 
 def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress,

@@ -125,12 +125,12 @@ class _Director:
         self.client, self.spec, self.shares, self.progress, self.live = (
             client, spec, shares, progress, live)
         self.hosts = tuple(shares)
-        self.host_of = {i: h for h, ixs in shares.items() for i in ixs}
-        self.mems = members(spec)
-        self.entries = [{"name": m.name, "role": m.role, "host": self.host_of[m.index],
-                         "datadir": str(spec.root / self.host_of[m.index] / m.name),
-                         "port": m.db.port, "db_memory": m.db.db_memory, "status": "pending",
-                         "error": None} for m in self.mems]
+        placed = sorted(((m, h) for h, ixs in shares.items() for m in members(
+            dataclasses.replace(spec, root=spec.root / h), ixs)), key=lambda p: p[0].index)
+        self.entries = [{"name": m.name, "role": m.role, "host": h,
+                         "datadir": str(m.db.datadir), "port": m.db.port,
+                         "db_memory": m.db.db_memory, "status": "pending", "error": None}
+                        for m, h in placed]
         self.parts_record = [{"host": h, "instances": [f"pg{i}" for i in shares[h]],
                               "status": "pending", "error": None} for h in self.hosts]
         self.sampler = make_sampler(spec.sample_interval, {}, spec.power,
@@ -198,9 +198,8 @@ class _Director:
             for k in ("schema", "stop_errors"):
                 if result.get(k):
                     part[k] = result[k]
-            if part["status"] not in ("completed", "ended") and self.failure is None \
-                    and part["error"] and part["status"] != "interrupted":
-                self._fail(f"host {host}: {part['error']}")
+            if part["status"] == "failed":  # (told to stop, it fails too: already told)
+                self._fail(f"host {host}", f"host {host}: {part['error']}")
             self.record.save()
         elif kind == "failed":
             part.update(status="failed", error=ev.get("error"))
@@ -208,7 +207,7 @@ class _Director:
                 if e["host"] == host and e["status"] in _RUNNING:
                     e.update(status="failed", error=ev.get("error"))
                     self.progress.instance(e)
-            self._fail(str(ev.get("error")))
+            self._fail(f"host {host}", str(ev.get("error")))
             self.record.save()
 
     def _part(self, host: str) -> dict:
@@ -222,7 +221,7 @@ class _Director:
         self.entries[i].update(entry)
         self.progress.instance(self.entries[i])
         if self.entries[i]["status"] in ("failed", "check-failed"):
-            self._fail(f"{entry.get('name')}: {entry.get('error')}")
+            self._fail(str(entry.get("name")), f"{entry.get('name')}: {entry.get('error')}")
         self.record.save()
 
     def _mark(self, host: str, ev: dict) -> None:
@@ -232,12 +231,11 @@ class _Director:
         t = off.to_coordinator(int(ev["t_ns"])) if off is not None else time.monotonic_ns()
         self.sampler.mark(str(ev.get("name")), t_ns=t, host=host, **(ev.get("attrs") or {}))
 
-    def _fail(self, why: str) -> None:
-        """The first failure stops every part (an instance's, a host's)."""
+    def _fail(self, who: str, why: str) -> None:
+        """The first failure (of ``who``: an instance, a host) stops every part."""
         if self.failure is None:
             self.failure = why
-            name = why.split(":", 1)[0]
-            self.parts.send_all(f"stop stopped after {name} failed")
+            self.parts.send_all(f"stop stopped after {who} failed")
             if "go" not in self.told:  # still preparing: nothing to measure
                 self.parts.send_all("cancel")
 

@@ -25,9 +25,9 @@ since its last flush, unless it has been idle for more than 10 s. The manager sn
 server's counters once every user has crossed, so that the server-side counts cover the
 window (see engines/postgres/counters.py for what else they hold); a user that has crossed
 ramp_end waits until that snapshot is taken, so that none of the window's transactions
-commits before it (the server's unit is counted in its tables, at the snapshot's instant). Users that wait between
-transactions cross at their own times, so a thousand of them do not all query the server at
-the same instant.
+commits before it (the server's unit is counted in its tables, at the snapshot's instant).
+Users that wait between transactions cross at their own times, so a thousand of them do not
+all query the server at the same instant.
 The user stops at measure_end; a transaction in flight then finishes but does not count.
 """
 
