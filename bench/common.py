@@ -152,7 +152,7 @@ def dvds_args(p: argparse.ArgumentParser, port: int, db_memory: str) -> None:
     p.add_argument("--seed", type=int, default=20261201, help="oltplab's first run's seed (the "
                    "next runs add 1, 2 ...)")
     p.add_argument("--workers", type=int, default=None,
-                   help="oltplab driver processes [default: oltplab's, one on 2 CPUs]")
+                   help="oltplab driver processes [default: oltplab's own choice]")
     p.add_argument("--telemetry", action="store_true",
                    help="keep oltplab's 1 s telemetry sampler on (off by default)")
 

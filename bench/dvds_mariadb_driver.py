@@ -71,9 +71,11 @@ mariadb-slap files against oltplab's C loop (same procedures, same CALL text, sa
     @dvds_customer);SELECT @dvds_customer') and its purchase passes that variable, where the
     loop reads @oltplab_out and sends the id as a literal; a login's purchase sends
     user<N>'s id N as a literal, as the loop sends what the login returned;
-  - one mariadb-slap process (one connection, one thread) per user, where oltplab drives all
-    users from one worker process; errors end a mariadb-slap client (none are expected: a
-    deadlock, which oltplab retries, would show as a client that ended early)."""
+  - one mariadb-slap process (one connection, one thread) per user; oltplab's worker
+    processes are its default's (a local MariaDB's users get one each while they fit the
+    CPUs, otherwise half the CPUs serve them all) or --workers; errors end a mariadb-slap
+    client (none are expected: a deadlock, which oltplab retries, would show as a client that
+    ended early)."""
 
 
 def order_calls(t, orders: int, tag: str) -> tuple[str, int]:

@@ -275,7 +275,9 @@ RUN: tuple[Option, ...] = (
            ("--all-warehouses",), is_flag=True, toml=(bool,)),
     Option("warehouses", "run", "Drive warehouses 1..N [default: all in the schema].",
            ("--warehouses", "-w"), type=int, parse=at_least_one),
-    Option("workers", "run", "Driver processes [default: CPU count].", ("--workers",),
+    Option("workers", "run", "Driver processes [default: one per CPU, half of them with a "
+           "local server; a local MariaDB's users one each while they fit the CPUs].",
+           ("--workers",),
            type=int, parse=at_least_one, toml=(int,), convert=positive),
     Option("seed", "run", "Seed for the drivers' random inputs.", ("--seed",), type=int,
            toml=(int,)),

@@ -275,6 +275,9 @@ class Engine(Protocol):
     label: str  # for messages: 'PostgreSQL', 'MariaDB'
     default_port: int  # --port when not given
     dialect: Dialect
+    # a local server's users get a worker process each while they do not outnumber the CPUs
+    # (loadgen.step.default_workers); otherwise half the CPUs' workers serve them all
+    worker_per_local_user: bool
 
     def instance(self, spec: DbSpec) -> ManagedInstance: ...
 
@@ -333,6 +336,7 @@ class EngineParts:
     package: str = ""
     name: str = ""
     label: str = ""
+    worker_per_local_user = False
 
     def _part(self, name: str, what: str) -> ModuleType:
         return engine_module(self.package, name, what, self.label)

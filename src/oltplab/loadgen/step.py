@@ -38,7 +38,7 @@ from ..engines.base import SnapshotFailed, counters_delta
 from ..engines.common.loop import UserPlan, WorkerPlan
 from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
-from .. import workloads
+from .. import engines, workloads
 from . import worker
 from .messages import Connected, Failed, Final, Flushed, Go, Progress, Start, Stop
 from .spawn import Exited, FleetFailed, Workers
@@ -72,19 +72,23 @@ class Tick:
 
 
 
-def default_workers(users: int, requested: int | None = None, local_server: bool = False) -> int:
+def default_workers(users: int, requested: int | None = None, local_server: bool = False,
+                    own_worker_per_user: bool = False) -> int:
     """Worker processes for a step, at most one per user.
 
     By default one per usable CPU; half of them when the server runs on this host, because
     every driver process then takes CPU from the server it measures (on 2 cores one worker
-    costs about 30% less CPU per transaction than two).
+    costs about 30% less CPU per transaction than two). ``own_worker_per_user`` (the engine's
+    ``worker_per_local_user``): a local server's users get a worker each while they do not
+    outnumber the CPUs, since one worker serving several of its sessions costs the server
+    more than the worker saves (docs/benchmarks.md, "Worker processes on a local server").
     """
     if requested is None:
         try:
             requested = len(os.sched_getaffinity(0))
         except AttributeError:
             requested = os.cpu_count() or 1
-        if local_server:
+        if local_server and not (own_worker_per_user and users <= requested):
             requested //= 2
     return max(1, min(users, requested))
 
@@ -162,7 +166,8 @@ class Step:
         self.monitor = monitor
         self.on_tick = on_tick
         self.on_mark = on_mark
-        self.nworkers = default_workers(users, spec.workers, is_local(dsn))
+        self.nworkers = default_workers(users, spec.workers, is_local(dsn),
+                                        engines.get(engine).worker_per_local_user)
         if fleets is not None:
             self.nworkers = fleets.workers(users, self.nworkers)
         self.workload = workloads.get(spec.workload)

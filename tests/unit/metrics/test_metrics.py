@@ -117,6 +117,18 @@ def test_default_workers_leave_cpu_to_a_local_server():
     assert not is_local("postgresql://u@db.example:5432/db")
 
 
+def test_a_local_mariadbs_users_get_a_worker_each_while_they_fit_the_cpus(monkeypatch):
+    import os
+    from oltplab import engines
+    from oltplab.loadgen.manager import default_workers
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    per_user = engines.get("mariadb").worker_per_local_user
+    assert per_user and not engines.get("postgres").worker_per_local_user
+    assert [default_workers(u, None, True, per_user) for u in (1, 2, 4, 5, 16)] == [1, 2, 4, 2, 2]
+    assert [default_workers(u, None, True) for u in (1, 2, 4, 5, 16)] == [1, 2, 2, 2, 2]
+    assert [default_workers(u, None, False, per_user) for u in (2, 16)] == [2, 4]
+
+
 def test_recorder_bulk_histograms_match_direct_recording():
     from oltplab.metrics.histogram import new_histogram, summarize
     from oltplab.engines.common.recorder import Recorder

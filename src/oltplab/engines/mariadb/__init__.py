@@ -15,6 +15,10 @@ class _MariaDB(EngineParts):
     name = "mariadb"
     label = "MariaDB"
     default_port = 3306
+    # one worker driving two sessions of a local server on 2 CPUs is moved between the CPUs
+    # about 1,900 times a second, interrupting the server's threads; a worker each is not
+    # (docs/benchmarks.md, "Worker processes on a local server")
+    worker_per_local_user = True
 
     def instance(self, spec: DbSpec):
         from .instance import MariaDBInstance
