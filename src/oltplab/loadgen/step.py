@@ -71,14 +71,13 @@ class Tick:
     rate_s: float | None = None  # the seconds tpm and nopm span (None: no rate yet, they are 0)
 
 
-
 def default_workers(users: int, requested: int | None = None, local_server: bool = False,
-                    own_worker_per_user: bool = False) -> int:
+                    worker_per_local_user: bool = False) -> int:
     """Worker processes for a step, at most one per user.
 
     By default one per usable CPU; half of them when the server runs on this host, because
     every driver process then takes CPU from the server it measures (on 2 cores one worker
-    costs about 30% less CPU per transaction than two). ``own_worker_per_user`` (the engine's
+    costs about 30% less CPU per transaction than two). ``worker_per_local_user`` (the engine's
     ``worker_per_local_user``): a local server's users get a worker each while they do not
     outnumber the CPUs, since one worker serving several of its sessions costs the server
     more than the worker saves (docs/benchmarks.md, "Worker processes on a local server").
@@ -88,7 +87,7 @@ def default_workers(users: int, requested: int | None = None, local_server: bool
             requested = len(os.sched_getaffinity(0))
         except AttributeError:
             requested = os.cpu_count() or 1
-        if local_server and not (own_worker_per_user and users <= requested):
+        if local_server and not (worker_per_local_user and users <= requested):
             requested //= 2
     return max(1, min(users, requested))
 

@@ -72,7 +72,7 @@ def test_e8_plan_kill_server_then_throttle_recovers_and_checks_pass(tmp_path):
 def test_kill_backend_the_users_reconnect_and_checks_pass(server_tmp, built_w1):
     flags = ["--datadir", str(built_w1("postgres", server_tmp / "pg")), "--port",
              str(free_port()), "--db-memory", "64MiB"]
-    p = oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "8s",
+    p = oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "12s",
                 "--inject", "at=3s,kill-backend", "--check", cwd=server_tmp, check_rc=0)
     (run,) = saved_runs(server_tmp / "results")
     event = _recovered(run, "kill-backend")

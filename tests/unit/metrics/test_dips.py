@@ -15,7 +15,17 @@ def test_a_kill_that_stops_everything_for_four_seconds():
     assert d.dip_s == 4 and d.dip_avg_pct == 100 and d.dip_max_pct == 100
 
 
-def test_a_fault_within_a_second_counts_from_the_next_whole_second():
+def test_a_fault_fired_just_after_its_second_dips_that_second():
+    """A kill asked for at 3 s fires at 3.001 s: second 3, where the completions stopped, is
+    the dip's, and the next (already back, above the mean before) does not hide it."""
+    series = [280, 285, 290, 7, 310] + [300] * 10
+    d = dip(series, at_s=3.001)
+    assert d.before_tpm == pytest.approx(285 * 60)
+    assert d.dip_s == 1 and d.dip_max_pct == pytest.approx(100 * (1 - 7 / 285))
+    assert d.back_within_10pct_s == pytest.approx(4 - 3.001)
+
+
+def test_a_fault_late_within_a_second_counts_from_the_next_whole_second():
     series = [100] * 10 + [60, 0, 50] + [100] * 10
     d = dip(series, at_s=9.5)
     assert d.before_tpm == 6000  # seconds 0..8, the whole ones before the fault
