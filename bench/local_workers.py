@@ -12,6 +12,7 @@ workers on a local server rests on (loadgen/step.py, ``default_workers``).
 
     .venv/bin/python bench/local_workers.py --engine mariadb --workload tpcc
     .venv/bin/python bench/local_workers.py --engine postgres --workload dvds --users 4
+    .venv/bin/python bench/local_workers.py --engine postgres --workload dvds --users 4 --many 2
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def main() -> None:
     p.add_argument("--size", default="10MB", help="dvds: the shop's size")
     p.add_argument("--rampup", type=float, default=5)
     p.add_argument("--duration", type=float, default=20)
+    p.add_argument("--many", type=int, default=None, metavar="N",
+                   help="the second side's workers (default: one per user)")
     p.add_argument("--rounds", type=int, default=2, help="A B B A per round")
     p.add_argument("--seed", type=int, default=20261128)
     p.add_argument("--datadir", type=Path, default=None)
@@ -68,6 +71,9 @@ def main() -> None:
     a = p.parse_args()
     if a.users < 2:
         sys.exit("--users must be 2 or more: with one user both sides are one worker")
+    many = a.many or a.users
+    if not 2 <= many <= a.users:
+        sys.exit(f"--many must be 2 to {a.users} (the users)")
     scratch = Path(tempfile.mkdtemp(prefix="oltplab-bench-workers-"))
     scratch.chmod(0o755)  # a server run by root runs as its own system user
     datadir = a.datadir or scratch / a.engine
@@ -75,7 +81,7 @@ def main() -> None:
               "--db-memory", a.db_memory]
     for kv in a.setting:
         server += ["-c", kv]
-    sides = {1: [], a.users: []}
+    sides = {1: [], many: []}
     try:
         t0 = time.monotonic()
         size = ["-w", str(a.warehouses)] if a.workload == "tpcc" else ["--size", a.size]
@@ -83,7 +89,7 @@ def main() -> None:
         print(f"{a.engine} {a.workload} built in {time.monotonic() - t0:.1f} s; load average "
               f"{load_average()}", flush=True)
         run = 0
-        for workers in [1, a.users, a.users, 1] * a.rounds:
+        for workers in [1, many, many, 1] * a.rounds:
             run += 1
             r = one_run(a, server, workers, scratch / f"run-{run}", a.seed + run)
             sides[workers].append(r)
@@ -91,17 +97,18 @@ def main() -> None:
                   f"{r['cpu_us']:.0f} us per transaction", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    one, each = ([r["headline"] for r in sides[k]] for k in (1, a.users))
+    one, each = ([r["headline"] for r in sides[k]] for k in (1, many))
+    side = "a worker per user" if many == a.users else f"{many} workers"
     ratio, noise = ratio_with_noise(each, one)
     unit = "NOPM" if a.workload == "tpcc" else "OPM"
     print(f"\n{a.engine} {a.workload}, {a.users} users, rampup {a.rampup:g} s, duration "
           f"{a.duration:g} s, {a.rounds} round(s)" + "".join(f", -c {kv}" for kv in a.setting)
           + f"; load average at the end: {load_average()}")
-    print(f"{unit}: one worker {statistics.fmean(one):,.0f}, a worker per user "
-          f"{statistics.fmean(each):,.0f}; per user / one: {ratio:.3f}{noise}")
+    print(f"{unit}: one worker {statistics.fmean(one):,.0f}, {side} "
+          f"{statistics.fmean(each):,.0f}; {side} / one: {ratio:.3f}{noise}")
     print("workers' CPU per transaction: one worker "
-          f"{statistics.fmean(r['cpu_us'] for r in sides[1]):.0f} us, a worker per user "
-          f"{statistics.fmean(r['cpu_us'] for r in sides[a.users]):.0f} us")
+          f"{statistics.fmean(r['cpu_us'] for r in sides[1]):.0f} us, {side} "
+          f"{statistics.fmean(r['cpu_us'] for r in sides[many]):.0f} us")
 
 
 if __name__ == "__main__":
