@@ -118,8 +118,8 @@ def main() -> None:
           f"ratio {mean['after'] / mean['before']:.3f}  (target >= 1.05)")
     if cpu["before"] and cpu["after"]:
         before, after = statistics.fmean(cpu["before"]), statistics.fmean(cpu["after"])
-        print(f"server CPU per New-Order before {1e6 * before:,.0f} us  after {1e6 * after:,.0f} us"
-              f"  ratio {after / before:.3f}")
+        print(f"server CPU per New-Order before {1e6 * before:,.0f} us  "
+              f"after {1e6 * after:,.0f} us  ratio {after / before:.3f}")
 
 
 if __name__ == "__main__":

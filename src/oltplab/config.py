@@ -222,6 +222,7 @@ def io_latency_default() -> str:
     value = os.environ.get("OLTPLAB_IO_LATENCY", "auto")
     return value if value in IO_LATENCY else "auto"
 
+
 DEFAULT_DATA = Path("oltplab-data")  # the managed server's data directory: <this>/<engine>
 
 
@@ -258,8 +259,8 @@ class DbSpec:
             raise UsageError("--host-memory limits a managed server; it does not go with --dsn")
         room = self.db_memory + HOST_MEMORY_HEADROOM
         if self.host_memory is not None and self.host_memory < room:
-            raise UsageError(f"--host-memory {format_size(self.host_memory)} leaves no room beside "
-                             f"--db-memory {format_size(self.db_memory)}: give at least "
+            raise UsageError(f"--host-memory {format_size(self.host_memory)} leaves no room "
+                             f"beside --db-memory {format_size(self.db_memory)}: give at least "
                              f"{format_size(room)} or a smaller "
                              "--db-memory")
         if not re.fullmatch(r"[A-Za-z0-9.:*%\-]*(\s*,\s*[A-Za-z0-9.:*%\-]+)*", self.listen):
@@ -339,7 +340,8 @@ class RunSpec:
         if self.rampup < 0:
             raise UsageError("--rampup must not be negative")
         if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.name):
-            raise UsageError(f"--name: {self.name!r} may hold letters, digits, '.', '_' and '-' only")
+            raise UsageError(f"--name: {self.name!r} may hold letters, digits, '.', '_' "
+                             "and '-' only")
 
 
 @dataclass(frozen=True)

@@ -525,6 +525,8 @@ CLUSTER: tuple[Option, ...] = (
            "logs.", ("--dir",), type=Path, default=DEFAULT_CLUSTER, show_default=True,
            envvar="OLTPLAB_CLUSTER_DIR"),
 )
+
+
 def a_host_list(value, what):
     from .loadgen.split import host_names
     try:

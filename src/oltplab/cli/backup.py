@@ -58,7 +58,8 @@ def backup_run(cycles, method, to, interval, compress, max_rate, no_restore, job
         from ..engines.base import restart_note
         err.print(f"warning: {restart_note(spec.datadir, restarted)}")
     err.print(f"saved {run['_path']}")
-    failed = [c["cycle"] for c in run["cycles"] if c.get("restore") and not c["restore"]["check_ok"]]
+    failed = [c["cycle"] for c in run["cycles"]
+              if c.get("restore") and not c["restore"]["check_ok"]]
     raise_for_status(run)
     if failed:
         raise OltplabError(f"the restored copy failed the consistency checks in cycle(s) "

@@ -84,4 +84,3 @@ def _managed_only(spec: DbSpec, what: str) -> DbSpec:
     if spec.dsn:
         raise UsageError(f"'{what}' manages the local server; it does not take --dsn")
     return spec
-

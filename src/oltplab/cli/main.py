@@ -17,8 +17,8 @@ from ..errors import Interrupted, OltplabError
 def cli():
     """oltplab: storage and database performance experiments.
 
-    A managed PostgreSQL or MariaDB, a TPC-C-derived workload with HammerDB-comparable TPM and NOPM,
-    and every result kept.
+    A managed PostgreSQL or MariaDB, a TPC-C-derived workload with HammerDB-comparable TPM and
+    NOPM, and every result kept.
     """
 
 
@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # the last line of defence: one line, never a traceback
         if os.environ.get("OLTPLAB_DEBUG"):
             raise
-        click.echo(f"oltplab: internal error: {type(e).__name__}: {e} (OLTPLAB_DEBUG=1 shows more)",
-                   err=True)
+        click.echo(f"oltplab: internal error: {type(e).__name__}: {e} "
+                   "(OLTPLAB_DEBUG=1 shows more)", err=True)
         return 1
 
 

@@ -30,7 +30,8 @@ def results_list(results_dir, as_json):
         kind = kinds.find(r.get("kind"))
         r["_headline"] = kind.headline(r) if kind is not None else "-"
     if as_json:
-        click.echo(json.dumps([{k: r.get(k) for k in ("id", "kind", "name", "status", "started_at")}
+        click.echo(json.dumps([{k: r.get(k)
+                                for k in ("id", "kind", "name", "status", "started_at")}
                                for r in runs], indent=2))
     elif not runs:
         click.echo(f"no runs in {results_dir}")

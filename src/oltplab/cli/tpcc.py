@@ -30,7 +30,8 @@ def tpcc():
 def tpcc_build(warehouses, build_users, force, seed, **kw):
     """Create and load the schema, keys, indexes and transaction functions."""
     spec = make_db_spec(kw)
-    bspec = BuildSpec(warehouses=warehouses, build_users=build_users or max(1, os.cpu_count() or 1),
+    bspec = BuildSpec(warehouses=warehouses,
+                      build_users=build_users or max(1, os.cpu_count() or 1),
                       force=force, seed=seed)
     from .. import engines
     engine = engines.get(spec.engine)
@@ -177,11 +178,11 @@ def _print_steps(run: dict) -> None:
         click.echo(line)
 
 
-
 @tpcc.command("check")
 @db_options
 @click.option("--after-run/--after-load", default=None,
-              help="Skip CC11 (it holds only until the first Delivery) [default: decided from the data].")
+              help="Skip CC11 (it holds only until the first Delivery) "
+                   "[default: decided from the data].")
 def tpcc_check(after_run, **kw):
     """Consistency conditions CC1-CC12 in one snapshot; exit 0 when all hold."""
     spec = make_db_spec(kw)
@@ -200,7 +201,8 @@ def print_conditions(rec: dict) -> None:
     for c in rec["conditions"]:
         mark = "ok  " if c["ok"] else "FAIL"
         click.echo(f"{mark} {c['name']:<5} {c['clause']:<10} {c['description']}"
-                   + ("" if c["ok"] else f"  ({c['violations']} violations, e.g. {c['sample'][:2]})"))
+                   + ("" if c["ok"]
+                      else f"  ({c['violations']} violations, e.g. {c['sample'][:2]})"))
     if not rec["ok"]:
         failed = ", ".join(c["name"] for c in rec["conditions"] if not c["ok"])
         raise OltplabError(f"consistency checks failed: {failed}")

@@ -22,7 +22,8 @@ out = _console(stderr=False)
 
 
 class LiveLine:
-    """One status line rewritten in place on a terminal; a line every ``every`` seconds otherwise."""
+    """One status line rewritten in place on a terminal; a line every ``every`` seconds
+    otherwise."""
 
     def __init__(self, every: float = 10.0):
         self.tty = sys.stderr.isatty()
@@ -191,9 +192,9 @@ def cycles_table(run: dict[str, Any]) -> Table:
         b, r = c.get("backup") or {}, c.get("restore") or {}
         check = "-" if not r else "ok" if r.get("check_ok") else \
             "FAILED " + ",".join(r.get("check_failed") or [])
-        t.add_row(str(c.get("cycle")), fmt_ms((b.get("bytes") or 0) / 1e6), fmt_ms(b.get("seconds")),
-                  fmt_ms(b.get("mb_per_s")), fmt_ms(r.get("seconds")), fmt_ms(r.get("mb_per_s")),
-                  check)
+        t.add_row(str(c.get("cycle")), fmt_ms((b.get("bytes") or 0) / 1e6),
+                  fmt_ms(b.get("seconds")), fmt_ms(b.get("mb_per_s")), fmt_ms(r.get("seconds")),
+                  fmt_ms(r.get("mb_per_s")), check)
     return t
 
 

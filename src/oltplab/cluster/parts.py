@@ -82,6 +82,7 @@ def serve(host: str, up_name: str, down_name: str, payload: bytes,
     forward = threading.Thread(target=forward_lines, args=(proc, up), daemon=True,
                                name=f"oltplab-part-{host}")
     forward.start()
+
     def beat() -> None:
         _tell(proc, "hb")
         put_quietly(up, '{"hb": 1}')
@@ -307,4 +308,3 @@ def _lost(host: str, exc: BaseException) -> str:
     text = str(exc).splitlines()[0][:200] if str(exc) else ""
     return (f"host {host}: its Dask worker died or its part was lost "
             f"({type(exc).__name__}{': ' + text if text else ''})")
-

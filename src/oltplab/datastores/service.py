@@ -229,7 +229,8 @@ def destroy(name: str, root: Path = DEFAULT_ROOT,
         on_step(f"unmounting {mount}")
         p = subprocess.run(["umount", str(mount)], capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
-            why = (p.stderr.strip() or "umount failed").splitlines()[-1].split(": ")[-1].rstrip(".")
+            why = ((p.stderr.strip() or "umount failed").splitlines()[-1]
+                   .split(": ")[-1].rstrip("."))
             raise OltplabError(f"datastore {name!r}: cannot unmount {mount}: {why} "
                                "(stop what uses it: a server, a shell inside it)")
     if doc["loop"]:  # loop devices over our files: whichever still serve them

@@ -122,6 +122,7 @@ def settings_to_change(running: dict[str, str] | None, requested: dict[str, str]
     if running is None:
         raise DatabaseError(f"the server in {datadir} is running but was not started by "
                             "oltplab, so its settings may not be those asked for; stop it")
+
     def key(name: str) -> str:  # as both engines match names: any case, - for _ (MariaDB)
         return name.lower().replace("-", "_")
 

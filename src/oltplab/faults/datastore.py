@@ -15,9 +15,9 @@ run while the workload runs; each waits for the file system's work to end and re
 
 The event records ``seconds`` (start to end), ``bytes_moved`` (the chunks the removal, the
 replacement or the conversion relocated, the bytes the scrub read) and ``mb_per_s``, with the
-throughput dip and recovery that every fault gets. When the run ends first, the work is cancelled (the file system
-goes back as it was) and the event says so. The btrfs commands run in a session of their own,
-so a Ctrl-C reaches only oltplab, which cancels them.
+throughput dip and recovery that every fault gets. When the run ends first, the work is cancelled
+(the file system goes back as it was) and the event says so. The btrfs commands run in a session of
+their own, so a Ctrl-C reaches only oltplab, which cancels them.
 """
 
 from __future__ import annotations

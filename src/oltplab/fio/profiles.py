@@ -93,5 +93,3 @@ def resolve(names: tuple[str, ...] | list[str]) -> tuple[Profile, ...]:
             raise UsageError(f"--profile: unknown profile {name!r} (see 'oltplab fio profiles'; "
                              "a fio job file is given by its path)")
     return tuple(out)
-
-

@@ -44,7 +44,6 @@ def names() -> tuple[str, ...]:
     return tuple(_KINDS)
 
 
-
 def steps() -> dict:
     """{name: StepKind} of the kinds a plan's ``[[step]]`` can name."""
     return {k.name: k.step for k in _KINDS.values() if k.step is not None}

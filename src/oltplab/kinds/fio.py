@@ -60,8 +60,6 @@ def _keys() -> dict[str, Option]:
     return {**{k.name: k for k in keys}, **rows(OPTIONS, plans=True)}
 
 
-
-
 STEP = StepKind("fio", _keys(), "target", False, _make, _run,
                 "storage profiles on the cell's datastore, once per datastore",
                 target_path=fio_path)

@@ -97,14 +97,14 @@ def is_local(dsn: str) -> bool:
     from urllib.parse import parse_qs, urlsplit
     try:
         parts = urlsplit(dsn)
-        hosts = parse_qs(parts.query).get("host", []) + ([parts.hostname] if parts.hostname else [])
+        hosts = (parse_qs(parts.query).get("host", [])
+                 + ([parts.hostname] if parts.hostname else []))
     except ValueError:
         return False
     if not hosts:
         return True  # libpq's default: the local unix socket
     return all(h.startswith("/") or h in ("localhost", "::1") or h.startswith("127.")
                for h in hosts)
-
 
 
 def user_plans(workload, seed: int, users: int, warehouses: int, all_warehouses: bool
@@ -139,7 +139,6 @@ def _wall(mono_ns: int) -> str:
     """ISO wall-clock time (UTC) of a monotonic instant."""
     ts = time.time() - (time.monotonic_ns() - mono_ns) / 1e9
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
-
 
 
 class Step:

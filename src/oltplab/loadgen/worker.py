@@ -159,7 +159,8 @@ async def _work(pipe, plan: WorkerPlan) -> None:
             await asyncio.wait_for(_connect_all(plan, users),
                                    timeout=plan.connect_timeout + 0.05 * len(plan.users))
         except Exception as e:  # noqa: BLE001 - reported to the manager
-            text = "timed out" if isinstance(e, asyncio.TimeoutError) else f"{type(e).__name__}: {e}"
+            text = ("timed out" if isinstance(e, asyncio.TimeoutError)
+                    else f"{type(e).__name__}: {e}")
             _send(pipe, Failed(plan.worker, f"connecting virtual users: {text}"))
             return
         if not _send(pipe, Connected(plan.worker, len(plan.users))):
@@ -210,7 +211,8 @@ async def _drive(pipe, plan: WorkerPlan, users: list, start: Start, inbox: async
                 pending.discard(t)
                 exc = t.exception()
                 if exc is not None and failure is None:
-                    failure = str(exc) if isinstance(exc, UserFailed) else f"{type(exc).__name__}: {exc}"
+                    failure = (str(exc) if isinstance(exc, UserFailed)
+                               else f"{type(exc).__name__}: {exc}")
             if partial or failure:
                 break
     finally:

@@ -60,7 +60,8 @@ class LatencySummary:
     max: float | None
 
     def as_dict(self) -> dict:
-        return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "p99": self.p99, "max": self.max}
+        return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "p99": self.p99,
+                "max": self.max}
 
 
 def _ms(us: float) -> float:

@@ -2,10 +2,10 @@
 
 ``KEYS`` is every option ``[defaults]`` and ``[matrix]`` may set: the rows of the option tables
 of ``db start``, ``tpcc build``, ``tpcc run``, ``neighbours run``, ``dvds build`` and ``dvds
-run`` (options.py) that plans take, named as the long options with ``-`` written as ``_``, each with the TOML types it takes
-and how it becomes a spec value, and the plan's own ``target``. The ``[[step]]`` kinds are the run kinds
-that declare a ``StepKind`` (kinds/): its option table, how its spec is made from the cell and
-the step's options, and which service runs it.
+run`` (options.py) that plans take, named as the long options with ``-`` written as ``_``, each
+with the TOML types it takes and how it becomes a spec value, and the plan's own ``target``. The
+``[[step]]`` kinds are the run kinds that declare a ``StepKind`` (kinds/): its option table, how
+its spec is made from the cell and the step's options, and which service runs it.
 """
 
 from __future__ import annotations

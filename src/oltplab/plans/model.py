@@ -27,10 +27,10 @@ optionally, ``[[step]]``s of several kinds run in order (without them, one ``tpc
     cycles = 3
 
 The options are the rows of the commands' option tables (options.py) that plans take, gathered
-in plans/keys.py; the step kinds are those of the run kinds (kinds/) that declare a step. The pair (step, cell) - or (step, datastore) - is an ``Item``; each item
-runs ``repeat`` times. The whole file is validated before anything runs; every error is one
-``UsageError`` line naming the file and the key. Running, status and resume are in
-plans/run.py.
+in plans/keys.py; the step kinds are those of the run kinds (kinds/) that declare a step. The pair
+(step, cell) - or (step, datastore) - is an ``Item``; each item runs ``repeat`` times. The whole
+file is validated before anything runs; every error is one ``UsageError`` line naming the file and
+the key. Running, status and resume are in plans/run.py.
 """
 
 from __future__ import annotations
@@ -487,4 +487,3 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path,
                 warehouses=conv.get("warehouses"), size=size,
                 build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,
                 target=conv.get("target"), datastore=store)
-

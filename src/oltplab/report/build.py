@@ -80,8 +80,8 @@ def _runs_table(groups: list[Group], run_pages: dict[str, str] | None = None) ->
         for r in g.runs:
             users = ",".join(str(s.get("users")) for s in r.steps if s.get("users") is not None)
             page = (run_pages or {}).get(r.id)
-            rows.append((r.label, Link(r.id, page) if page else r.id, r.kind, r.engine_name, r.record.get("status"),
-                         r.record.get("started_at"), len(r.steps),
+            rows.append((r.label, Link(r.id, page) if page else r.id, r.kind, r.engine_name,
+                         r.record.get("status"), r.record.get("started_at"), len(r.steps),
                          users or ", ".join(str(s.get("profile")) for s in r.steps),
                          g.label, len(g.runs), r.telemetry_from))
     return Table("runs", "Runs", ("run", "id", "kind", "engine", "status", "started", "steps",

@@ -1,8 +1,8 @@
 """The storage policies side by side: for each group whose runs record a datastore under
-their data directory, what it is made of, the best step's headline (NOPM, or the shop's OPM) with the disk IOPS, latency and
-CPU there, and the space its files take after the runs (allocated, data ratio, compression
-ratio) with the percentage saved against the baseline group, as the vSAN papers print them;
-and a bar chart of the space used and held."""
+their data directory, what it is made of, the best step's headline (NOPM, or the shop's OPM) with
+the disk IOPS, latency and CPU there, and the space its files take after the runs (allocated, data
+ratio, compression ratio) with the percentage saved against the baseline group, as the vSAN papers
+print them; and a bar chart of the space used and held."""
 
 from __future__ import annotations
 

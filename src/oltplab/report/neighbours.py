@@ -1,7 +1,7 @@
-"""A neighbours run's figures: NOPM (the shop's OPM), TPM and New-Order (order) latency per instance (a bar per run, so
-that a baseline and a noisy run stand side by side, instance by instance, with the average
-workload instance last), the time of each backup per cycle, and the instances' and backups'
-tables. The backups shade the charts over time (``backup.phase_bands``)."""
+"""A neighbours run's figures: NOPM (the shop's OPM), TPM and New-Order (order) latency per
+instance (a bar per run, so that a baseline and a noisy run stand side by side, instance by
+instance, with the average workload instance last), the time of each backup per cycle, and the
+instances' and backups' tables. The backups shade the charts over time (``backup.phase_bands``)."""
 
 from __future__ import annotations
 

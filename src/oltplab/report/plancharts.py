@@ -1,9 +1,9 @@
 """The charts of a plan's cells, one line (or bar) per cell, per kind: TPC-C runs give TPM and
 NOPM, CPU idle and iowait, and average and 99th-percentile disk latency per user count
-(experiments E1 to E3 of the storage whitepapers), the shop's runs OPM; backup runs give MB/s per cycle (E4);
-neighbours runs give the NOPM of each workload instance and of the average one, a bar per cell,
-and a table of each cell's averages against the first cell (E5: baseline and noisy side by
-side). Values of repeated runs are averaged; a step cut short (``partial``) is left out.
+(experiments E1 to E3 of the storage whitepapers), the shop's runs OPM; backup runs give MB/s per
+cycle (E4); neighbours runs give the NOPM of each workload instance and of the average one, a bar
+per cell, and a table of each cell's averages against the first cell (E5: baseline and noisy side
+by side). Values of repeated runs are averaged; a step cut short (``partial``) is left out.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Run folders: ``run.json`` (schema-versioned), ``steps.csv`` and the server log, written atomically.
+"""Run folders: ``run.json`` (schema-versioned), ``steps.csv`` and the server log,
+written atomically.
 
 A run folder is ``<results_dir>/<YYYYmmddTHHMMSS>-<label>/``. The record is rewritten after every
 step, so an interrupted or failed run keeps what it measured.
@@ -77,7 +78,8 @@ def new_run_dir(results_dir: Path, label: str) -> Path:
         except FileExistsError:
             continue
         except PermissionError as e:
-            raise UsageError(f"cannot create a run folder in {results_dir}: {e.strerror}") from None
+            raise UsageError(f"cannot create a run folder in {results_dir}: "
+                             f"{e.strerror}") from None
     raise UsageError(f"too many runs named {label!r} this second in {results_dir}")
 
 
@@ -199,7 +201,8 @@ def load_run(results_dir: Path, ref: str) -> dict[str, Any]:
 
 
 def _ambiguous(ref: str, matches: list[dict[str, Any]]):
-    raise UsageError(f"{ref!r} matches {len(matches)} runs: {', '.join(m['id'] for m in matches[:5])}")
+    raise UsageError(f"{ref!r} matches {len(matches)} runs: "
+                     f"{', '.join(m['id'] for m in matches[:5])}")
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,8 @@ both clocks (``t_ns``, monotonic, and ``t_unix_ns``, the wall clock when it was 
 wall clock stepped during the run shows and a sample can be put on another host's time. A
 sample is taken at every mark as well, and a grid tick less than half an interval away from
 a mark's sample is skipped, so intervals last between 0.5 and 1.5 times the nominal one (a
-mark made for "now" may follow the previous sample closely). Each sample covers (previous sample, its own t_ns].
+mark made for "now" may follow the previous sample closely). Each sample covers
+(previous sample, its own t_ns].
 
 The sampling thread never raises: a failing source gives null values and an entry in
 ``errors`` (repeats of the same error are counted, not stored again). ``stop()`` is safe to

@@ -55,7 +55,8 @@ class BackupSpec:
         if self.method not in METHODS:
             raise UsageError(f"--method: {self.method!r} is not one of {', '.join(METHODS)}")
         if self.compress not in COMPRESSIONS:
-            raise UsageError(f"--compress: {self.compress!r} is not one of {', '.join(COMPRESSIONS)}")
+            raise UsageError(f"--compress: {self.compress!r} is not one of "
+                             f"{', '.join(COMPRESSIONS)}")
         if self.interval < 0:
             raise UsageError("--interval must not be negative")
         if self.jobs < 1:

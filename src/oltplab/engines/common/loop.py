@@ -1,9 +1,9 @@
 """The Python side of a worker's C loop, whatever the database: ``LoopUsers``.
 
 ``_native.ProcLoop`` (libpq) and ``_native.MariaDBLoop`` (libmariadb) run every user of a
-worker on one thread without the GIL, by the rules engines/common/recorder.py describes. Python steps in
-only at their events: once all users have crossed the ramp-up boundary, when response times
-are due to enter the histograms, at the end, on a failure, or to stop early.
+worker on one thread without the GIL, by the rules engines/common/recorder.py describes. Python
+steps in only at their events: once all users have crossed the ramp-up boundary, when response
+times are due to enter the histograms, at the end, on a failure, or to stop early.
 
 With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
 loop counts its transaction in flight as an error and goes on with the others, and Python

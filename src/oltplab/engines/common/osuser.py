@@ -55,7 +55,8 @@ def ensure_system_user(name: str = SYSTEM_USER) -> User:
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         except OSError as e:
-            raise DatabaseError(f"cannot create system user {name!r} to run PostgreSQL: {e}") from e
+            raise DatabaseError(f"cannot create system user {name!r} to run PostgreSQL: "
+                                f"{e}") from e
         try:
             pw = pwd.getpwnam(name)
         except KeyError:

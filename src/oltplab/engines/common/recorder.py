@@ -45,6 +45,7 @@ MAX_RETRIES = 100  # per transaction
 BULK_SAMPLES = 1 << 16
 MAX_CONSECUTIVE_ERRORS = 100  # then the user gives up: something is broken, not contended
 
+
 class UserFailed(Exception):
     """The user cannot go on (lost connection, or every transaction fails)."""
 

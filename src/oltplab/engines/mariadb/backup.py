@@ -16,8 +16,8 @@
 --max-rate becomes ``--throttle=N`` with N = the rate in whole MiB/s (at least 1), recorded as
 ``throttle``: mariadb-backup limits its read and write pairs to N a second, which bounds the
 rate from above only. Measured at W=1 (317 MB, 2 cores): N = 10 gave 4.6 MiB/s and N = 40
-16 MiB/s; each small file costs a pair, so the rate stays well below the one asked. The restored copy runs with a 128 MiB buffer pool on
-its own private socket, without TCP.
+16 MiB/s; each small file costs a pair, so the rate stays well below the one asked. The restored
+copy runs with a 128 MiB buffer pool on its own private socket, without TCP.
 """
 
 from __future__ import annotations
@@ -85,7 +85,6 @@ def server(target: Target) -> dict:
     finally:
         conn.close()
     return {"engine": "mariadb", "version": version, "managed": target.instance is not None}
-
 
 
 @contextmanager

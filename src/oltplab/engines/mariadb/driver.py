@@ -4,9 +4,9 @@ Each user's session is opened by ``_native.MariaDBConnection`` (libmariadb, load
 time; the DSN parsed by client.connect_args, the password read from the DSN's option file):
 several statements per query, autocommit on, snapshot isolation off where the server has it.
 ``_native.MariaDBLoop`` then drives all the users of the worker on one thread without the GIL,
-with the rules of engines/common/recorder.py: each transaction is one round trip, ``CALL NEWORD(...,
-@oltplab_out); SELECT @oltplab_out``, with the inputs the user's Terminal draws, as in
-PostgreSQL's procedures mode; the workload's C side writes the CALL (the shop's:
+with the rules of engines/common/recorder.py: each transaction is one round trip,
+``CALL NEWORD(..., @oltplab_out); SELECT @oltplab_out``, with the inputs the user's Terminal draws,
+as in PostgreSQL's procedures mode; the workload's C side writes the CALL (the shop's:
 ``CALL DVDS_PURCHASE(5,'[1,2]','[1,3]',@oltplab_out)``, engines/mariadb/dvds/). Deadlocks and
 lock wait timeouts (client.RETRYABLE_ERRORS) run the same transaction again and count as
 retries; a New-Order the unused item rolled back returns -O_ID (a purchase short of stock -1)

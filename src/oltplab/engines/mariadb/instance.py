@@ -204,7 +204,8 @@ class MariaDBInstance:
             raise UsageError(f"--waldir {self.waldir} holds no redo log of the server in "
                              f"{self.datadir}; moving the redo log is not supported")
         if not self.initialized() and any(self.waldir.iterdir()):
-            raise UsageError(f"--waldir {self.waldir} is not empty; give an empty or new directory")
+            raise UsageError(f"--waldir {self.waldir} is not empty; "
+                             "give an empty or new directory")
 
     def _prepare_user(self, user: User) -> None:
         if os.geteuid() != 0 or user.uid == 0:

@@ -88,7 +88,6 @@ def server(target) -> dict:
             "managed": target.instance is not None}
 
 
-
 def backup(job: Job, dest: Path) -> dict:
     s, where = job.spec, bin_dir(job.db)
     if s.method == "basebackup":

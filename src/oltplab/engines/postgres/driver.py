@@ -5,8 +5,8 @@ same host. Each connection is opened and prepared here with psycopg's libpq bind
 procedure calls, or for ``--mode sql`` the client-side statements of the transaction modules);
 then ``_native.ProcLoop`` drives all the users of a worker on one thread without the GIL: it
 draws the cards and inputs, sends the call (or the statements, pipelined), reads the answers,
-retries, records and crosses the window's boundaries, per the rules engines/common/recorder.py describes.
-Python steps in only at events (engines/common/loop.py, shared with MariaDB's driver).
+retries, records and crosses the window's boundaries, per the rules engines/common/recorder.py
+describes. Python steps in only at events (engines/common/loop.py, shared with MariaDB's driver).
 
 With ``reopen`` (runs with ``--inject``) a lost connection loses one user, not the run: the
 loop counts its transaction in flight as an error and goes on with the others, and Python
@@ -157,8 +157,8 @@ def libpq_path() -> str:
 class ProcUsers(LoopUsers):
     """The users of one worker on libpq: their connections and their C loop. ``sql``: the
     connections are prepared for ``--mode sql`` (``open_connection(..., mode="sql")``). ``reopen``:
-    opens a user's new connection after it lost its own (blocking; ``reopen_connection``); without it
-    a lost connection fails the run."""
+    opens a user's new connection after it lost its own (blocking; ``reopen_connection``); without
+    it a lost connection fails the run."""
 
     def __init__(self, workload: str, conns: list, plans: list, w_max: int, constants,
                  waits: bool, flush_stats: bool = True, bulk: int = LOOP_SAMPLES,

@@ -227,7 +227,8 @@ class PostgresInstance:
             return
         check_dir(self.waldir, "--waldir")
         if any(self.waldir.iterdir()):
-            raise UsageError(f"--waldir {self.waldir} is not empty; give an empty or new directory")
+            raise UsageError(f"--waldir {self.waldir} is not empty; "
+                             "give an empty or new directory")
 
     def _check_version(self) -> None:
         data_major = (self.datadir / "PG_VERSION").read_text().strip()
@@ -247,8 +248,9 @@ class PostgresInstance:
         grant_traverse(self.bin_dir, user)
         code, out = self._run(user, [self._bin("postgres"), "--version"], timeout=30)
         if code != 0:
-            raise UsageError(f"user {user.name!r} cannot run {self._bin('postgres')}: "
-                             f"{out.strip().splitlines()[-1] if out.strip() else 'exit ' + str(code)}")
+            raise UsageError(
+                f"user {user.name!r} cannot run {self._bin('postgres')}: "
+                f"{out.strip().splitlines()[-1] if out.strip() else 'exit ' + str(code)}")
 
     def init(self) -> None:
         """initdb the data directory (and --waldir); a no-op when it is already a cluster."""
@@ -361,7 +363,8 @@ class PostgresInstance:
         try:
             usable = run_sync(go)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as e:
-            raise DatabaseError(f"the server in {self.datadir} runs but does not answer: {e}") from e
+            raise DatabaseError(f"the server in {self.datadir} runs but does not "
+                                f"answer: {e}") from e
         if need_connections > usable:
             raise DatabaseError(f"the server in {self.datadir} is already running and allows "
                                 f"{usable} connections, fewer than the {need_connections} needed; "
@@ -563,8 +566,7 @@ class PostgresInstance:
             "dsn": self.dsn(),
             "tcp_dsn": self.tcp_dsn(),
             "log": str(self.log_path),
-            "host_memory": (group.record() if pid and (group := hostmem.group_of(pid))
-                            else None),
+            "host_memory": (group.record() if pid and (group := hostmem.group_of(pid)) else None),
         }
 
     def ensure_database(self, name: str) -> bool:

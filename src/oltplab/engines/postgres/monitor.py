@@ -61,8 +61,8 @@ class Monitor:
                     list(functions)), SNAPSHOT_TIMEOUT_S)
                 missing = sorted(set(functions) - {r[0] for r in found})
                 if missing:
-                    raise SchemaError(f"the transaction functions {', '.join(missing)} are missing;"
-                                      " rebuild the schema or use --mode sql")
+                    raise SchemaError(f"the transaction functions {', '.join(missing)} are "
+                                      "missing; rebuild the schema or use --mode sql")
                 if signature and self._run(conn.fetchval("SELECT to_regprocedure($1) IS NULL",
                                                          signature), SNAPSHOT_TIMEOUT_S):
                     raise SchemaError("the transaction functions are those of an older oltplab "
@@ -78,7 +78,7 @@ class Monitor:
                        - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')
                        - CASE WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
                               THEN 0 ELSE current_setting('superuser_reserved_connections')::int END
-                """), SNAPSHOT_TIMEOUT_S)
+                """), SNAPSHOT_TIMEOUT_S)  # noqa: E501 - the SQL text stays as it is
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError) as e:
             raise DatabaseError(f"cannot check the database: {e}") from None
         check_room(free, spec)

@@ -50,7 +50,8 @@ class NetworkSource(Source):
                 if name not in known:
                     raise UsageError(f"network interface {name!r} is not in /proc/net/dev")
             self.interfaces = list(dict.fromkeys(interfaces))
-        self.columns = [column(i, m) for i in self.interfaces for m in ("rx_bytes_s", "tx_bytes_s")]
+        self.columns = [column(i, m) for i in self.interfaces
+                        for m in ("rx_bytes_s", "tx_bytes_s")]
         self.units = {c: "bytes/s" for c in self.columns}
         self._file: ProcFile | None = None
         self._prev: dict[str, tuple[int, int]] | None = None

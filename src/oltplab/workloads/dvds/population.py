@@ -137,7 +137,8 @@ def share(size: Size, workers: int, ds3: bool = False) -> list[list[Chunk]]:
     largest first, each to the least loaded; each process's chunks in table, then id order."""
     loads = [(0.0, k) for k in range(max(1, workers))]
     dealt: list[list[Chunk]] = [[] for _ in loads]
-    for chunk in sorted(plan(size, ds3), key=lambda c: (-c.cost, TABLE_ORDER.index(c.table), c.index)):
+    for chunk in sorted(plan(size, ds3),
+                        key=lambda c: (-c.cost, TABLE_ORDER.index(c.table), c.index)):
         load, k = heapq.heappop(loads)
         dealt[k].append(chunk)
         heapq.heappush(loads, (load + chunk.cost, k))

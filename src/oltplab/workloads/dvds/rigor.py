@@ -113,8 +113,8 @@ def input_warnings(inputs: dict, params: DvdsParams) -> list[str]:
         if not lo - NOISE_SE * se <= x <= hi + NOISE_SE * se:
             fmt = (lambda v: f"{100 * v:.2f}%") if key in SHARES else (lambda v: f"{v:.2f}")
             out.append(f"{WHAT[key]} {fmt(x)} over {n:,} outside {fmt(lo)}..{fmt(hi)} beyond "
-                       f"sampling noise ({fmt(max(lo - NOISE_SE * se, 0))}..{fmt(hi + NOISE_SE * se)}"
-                       f" at {NOISE_SE:g} standard errors)")
+                       f"sampling noise ({fmt(max(lo - NOISE_SE * se, 0))}.."
+                       f"{fmt(hi + NOISE_SE * se)} at {NOISE_SE:g} standard errors)")
     return out
 
 

@@ -134,4 +134,3 @@ CONDITIONS = (
     Condition("CC12", "3.3.2.12",
               "C_BALANCE + C_YTD_PAYMENT = sum of delivered OL_AMOUNT, per customer", CC12),
 )
-

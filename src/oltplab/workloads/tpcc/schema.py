@@ -23,8 +23,9 @@ sql_text, sql_statements = sqlfiles.sql_text, sqlfiles.sql_statements
 def require_warehouses(info: SchemaInfo, needed: int) -> None:
     """SchemaError unless the schema has at least ``needed`` warehouses."""
     if info.warehouses < needed:
-        raise SchemaError(f"the schema has {info.warehouses} warehouse(s) but {needed} are needed: "
-                          f"rebuild with 'oltplab tpcc build --warehouses {needed} --force'")
+        raise SchemaError(
+            f"the schema has {info.warehouses} warehouse(s) but {needed} are needed: "
+            f"rebuild with 'oltplab tpcc build --warehouses {needed} --force'")
 
 
 def no_schema(dbname: str) -> SchemaError:

@@ -47,8 +47,8 @@ MARIADB_CONDITIONS = tuple(dataclasses.replace(c, sql=_OWN[c.name]) if c.name in
 
 
 def run_checks(dsn: str, after_run: bool = False) -> list[CheckResult]:
-    """DS1-DS6 (and DS7-DS10 on a DS3 build) in one snapshot; they hold after the build and after any run, so
-    ``after_run`` changes nothing. Raises SchemaError when the database has no complete
+    """DS1-DS6 (and DS7-DS10 on a DS3 build) in one snapshot; they hold after the build and after
+    any run, so ``after_run`` changes nothing. Raises SchemaError when the database has no complete
     DVD-Store-derived schema."""
     return run_conditions(dsn, conditions(_is_ds3(dsn), MARIADB_CONDITIONS), META_TABLE,
                           no_schema, complete=True)

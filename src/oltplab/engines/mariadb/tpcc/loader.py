@@ -54,7 +54,8 @@ def _prepare(dsn: str, force: bool) -> str:
                 (dbname, [*TABLES, META_TABLE], dbname, list(PROCEDURES)))
             if found and not force:
                 raise SchemaError(f"database {dbname} already holds a TPC-C schema ({found} of "
-                                  "its tables and procedures): pass --force to drop and rebuild it")
+                                  "its tables and procedures): pass --force to drop and "
+                                  "rebuild it")
             bulk.execute_all(conn, sql_statements("drop") + sql_statements("tables"))
             cur.execute("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
             return cur.fetchone()[0]

@@ -30,7 +30,7 @@ def _is_ds3(dsn: str) -> bool:
 
 
 def run_checks(dsn: str, after_run: bool = False) -> list[CheckResult]:
-    """DS1-DS6 (and DS7-DS10 on a DS3 build) in one snapshot; they hold after the build and after any run, so
-    ``after_run`` changes nothing. Raises SchemaError when the database has no complete
+    """DS1-DS6 (and DS7-DS10 on a DS3 build) in one snapshot; they hold after the build and after
+    any run, so ``after_run`` changes nothing. Raises SchemaError when the database has no complete
     DVD-Store-derived schema."""
     return asyncio.run(run_conditions(dsn, conditions(_is_ds3(dsn)), _built, no_schema))

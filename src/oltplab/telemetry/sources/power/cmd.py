@@ -27,7 +27,8 @@ class CommandPower(PowerPlugin):
         except FileNotFoundError:
             raise PowerUnavailable(f"{self.argv[0]}: command not found") from None
         except subprocess.TimeoutExpired:
-            raise RuntimeError(f"{self.argv[0]} did not answer within {self.timeout:g} s") from None
+            raise RuntimeError(f"{self.argv[0]} did not answer within "
+                               f"{self.timeout:g} s") from None
         if p.returncode != 0:
             first = (p.stderr or p.stdout).decode(errors="replace").strip().splitlines()
             raise RuntimeError(f"{self.argv[0]} exited with {p.returncode}"
