@@ -75,10 +75,11 @@ class Monitor:
             self.flush_stats = version >= 150000
             free = self._run(conn.fetchval("""
                 SELECT current_setting('max_connections')::int
-                       - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')
-                       - CASE WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
-                              THEN 0 ELSE current_setting('superuser_reserved_connections')::int END
-                """), SNAPSHOT_TIMEOUT_S)  # noqa: E501 - the SQL text stays as it is
+                  - (SELECT count(*) FROM pg_stat_activity
+                     WHERE backend_type = 'client backend')
+                  - CASE WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+                         THEN 0 ELSE current_setting('superuser_reserved_connections')::int END
+                """), SNAPSHOT_TIMEOUT_S)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError) as e:
             raise DatabaseError(f"cannot check the database: {e}") from None
         check_room(free, spec)
