@@ -178,13 +178,15 @@ def print_run(run: dict) -> None:
 
 
 def _print_steps(run: dict) -> None:
-    from .ui import event_lines, out, warning_lines
+    from .ui import consistency_line, event_lines, out, warning_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(phases_table(run))
     for line in warning_lines(run):
         click.echo(line)
     for line in event_lines(run):
+        click.echo(line)
+    if line := consistency_line(run):
         click.echo(line)
 
 
@@ -197,9 +199,6 @@ def show_run(data: dict) -> None:
     click.echo(f"database: {db.get('version', '?')}; size {schema.get('size', '?')} "
                f"({schema.get('customers', 0):,} customers, {schema.get('products', 0):,} "
                f"products{ds3})")
-    if data.get("check"):
-        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
-        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
     if data.get("error"):
         click.echo(f"error: {data['error']}")
 

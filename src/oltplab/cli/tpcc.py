@@ -165,7 +165,7 @@ def print_run(run: dict) -> None:
 def _print_steps(run: dict) -> None:
     """The step table, the input shares, the best user count of --users auto, then the
     warnings (which never change the exit code) and the injected faults."""
-    from .ui import event_lines, inputs_table, out, steps_table, warning_lines
+    from .ui import consistency_line, event_lines, inputs_table, out, steps_table, warning_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(inputs_table(run))
@@ -175,6 +175,8 @@ def _print_steps(run: dict) -> None:
     for line in warning_lines(run):
         click.echo(line)
     for line in event_lines(run):
+        click.echo(line)
+    if line := consistency_line(run):
         click.echo(line)
 
 
@@ -248,9 +250,6 @@ def show_run(data: dict) -> None:
     click.echo(f"database: {db.get('version', '?')}; warehouses {db.get('warehouses', '?')}")
     if data.get("constants"):
         click.echo("C constants: " + ", ".join(f"{k}={v}" for k, v in data["constants"].items()))
-    if data.get("check"):
-        bad = [c["name"] for c in data["check"]["conditions"] if not c["ok"]]
-        click.echo("consistency: " + ("all hold" if not bad else "FAILED " + ", ".join(bad)))
     if data.get("error"):
         click.echo(f"error: {data['error']}")
 

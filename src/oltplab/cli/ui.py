@@ -152,6 +152,19 @@ def event_lines(run: dict[str, Any]) -> list[str]:
     return [_event_line(e, rate) for e in run.get("events") or []]
 
 
+def consistency_line(run: dict[str, Any]) -> str | None:
+    """The consistency check a run ended with (--check), or None when it had none."""
+    check = run.get("check")
+    if not check:
+        return None
+    conds = check.get("conditions") or []
+    bad = [c["name"] for c in conds if not c["ok"]]
+    if bad:
+        return "consistency: FAILED " + ", ".join(bad)
+    names = f" ({conds[0]['name']}-{conds[-1]['name']})" if len(conds) > 1 else ""
+    return f"consistency: all hold{names}"
+
+
 def _event_line(e: dict[str, Any], rate: str = "TPM") -> str:
     """One injected fault: when, its recovery and the throughput around it."""
     if e.get("at_s") is None or e.get("error"):

@@ -27,7 +27,7 @@ def test_build_run_check_and_the_record(shop):
     p = oltplab("dvds", "run", *flags, "--users", "1,2", "--rampup", "2s", "--duration", "12s",
                 "--sample-interval", "0", "--power", "none", "--check", "--seed", "5",
                 "--results-dir", str(root / "results"), cwd=root, check_rc=0)
-    assert "OPM" in p.stdout
+    assert "OPM" in p.stdout and "consistency: all hold (DS1-DS6)" in p.stdout
     [run] = saved_runs(root / "results")
     assert run["kind"] == "dvds" and run["workload"] == "dvds" and run["status"] == "completed"
     assert run["schema"]["size"] == "10MB" and run["schema"]["customers"] == 20_000
@@ -113,3 +113,33 @@ def test_the_metrics_endpoint_serves_the_shops_opm(shop):
              for f in text_string_to_metric_families(text)
              if f.name == "oltplab_throughput_per_minute" for s in f.samples if s.value > 0}
     assert kinds == {("tpm", run["id"]), ("opm", run["id"])}
+
+
+def test_a_run_whose_check_fails_says_which_exits_1_and_keeps_its_record(shop):
+    """One product's sales raised by hand before the run: the run measures, its check names
+    the condition that fails, and the record keeps the figures with status check-failed."""
+    import psycopg
+    root, flags, _ = shop
+    oltplab("db", "start", *flags, cwd=root, check_rc=0)
+    dsn = json.loads(oltplab("db", "status", "--json", *flags, cwd=root, check_rc=0).stdout)["dsn"]
+
+    def sales(delta: int) -> None:
+        with psycopg.connect(dsn, dbname="dvds", autocommit=True) as conn:
+            conn.execute("UPDATE inventory SET sales = sales + %s WHERE prod_id = 1", (delta,))
+
+    sales(1)
+    try:
+        p = oltplab("dvds", "run", *flags, "--users", "1", "--rampup", "1s", "--duration", "2s",
+                    "--sample-interval", "0", "--power", "none", "--check",
+                    "--results-dir", str(root / "failing"), cwd=root)
+        assert p.returncode == 1, p.stdout + p.stderr
+        # DS4 (sales against the order lines) and DS5 (sales added since the build)
+        assert "consistency: FAILED DS4, DS5" in p.stdout, p.stdout
+        assert p.stderr.strip().splitlines()[-1].endswith("consistency checks failed: DS4, DS5")
+        [run] = saved_runs(root / "failing")
+        assert run["status"] == "check-failed" and run["steps"][0]["opm"] > 0
+        assert [c["name"] for c in run["check"]["conditions"] if not c["ok"]] == ["DS4", "DS5"]
+    finally:
+        oltplab("db", "start", *flags, cwd=root)
+        sales(-1)
+    assert oltplab("dvds", "check", *flags, cwd=root).returncode == 0

@@ -56,6 +56,7 @@ def test_workflow(site):
 
     p = oltplab("tpcc", "run", *flags, "--users", "1,2", "--rampup", "1s", "--duration", "3s",
                 "--name", "e2e", "--check", cwd=root, check_rc=0)
+    assert "consistency: all hold (CC1-CC12)" in p.stdout
     assert not _postgres_procs(datadir)
 
     p = oltplab("results", "show", "latest", "--json", cwd=root, check_rc=0)

@@ -47,3 +47,17 @@ def test_the_command_line_prints_a_line_per_event():
     assert event_lines({"kind": "tpcc", "events": [device]}) == [
         "event at=20s,remove-device=1: at 20.0 s, 2,048 MiB in 6.4 s at 319 MB/s, dip 62% avg, "
         "96% max against 22,533 TPM before, back within 10% after 7 s"]
+
+
+def test_the_command_line_prints_the_consistency_check_a_run_ended_with():
+    from oltplab.cli.ui import consistency_line
+
+    def cond(name, ok=True):
+        return {"name": name, "ok": ok, "violations": 0 if ok else 3}
+
+    assert consistency_line({"steps": []}) is None  # no --check
+    assert consistency_line({"check": {"ok": True, "conditions": [
+        cond("DS1"), cond("DS2"), cond("DS6")]}}) == "consistency: all hold (DS1-DS6)"
+    assert consistency_line({"check": {"ok": False, "conditions": [
+        cond("CC1"), cond("CC2", False), cond("CC12", False)]}}) == \
+        "consistency: FAILED CC2, CC12"
