@@ -98,7 +98,7 @@ class LoopUsers:
         self.terminals = [make(up, w_max, constants) for up in plans]
         self.loop: _native.ProcLoop | None = None
         self._closed = False
-        self._final = (0, 0)  # completed and headline of a closed loop
+        self._absorbed = False  # the loop's counts are in the recorder (``_absorb``)
         self._go = False  # go() came: no user waits at ramp_end
 
     # ----- what an engine's driver provides
@@ -117,12 +117,15 @@ class LoopUsers:
 
     @property
     def completed(self) -> int:
-        return self.loop.completed if self.loop is not None else self._final[0]
+        """Transactions completed that the recorder does not hold yet (0 once absorbed: the
+        worker's progress adds these to the recorder's and must not count them twice)."""
+        return self.loop.completed if self.loop is not None and not self._absorbed else 0
 
     @property
     def headline(self) -> int:
-        """Units of the workload's headline figure (TPC-C: New-Orders) completed."""
-        return self.loop.headline if self.loop is not None else self._final[1]
+        """Units of the workload's headline figure (TPC-C: New-Orders) completed that the
+        recorder does not hold yet, as ``completed``."""
+        return self.loop.headline if self.loop is not None and not self._absorbed else 0
 
     @property
     def live(self) -> tuple[int, int, int, int] | None:
@@ -209,13 +212,13 @@ class LoopUsers:
             return
         self._drain(rec)
         rec.add_counts(self.loop.counts())
+        self._absorbed = True  # in the same turn of the event loop: no progress in between
 
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
             if self.loop is not None:  # the loop lets the connections go (MariaDB's refuse
-                self._final = (self.loop.completed, self.loop.headline)  # to close before)
-                self.loop.close()
+                self.loop.close()  # to close before)
                 self.loop = None
             for conn in self.conns:
                 self._close_conn(conn)
