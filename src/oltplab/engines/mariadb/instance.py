@@ -223,9 +223,14 @@ class MariaDBInstance:
         user = self._server_user()
         self._prepare_user(user)
         self._own(self.datadir, user)
+        # the bootstrap's temporary tables in the server's private folder too: a server
+        # starting with /tmp as its tmpdir deletes every #sql file there, and took those of
+        # another install running beside it (1 install in 9 failed with three at once)
+        tmpdir = access.socket_dir(self.datadir)
+        make_private_dir(tmpdir, user.uid, user.gid)
         args = [self._bin("mariadb-install-db"), "--no-defaults", f"--datadir={self.datadir}",
                 "--auth-root-authentication-method=normal", "--skip-test-db",
-                "--skip-name-resolve"]
+                "--skip-name-resolve", f"--tmpdir={tmpdir}"]
         redo = self.settings()
         args.append(f"--innodb-log-file-size={redo['innodb_log_file_size']}")
         if self.waldir is not None:

@@ -200,3 +200,26 @@ def test_start_interrupted_before_the_pid_file_stops_the_spawned_server(server_t
             except psutil.NoSuchProcess:
                 pass
     assert not alive, "the interrupted start left mariadbd running"
+
+
+def test_the_install_keeps_its_temporary_tables_out_of_tmp(server_tmp):
+    """A mariadbd starting with /tmp as its tmpdir deletes the #sql files it may delete there, and
+    so took the temporary tables of another install running beside it (its bootstrap then
+    failed with "Unknown table 'mysql.tmp_proxies_priv'"). The install uses the server's
+    private folder: a #sql file of the server's user in /tmp survives it."""
+    import tempfile
+    inst = MariaDBInstance(DbSpec(datadir=server_tmp / "data", db_memory=64 * _MiB))
+    user = inst._server_user()
+    inst._prepare_user(user)
+    fd, name = tempfile.mkstemp(prefix="#sql-temptable-oltplab-test-", suffix=".MAI",
+                                dir="/tmp")
+    os.close(fd)
+    try:
+        if os.geteuid() == 0:
+            os.chown(name, user.uid, user.gid)  # the server's user may delete its own files
+        inst.init()
+        assert inst.initialized()
+        assert os.path.exists(name), "the install cleaned /tmp of its user's #sql files"
+    finally:
+        if os.path.exists(name):
+            os.unlink(name)
