@@ -178,15 +178,11 @@ def print_run(run: dict) -> None:
 
 
 def _print_steps(run: dict) -> None:
-    from .ui import consistency_line, event_lines, out, warning_lines
+    from .ui import out, outcome_lines
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(phases_table(run))
-    for line in warning_lines(run):
-        click.echo(line)
-    for line in event_lines(run):
-        click.echo(line)
-    if line := consistency_line(run):
+    for line in outcome_lines(run):
         click.echo(line)
 
 

@@ -164,19 +164,15 @@ def print_run(run: dict) -> None:
 
 def _print_steps(run: dict) -> None:
     """The step table, the input shares, the best user count of --users auto, then the
-    warnings (which never change the exit code) and the injected faults."""
-    from .ui import consistency_line, event_lines, inputs_table, out, steps_table, warning_lines
+    warnings (which never change the exit code), the injected faults and the check."""
+    from .ui import inputs_table, out, outcome_lines, steps_table
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(inputs_table(run))
     if isinstance(run.get("users_auto"), dict):
         from ..loadgen.sequence import describe
         click.echo(describe(run["users_auto"]))
-    for line in warning_lines(run):
-        click.echo(line)
-    for line in event_lines(run):
-        click.echo(line)
-    if line := consistency_line(run):
+    for line in outcome_lines(run):
         click.echo(line)
 
 

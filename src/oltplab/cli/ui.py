@@ -165,6 +165,12 @@ def consistency_line(run: dict[str, Any]) -> str | None:
     return f"consistency: all hold{names}"
 
 
+def outcome_lines(run: dict[str, Any]) -> list[str]:
+    """What a run's tables are followed by: its warnings, its faults, its consistency check."""
+    line = consistency_line(run)
+    return [*warning_lines(run), *event_lines(run), *([line] if line else [])]
+
+
 def _event_line(e: dict[str, Any], rate: str = "TPM") -> str:
     """One injected fault: when, its recovery and the throughput around it."""
     if e.get("at_s") is None or e.get("error"):

@@ -155,6 +155,12 @@ class MariaDBInstance:
     def socket_path(self) -> Path:
         return access.socket_dir(self.datadir) / access.SOCKET_FILE
 
+    def _private_dir(self, user: User) -> Path:
+        """The server's private folder (its socket and tmpdir), made for ``user``."""
+        folder = self.socket_path.parent
+        make_private_dir(folder, user.uid, user.gid)
+        return folder
+
     @property
     def password_file(self) -> Path:
         return access.option_file(self.datadir)
@@ -226,11 +232,9 @@ class MariaDBInstance:
         # the bootstrap's temporary tables in the server's private folder too: a server
         # starting with /tmp as its tmpdir deletes every #sql file there, and took those of
         # another install running beside it (1 install in 9 failed with three at once)
-        tmpdir = access.socket_dir(self.datadir)
-        make_private_dir(tmpdir, user.uid, user.gid)
         args = [self._bin("mariadb-install-db"), "--no-defaults", f"--datadir={self.datadir}",
                 "--auth-root-authentication-method=normal", "--skip-test-db",
-                "--skip-name-resolve", f"--tmpdir={tmpdir}"]
+                "--skip-name-resolve", f"--tmpdir={self._private_dir(user)}"]
         redo = self.settings()
         args.append(f"--innodb-log-file-size={redo['innodb_log_file_size']}")
         if self.waldir is not None:
@@ -319,7 +323,7 @@ class MariaDBInstance:
         self.init()
         user = self._server_user()
         self._prepare_user(user)
-        make_private_dir(access.socket_dir(self.datadir), user.uid, user.gid)
+        self._private_dir(user)
         password = access.stored_password(self.password_file, user.uid)
         if password is None:
             password = access.new_password()
