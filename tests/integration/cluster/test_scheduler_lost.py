@@ -3,6 +3,9 @@ left from before and starts the cluster afresh."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import psutil
 from clusters import UP_TIMEOUT, cluster_processes, wait_until, write_hosts
 
@@ -15,6 +18,9 @@ def test_up_after_the_scheduler_died_starts_afresh(tmp_path):
     folder = tmp_path / "cluster"
     first = service.up(spec, folder, timeout=UP_TIMEOUT)
     try:
+        # the worker frozen first: a Dask worker that sees its scheduler go closes itself
+        # within a second or two, and then there would be no worker left over to stop
+        os.kill(first.worker("h1").process.pid, signal.SIGSTOP)
         psutil.Process(first.scheduler.pid).kill()
         assert wait_until(lambda: not first.scheduler.alive_here())
         status = service.status(load_state(folder))
