@@ -83,7 +83,7 @@ def test_status_measures_each_hosts_clock_and_a_shifted_clock_is_put_back(cluste
     assert before - off.bound_ns <= placed <= time.monotonic_ns() + off.bound_ns
 
 
-def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(client):
+def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(cluster_dir, client):
     busy = submit_on(client, "h2", time.sleep, 4)  # a placed task holds h2 meanwhile
     start = time.monotonic_ns()
     figures = LiveFigures(host="here")
@@ -92,6 +92,7 @@ def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(client):
         live = samplers.latest()
         figures.begin("run-1", "nopm", None, samplers)
         page = exposition(figures).decode()
+        assert len(_samplers(cluster_dir)) == 2  # one per host, each a child of its worker
     end = time.monotonic_ns()
     assert set(live) == {"h1", "h2"} and start < live["h2"][0] < end
     assert "cpu.idle" in live["h1"][1]
@@ -113,8 +114,24 @@ def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(client):
     placed = parts["h2"]["timeline"].columns["t_ns"]
     assert merged.hosts["h2"]["timeline"]["columns"]["t_ns"] == placed
     busy.result(timeout=30)
-    assert not [p for p in psutil.process_iter(["cmdline"])
-                if "oltplab.telemetry.stream" in " ".join(p.info["cmdline"] or [])]
+    # no sampler is left behind on either host (only this cluster's workers' children count:
+    # other tests running beside this one have samplers of their own)
+    assert not _samplers(cluster_dir)
+
+
+def _samplers(cluster_dir, hosts=("h1", "h2")) -> list[psutil.Process]:
+    """The samplers that run on these hosts now: children of their Dask workers."""
+    state = load_state(cluster_dir)
+    return [p for h in hosts
+            for p in psutil.Process(state.worker(h).process.pid).children(recursive=True)
+            if "oltplab.telemetry.stream" in " ".join(_cmdline(p))]
+
+
+def _cmdline(p: psutil.Process) -> list[str]:
+    try:
+        return p.cmdline()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return []  # it has exited
 
 
 def test_a_placed_task_runs_on_its_host_and_nowhere_else(cluster_dir, client):
@@ -260,6 +277,8 @@ def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, cl
     samplers = HostSamplers(client, ["h2"], interval=0.25, power="none")
     samplers.start()
     time.sleep(1.0)
+    sampler = _samplers(cluster_dir, ["h2"])
+    assert len(sampler) == 1
     psutil.Process(state.worker("h2").process.pid).kill()
     from distributed.scheduler import KilledWorker
     with pytest.raises(KilledWorker):
@@ -273,9 +292,7 @@ def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, cl
     part = samplers.stop()["h2"]
     assert time.monotonic() - began < 30 and "lost" in part["error"]
     assert len(part["timeline"].columns["t_ns"]) >= 3 and part["clock"] is not None
-    assert wait_until(lambda: not [
-        p for p in psutil.process_iter(["cmdline"])
-        if "oltplab.telemetry.stream" in " ".join(p.info["cmdline"] or [])])
+    assert wait_until(lambda: not _cmdline(sampler[0]))  # gone, or a zombie
 
 
 def test_down_leaves_no_process(cluster_dir, client):
