@@ -32,6 +32,36 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 os.environ["OLTPLAB_IO_LATENCY"] = "off"
 
 
+# a managed server whose data directory's path is too long for a socket beside it keeps its
+# socket folder under /tmp (engines/common/access.py), and the tests delete only the data
+# directories: the session that made such folders removes them at its end, once empty and
+# untouched for a while (a server of a session beside this one may just have made its own)
+_SOCKET_FOLDERS = "oltplab-" + "[0-9a-f]" * 16  # the hash of the data directory's path
+_before = pytest.StashKey[set]()
+
+
+def _socket_folders() -> set[Path]:
+    from oltplab.engines.common.access import FALLBACK_ROOT
+    return set(Path(FALLBACK_ROOT).glob(_SOCKET_FOLDERS))
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the session itself, not one of its xdist workers
+        config.stash[_before] = _socket_folders()
+
+
+def pytest_sessionfinish(session):
+    before = session.config.stash.get(_before, None)
+    if before is None:
+        return
+    for folder in _socket_folders() - before:
+        try:
+            if time.time() - folder.stat().st_mtime > 10:
+                folder.rmdir()  # only when empty
+        except OSError:
+            pass
+
+
 # test servers listen below Linux's ephemeral range (32768-60999), where no client socket of
 # the suite takes a port from under them
 TEST_PORTS = range(20000, 32768)
