@@ -251,4 +251,3 @@ def mariadb():
     finally:
         inst.stop()
         shutil.rmtree(root, ignore_errors=True)
-

@@ -73,5 +73,3 @@ def test_port_in_use(cli, tmp_path):
 def test_results_show_unknown_run(cli, tmp_path):
     (tmp_path / "results").mkdir()
     _one_line_error(cli("results", "show", "nope", cwd=tmp_path), 2, "no run")
-
-

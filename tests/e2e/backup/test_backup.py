@@ -16,7 +16,8 @@ from interrupts import INTERRUPTIBLE, ctrl_c
 
 from ..conftest import free_port, oltplab, server_pids
 
-FIELDS = {"backup": ("seconds", "bytes", "mb_per_s"), "restore": ("seconds", "mb_per_s", "check_ok")}
+FIELDS = {"backup": ("seconds", "bytes", "mb_per_s"),
+          "restore": ("seconds", "mb_per_s", "check_ok")}
 
 
 @pytest.fixture(scope="module")

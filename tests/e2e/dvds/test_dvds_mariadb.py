@@ -13,8 +13,9 @@ from ..conftest import oltplab, saved_runs
 from .steps import (check_ds3_steps, check_sql_mode_steps, check_steps, mariadb_shop,
                     sql_mode_run)
 
-needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
-                                   reason="mariadbd is not installed (Debian: mariadb-server-core)")
+needs_mariadb = pytest.mark.skipif(
+    find_binary("mariadbd") is None,
+    reason="mariadbd is not installed (Debian: mariadb-server-core)")
 
 
 @needs_mariadb

@@ -38,7 +38,8 @@ def test_example_plan_interrupted_then_resumed_leaves_four_runs(tmp_path):
                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             **INTERRUPTIBLE)
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and not (_completed(results) and len(saved_runs(results)) > 1):
+    while (time.monotonic() < deadline
+           and not (_completed(results) and len(saved_runs(results)) > 1)):
         time.sleep(0.2)  # the first run done, the second under way
     assert _completed(results), proc.stderr.read() if proc.poll() is not None else "no run"
     out, err = ctrl_c(proc)
@@ -165,7 +166,7 @@ def test_fio_step_on_a_missing_path_is_refused_before_anything_runs(tmp_path):
 
 
 def test_resume_with_another_duration_runs_again_and_sets_the_old_run_aside(scratch_w1,
-                                                                           tmp_path):
+                                                                            tmp_path):
     plan = _dsn_plan(tmp_path, scratch_w1)
     results = tmp_path / "results"
     oltplab("plan", "run", str(plan), cwd=tmp_path, check_rc=0)

@@ -40,7 +40,8 @@ def test_remove_a_device_under_load(datastore_root, built_w1):
         assert event["device"] == first and event["devices_before"] == 4
         assert event["bytes_moved"] > 8 * 1024**2  # a quarter of two copies of W=1, at least
         assert event["seconds"] > 0 and event["mb_per_s"] > 0
-        assert event["before_tpm"] > 0 and "dip_avg_pct" in event and "back_within_10pct_s" in event
+        assert (event["before_tpm"] > 0 and "dip_avg_pct" in event
+                and "back_within_10pct_s" in event)
         assert run["check"]["ok"]
         after = json.loads(ds(root, "show", "r1", "--json").stdout)
         assert [d["path"] for d in after["devices"]] == [d["path"] for d in doc["devices"][1:]]

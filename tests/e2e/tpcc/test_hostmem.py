@@ -22,7 +22,7 @@ LIMIT = 96 * MiB  # W=1 holds ~100 MB: with 16MiB of shared_buffers the data can
 
 
 def test_small_host_memory_reads_from_the_device_and_records_limit_and_peak(server_tmp,
-                                                                             built_w1):
+                                                                            built_w1):
     try:
         hostmem.create_group(LIMIT, f"probe-{free_port()}").remove()
     except UsageError as e:

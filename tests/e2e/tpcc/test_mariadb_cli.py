@@ -9,8 +9,9 @@ from oltplab.engines.mariadb.instance import find_binary
 
 from ..conftest import oltplab
 
-needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
-                                   reason="mariadbd is not installed (Debian: mariadb-server-core)")
+needs_mariadb = pytest.mark.skipif(
+    find_binary("mariadbd") is None,
+    reason="mariadbd is not installed (Debian: mariadb-server-core)")
 
 
 @needs_mariadb

@@ -12,8 +12,9 @@ from oltplab.engines.mariadb.instance import find_binary
 
 from ..conftest import oltplab
 
-needs_mariadb = pytest.mark.skipif(find_binary("mariadbd") is None,
-                                   reason="mariadbd is not installed (Debian: mariadb-server-core)")
+needs_mariadb = pytest.mark.skipif(
+    find_binary("mariadbd") is None,
+    reason="mariadbd is not installed (Debian: mariadb-server-core)")
 
 MIX = {"new_order": (0.43, 0.47), "payment": (0.41, 0.45), "order_status": (0.03, 0.05),
        "delivery": (0.03, 0.05), "stock_level": (0.03, 0.05)}

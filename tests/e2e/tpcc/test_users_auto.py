@@ -128,5 +128,5 @@ def test_step_end_says_whether_another_step_follows(scratch_w1):
     assert outcome.status == "completed" and outcome.stopped_because is not None
     ends = [a for name, a in marks if name == "step_end"]
     assert [(a["step"], a["users"]) for a in ends] == [(i, s["users"])
-                                                        for i, s in enumerate(outcome.steps)]
+                                                       for i, s in enumerate(outcome.steps)]
     assert [a["last"] for a in ends] == [False] * (len(ends) - 1) + [True]

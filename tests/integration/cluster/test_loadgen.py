@@ -154,14 +154,14 @@ def test_dvds_run_splits_the_shoppers_and_prints_each_host(cluster_dir, pg, tmp_
 
 
 def test_bad_input_is_refused_in_one_line_and_records_nothing(cluster_dir, quiet_w1,
-                                                               tmp_path):
+                                                              tmp_path):
     spec = _spec(tmp_path, 2, 2.0)
     with pytest.raises(UsageError, match="no host named 'h9'"):
         run_tpcc_recorded(DbSpec(dsn=quiet_w1), spec, loadgen=LoadgenSpec(("h1", "h9"),
-                                                                            cluster_dir))
+                                                                          cluster_dir))
     with pytest.raises(OltplabError, match="no cluster is up in"):
         run_tpcc_recorded(DbSpec(dsn=quiet_w1), spec, loadgen=LoadgenSpec(("h1",),
-                                                                            tmp_path / "none"))
+                                                                          tmp_path / "none"))
     from oltplab.options import a_host_list
     for text, why in (("h1,,h2", "not a list of host names"), ("h1,h1", "names h1 twice")):
         with pytest.raises(UsageError, match=why):
@@ -201,7 +201,7 @@ def test_a_managed_server_without_tcp_is_refused_before_anything_runs(cluster_di
 
 
 def test_ctrl_c_keeps_what_every_host_measured_and_stops_them_all(cluster_dir, quiet_w1,
-                                                                   tmp_path):
+                                                                  tmp_path):
     progress, stop, box = Phases(), threading.Event(), {}
 
     def interrupt():  # what the command does on Ctrl-C, from a thread
@@ -227,7 +227,7 @@ def test_ctrl_c_keeps_what_every_host_measured_and_stops_them_all(cluster_dir, q
 
 
 def test_a_coordinator_that_dies_leaves_no_worker_process_on_the_hosts(cluster_dir, quiet_w1,
-                                                                        tmp_path):
+                                                                       tmp_path):
     import subprocess
     import sys
     p = subprocess.Popen(

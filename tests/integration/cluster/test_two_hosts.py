@@ -269,7 +269,7 @@ def test_up_stops_a_recorded_worker_the_scheduler_lost_before_starting_another(c
 
 
 def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, client,
-                                                                   tmp_path):
+                                                                 tmp_path):
     import psutil
     state = load_state(cluster_dir)
     future = submit_on(client, "h2", _mark_and_wait, str(tmp_path), 60)

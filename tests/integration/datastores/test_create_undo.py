@@ -17,7 +17,6 @@ from oltplab.datastores.spec import make_spec
 from oltplab.errors import OltplabError
 
 
-
 @pytest.fixture
 def root(tmp_path):
     if os.geteuid() != 0 or shutil.which("mkfs.btrfs") is None:

@@ -88,6 +88,7 @@ def test_second_ctrl_c_does_not_leave_the_server_throttled(server):
         io_root()
     except UsageError as e:
         pytest.skip(str(e))
+
     async def connect():
         return await asyncio.gather(
             *(asyncpg.connect(server.dsn("postgres"), timeout=30) for _ in range(60)))

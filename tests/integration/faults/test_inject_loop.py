@@ -148,5 +148,6 @@ def test_reconnect_stops_trying_when_the_users_stop(pg):
     threading.Timer(0.2, cancel.set).start()
     t0 = time.monotonic()
     with pytest.raises(UserFailed, match="the users stopped"):
-        pquser.reopen_connection(pg.dsn("no_such_database_here"), "oltplab-test", False, cancel=cancel)
+        pquser.reopen_connection(pg.dsn("no_such_database_here"), "oltplab-test", False,
+                                 cancel=cancel)
     assert time.monotonic() - t0 < 2

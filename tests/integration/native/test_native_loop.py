@@ -191,7 +191,7 @@ print(events, sum(loop.counts()["committed"]), loop.error)
     ("1 -1", "[0, 3]", "new_order: lost the database connection ()"),  # fails at once
 ])
 def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(scratch_w1, tmp_path,
-                                                                       flushes, events, error):
+                                                                     flushes, events, error):
     """PQflush used to be called until it stopped answering 1, spinning, and -1 was ignored."""
     import os
     import subprocess
@@ -214,7 +214,6 @@ def test_pqflush_held_output_waits_and_a_failed_flush_fails_the_user(scratch_w1,
     committed, got_error = rest.split(" ", 1)
     assert (got_events + "]", got_error) == (events, error)
     assert (int(committed) > 0) == (error == "None")
-
 
 
 # A unix-socket relay between one client and the server, in a child process (libpq's connect

@@ -21,7 +21,6 @@ from oltplab.results.store import load_run
 from oltplab.telemetry.sampler import Sampler
 
 
-
 def _fixtures():
     """The renderer's fixture builders, shared with the unit tests (loaded by path: the test
     folders are not one package)."""

@@ -59,8 +59,8 @@ def site():
 
 
 def _spec(root: Path, name: str, **kw) -> BackupSpec:
-    return BackupSpec(**{"cycles": 1, "to": root / "bk", "results_dir": root / "results", "name": name,
-                         "sample_interval": 0, "power": "none", **kw})
+    return BackupSpec(**{"cycles": 1, "to": root / "bk", "results_dir": root / "results",
+                         "name": name, "sample_interval": 0, "power": "none", **kw})
 
 
 def _leftovers(root: Path) -> list[str]:

@@ -69,6 +69,7 @@ def test_device_iops_agree_with_fio(own_device):
     assert step["complete"] and step["samples"] >= RUNTIME_S - 1
     dev = step["devices"][device]
     reads = dev["read_iops"] * (end - start) / 1e9
-    assert reads == pytest.approx(fio_reads, rel=0.02), f"sampler {reads:.0f} reads, fio {fio_reads}"
+    assert reads == pytest.approx(fio_reads, rel=0.02), (
+        f"sampler {reads:.0f} reads, fio {fio_reads}")
     assert dev["read_mb_s"] == pytest.approx(dev["read_iops"] * 4096 / 2**20, rel=0.05)
     assert dev["r_await_ms"] > 0 and dev["util_pct"] > 0

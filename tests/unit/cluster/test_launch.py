@@ -17,7 +17,7 @@ def test_ssh_uses_keys_only_and_checks_the_host_key():
     assert {"BatchMode=yes", "StrictHostKeyChecking=yes", "IdentitiesOnly=yes",
             "UserKnownHostsFile=/k/known"} <= set(options)
     assert (_after(argv, "-i"), _after(argv, "-p"), _after(argv, "-l")) == ("/k/id", "2222",
-                                                                           "bench")
+                                                                            "bench")
     assert argv[-3:] == ["--", "10.0.0.2", "true"]
 
 

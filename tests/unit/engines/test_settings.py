@@ -102,5 +102,6 @@ def test_failed_start_skips_hints_and_boilerplate():
            "x FATAL:  could not map anonymous shared memory: Cannot allocate memory\n"
            "x HINT:  This error usually means ...\n"
            "x LOG:  database system is shut down\n")
-    assert _meaningful_log_line(log) == "could not map anonymous shared memory: Cannot allocate memory"
+    assert _meaningful_log_line(log) == ("could not map anonymous shared memory:"
+                                         " Cannot allocate memory")
     assert _meaningful_log_line("") is None

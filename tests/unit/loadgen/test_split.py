@@ -79,7 +79,7 @@ def test_the_clock_is_the_midpoint_of_the_shortest_round_trip():
     c = split.clock(pings)
     assert (c.offset_ns, c.round_trip_ns) == (1_000_010, 60)
     assert split.Clock(1_234_567, 890_123).as_dict() == {"clock_offset_ms": 1.235,
-                                                          "round_trip_ms": 0.89}
+                                                         "round_trip_ms": 0.89}
     with pytest.raises(ValueError):
         split.clock([])
 

@@ -35,7 +35,7 @@ def search(tpms_by_users: dict[int, int], auto_max: int) -> tuple[list[dict], st
 
 def test_auto_parses_to_the_doubling_steps_up_to_max():
     assert parse_user_option("auto") == {"users": auto_users(AUTO_MAX_USERS),
-                                          "users_auto": AUTO_MAX_USERS}
+                                         "users_auto": AUTO_MAX_USERS}
     assert auto_users(64) == (1, 2, 4, 8, 16, 32, 64)
     assert parse_user_option("auto:100") == {"users": (1, 2, 4, 8, 16, 32, 64),
                                              "users_auto": 100}

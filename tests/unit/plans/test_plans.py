@@ -159,7 +159,7 @@ def test_set_overrides_defaults_narrows_the_matrix_and_reaches_steps(tmp_path):
                                 "targets.b.datadir=/tmp/elsewhere/pg", "step.3.cycles=1",
                                 "step.1.duration=1"))
     assert p.repeat == 1 and [c.name for c in p.cells] == ["target=a,mode=sql",
-                                                            "target=b,mode=sql"]
+                                                           "target=b,mode=sql"]
     assert all(c.run.duration == 2.0 and c.run.users == (1, 3) for c in p.cells)
     assert str(p.cells[1].db.datadir) == "/tmp/elsewhere/pg"
     assert p.items[-1].spec.cycles == 1 and p.items[0].spec.duration == 1.0

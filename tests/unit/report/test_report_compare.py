@@ -8,11 +8,11 @@ import pytest
 from oltplab.report.build import build_report, default_out_dir
 from oltplab import kinds
 from oltplab.report.compare import compare, headlines, spread_table, unstable
-
-TPCC, FIO = kinds.get("tpcc").metrics, kinds.get("fio").metrics
 from oltplab.report.runs import group_key
 
 from .test_report_fixtures import NOPM, fio_record, groups_of, tpcc_record
+
+TPCC, FIO = kinds.get("tpcc").metrics, kinds.get("fio").metrics
 
 
 def repeats(name, factors, **kw):

@@ -92,7 +92,7 @@ def test_database_charts_over_time_name_innodb_for_mariadb(tmp_path):
     assert charts["db_written_time-1"].title == "WAL written over time"
     assert charts["db_written_time-2"].title == "InnoDB redo and data written over time"
     assert [s.name for s in charts["db_written_time-2"].series] == ["InnoDB redo",
-                                                                     "InnoDB data files"]
+                                                                    "InnoDB data files"]
     assert max(v for v in charts["db_written_time-2"].series[0].y if v is not None) == 2.0
     assert charts["db_xacts_time-1"].title == "PostgreSQL transactions over time"
     assert "Com_commit" in charts["db_xacts_time-2"].caption

@@ -27,7 +27,8 @@ def test_the_chart_shades_each_fired_fault_over_tpm_per_second_and_per_10s():
 
 def test_the_table_lists_every_event_with_its_error_and_nothing_without_events():
     table = events_table(RunData(RECORD))
-    assert [r[0] for r in table.rows] == ["at=10s,kill-server", "at=99s,for=1s,throttle=write:1MiB"]
+    assert [r[0] for r in table.rows] == ["at=10s,kill-server",
+                                          "at=99s,for=1s,throttle=write:1MiB"]
     assert table.rows[0][3] == 4.2 and table.rows[1][-1] == "not fired: the run ended first"
     assert events_table(RunData({"kind": "tpcc"})) is None
     assert events_chart(RunData({"kind": "tpcc", "steps": []})) is None

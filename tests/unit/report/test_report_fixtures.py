@@ -42,7 +42,7 @@ def timeline_dict(users=USERS, *, power: bool = True, ramp_s: int = RAMP_S,
     names = ["cpu.user", "cpu.system", "cpu.idle", "cpu.iowait", "cpu.steal"]
     for dev in ("sda", "sdb"):
         names += [f"disk.{dev}.{m}" for m in ("r_s", "w_s", "rMB_s", "wMB_s", "r_await",
-                                             "w_await", "aqu_sz", "util", "f_s")]
+                                              "w_await", "aqu_sz", "util", "f_s")]
     names += ["mem.used_bytes", "mem.cached_bytes", "mem.dirty_bytes", "power.watts"]
     cols: dict[str, list] = {"t_ns": [], "t_unix_ns": [], "dt_s": [], **{c: [] for c in names}}
     spike_done = False
@@ -165,8 +165,8 @@ def fio_record(name: str = "fio", *, run_id: str | None = None, factor: float = 
             def side(n, x):
                 return {"ios": int(n * 3), "bytes": int(n * 3 * bs), "iops": n,
                         "mbps": n * bs / 1e6, "lat_ms": {"min": x / 10, "mean": x, "p50": x * 0.9,
-                                                        "p95": x * 2, "p99": x * 3,
-                                                        "p99_9": x * 5, "max": x * 9}}
+                                                         "p95": x * 2, "p99": x * 3,
+                                                         "p99_9": x * 5, "max": x * 9}}
             steps.append({"index": len(steps), "profile": f"{bs // 1024}k-{rw}-{rmix}",
                           "bs": bs, "rw": rw, "rwmixread": rmix, "iodepth": 8, "jobs": 4,
                           "runtime_s": 3.0, "read": side(r_iops, lat),

@@ -153,4 +153,4 @@ def test_figure_of_a_band_chart(single):
     fig = figure(chart)
     assert len(fig["layout"]["shapes"]) == 4
     assert [a["text"] for a in fig["layout"]["annotations"]] == ["1 user", "2 users",
-                                                                  "4 users", "8 users"]
+                                                                 "4 users", "8 users"]

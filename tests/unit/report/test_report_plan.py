@@ -94,7 +94,8 @@ def _neighbours(cell: str, backup: int, nopm: list[int]) -> dict:
     return _labelled({"kind": "neighbours", "id": "n", "name": f"p.{cell}", "status": "completed",
                       "steps": [], "instances": instances,
                       "config": {"neighbours": {"instances": 3, "backup": backup}},
-                      "average": {"nopm": sum(nopm) // len(nopm), "tpm": 2 * sum(nopm) // len(nopm),
+                      "average": {"nopm": sum(nopm) // len(nopm),
+                                  "tpm": 2 * sum(nopm) // len(nopm),
                                   "instances": len(nopm)}}, cell, 1)
 
 

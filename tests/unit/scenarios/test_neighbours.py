@@ -80,7 +80,6 @@ def test_report_categories_go_by_instance_number_then_the_average():
         ["pg1", "pg2", "pg10", "average"]
 
 
-
 def test_the_report_names_each_instances_host_in_a_run_over_hosts():
     from oltplab.report.neighbours import tables
     from oltplab.report.runs import RunData

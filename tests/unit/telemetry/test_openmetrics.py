@@ -62,7 +62,7 @@ def test_the_collector_gives_the_known_figures_with_run_step_and_host():
             assert (s.labels["run"], s.labels["step"], s.labels["host"]) == \
                 ("20261127T0800-tpcc-1", "2", "db1"), s
     assert _by(page, "oltplab_throughput_per_minute", "kind") == {("tpm",): 1500,
-                                                                 ("nopm",): 660}
+                                                                  ("nopm",): 660}
     assert _by(page, "oltplab_users") == {(): 4}
     assert _by(page, "oltplab_run_phase", "oltplab_run_phase") == {
         ("connecting",): 0, ("rampup",): 0, ("measure",): 1}

@@ -170,7 +170,9 @@ def test_auto_on_this_machine_never_invents_power():
 
 
 def test_power_specs():
-    kinds = lambda spec: [p.kind for p in parse_power_spec(spec)]  # noqa: E731
+    def kinds(spec):
+        return [p.kind for p in parse_power_spec(spec)]
+
     assert kinds("auto") == ["rapl", "ipmi"] and kinds("none") == [] and kinds(None) == []
     assert kinds("ipmi") == ["ipmi"] and kinds("rapl:/x") == ["rapl"]
     assert kinds(["cmd:echo 1", "redfish:https://bmc/redfish/v1/Chassis/1"]) == ["command",

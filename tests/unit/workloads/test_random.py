@@ -129,7 +129,8 @@ def test_uniform_offsets():
 
 def test_alphabet_has_128_symbols_with_alphanumerics():
     assert len(set(tr.ALPHABET)) == len(tr.ALPHABET) == 128
-    assert set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") <= set(tr.ALPHABET)
+    assert set("abcdefghijklmnopqrstuvwxyz"
+               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") <= set(tr.ALPHABET)
     # nothing that COPY's text format would need to escape
     assert not set("\\\t\n\r ") & set(tr.ALPHABET)
 
@@ -186,7 +187,8 @@ def test_order_rows_fixed_width_lines():
     from oltplab.workloads.tpcc import population as pop
 
     rng = random.Random(21)
-    orders, new_order, lines, n_lines = pop.order_rows(12, 4, rng, tr.Strings(rng), "2026-01-02 03:04:05")
+    orders, new_order, lines, n_lines = pop.order_rows(12, 4, rng, tr.Strings(rng),
+                                                       "2026-01-02 03:04:05")
     rows = [r.split("\t") for r in lines.decode("utf-8").split("\n")[:-1]]
     assert len(rows) == n_lines == sum(int(r.split("\t")[6]) for r in orders.splitlines())
     seen = Counter()

@@ -41,7 +41,8 @@ def _query(dsn: str, sql: str):
 def listening(server_tmp):
     """A server that listens on TCP (127.0.0.1), its redo log in another directory."""
     spec = DbSpec(datadir=server_tmp / "data", waldir=server_tmp / "redo", port=free_port(),
-                  db_memory=64 * _MiB, listen="127.0.0.1", settings=(("innodb-io-capacity", "300"),))
+                  db_memory=64 * _MiB, listen="127.0.0.1",
+                  settings=(("innodb-io-capacity", "300"),))
     inst = MariaDBInstance(spec)
     inst.start()
     try:

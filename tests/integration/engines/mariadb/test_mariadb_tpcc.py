@@ -146,14 +146,17 @@ def test_neword_inserts_the_order_and_advances_the_district(conn):
     assert _one(conn, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3")[0] \
         == before + 1
     assert _one(conn, "SELECT o_c_id, o_ol_cnt, o_all_local, o_carrier_id FROM orders"
-                      " WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = %s", (o_id,)) == (42, 3, 1, None)
+                      " WHERE o_w_id = 1 AND o_d_id = 3"
+                      " AND o_id = %s", (o_id,)) == (42, 3, 1, None)
     got = _one(conn, "SELECT COUNT(*), SUM(ol_quantity), GROUP_CONCAT(ol_i_id ORDER BY ol_number)"
-                     " FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = %s", (o_id,))
+                     " FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3"
+                     " AND ol_o_id = %s", (o_id,))
     assert got == (3, Decimal(10), "11,7,11")
     price = _one(conn, "SELECT i_price FROM item WHERE i_id = 7")[0]
     assert _one(conn, "SELECT ol_amount FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3"
                       " AND ol_o_id = %s AND ol_number = 2", (o_id,))[0] == 3 * price
-    after = _one(conn, "SELECT s_quantity, s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 11")
+    after = _one(conn, "SELECT s_quantity, s_order_cnt FROM stock"
+                       " WHERE s_w_id = 1 AND s_i_id = 11")
     q = qty[0]
     for take in (5, 2):  # the stock rule, line by line [2.4.2.2]
         q = q - take if q >= take + 10 else q - take + 91
@@ -215,10 +218,12 @@ def test_delivery_delivers_the_oldest_order_of_each_district(conn):
 
 
 def test_slev_counts_the_low_stock_of_the_last_20_orders(conn):
-    want = _one(conn, """
+    want = _one(
+        conn, """
         SELECT COUNT(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = 1 AND s_i_id = ol_i_id
          WHERE ol_w_id = 1 AND ol_d_id = 3 AND s_quantity < 50
-           AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = 1 AND d_id = 3)""")[0]
+           AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = 1 AND d_id = 3)"""
+    )[0]
     assert want > 0
     assert proc.slev(conn, 1, 3, 50) == want
     assert proc.slev(conn, 1, 3, 0) == 0
@@ -235,7 +240,6 @@ def test_counters_move_with_commits_rollbacks_and_new_orders(conn):
     assert change["xacts_delta"] == 3
     assert change["d_next_o_id_delta"] == 1
     assert end.t_ns > start.t_ns
-
 
 
 def test_purge_catches_up_on_an_idle_server(conn, w1):

@@ -152,7 +152,8 @@ def test_long_datadir_puts_the_socket_under_tmp(server_tmp, server):
             os.rmdir(expected)
         inst = server(datadir=datadir)
         assert inst.status()["socket_dir"] == str(expected)
-        later = PostgresInstance(inst.spec)  # another process finds the server through its pid file
+        # another process finds the server through its pid file
+        later = PostgresInstance(inst.spec)
         assert later.dsn("postgres") == inst.dsn("postgres")
         assert _connect(later.dsn("postgres")) == "postgres"
         later.stop()

@@ -96,8 +96,9 @@ def test_build_record(built):
     meta = dict(q(dsn, "SELECT * FROM dvds_meta")[0])
     assert meta["size"] == "10MB" and meta["customers"] == 20_000 and meta["products"] == 10_000
     assert meta["orders_per_month"] == 1_000 and meta["orders"] == meta["max_orderid"] == 12_000
-    assert meta["build_sales"] == summary["build_sales"] == val(
-        dsn, "SELECT sum(sales) FROM inventory") == val(dsn, "SELECT sum(quantity) FROM orderlines")
+    assert (meta["build_sales"] == summary["build_sales"]
+            == val(dsn, "SELECT sum(sales) FROM inventory")
+            == val(dsn, "SELECT sum(quantity) FROM orderlines"))
     assert meta["seed"] == SEED and meta["build_users"] == 2
     assert meta["oltplab_version"] == __version__ and meta["build_seconds"] > 0
     assert val(dsn, "SELECT count(*) FROM dvds_meta") == 1
@@ -121,7 +122,8 @@ def test_checks_pass_after_the_build(built):
 
 def test_keys_indexes_and_autovacuum(built):
     dsn, _ = built
-    indexes = {r[0] for r in q(dsn, "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")}
+    indexes = {r[0] for r in q(dsn, "SELECT indexname FROM pg_indexes"
+                                    " WHERE schemaname = 'public'")}
     assert {"customers_pkey", "customers_username", "orders_pkey", "orders_customer",
             "orderlines_order", "cust_hist_customer", "products_pkey", "products_actor_text",
             "products_title_text", "products_category_special", "inventory_pkey",

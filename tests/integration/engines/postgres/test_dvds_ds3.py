@@ -44,7 +44,8 @@ def test_ds3_row_counts_and_record(built3):
 
 def test_ds3_keys_and_columns(built3):
     dsn, _ = built3
-    indexes = {r[0] for r in q(dsn, "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")}
+    indexes = {r[0] for r in q(dsn, "SELECT indexname FROM pg_indexes"
+                                    " WHERE schemaname = 'public'")}
     assert {"membership_pkey", "reviews_pkey", "reviews_product", "reviews_stars",
             "reviews_product_stars", "reviews_helpfulness_pkey"} <= indexes
     fks = {r[0] for r in q(dsn, "SELECT conname FROM pg_constraint WHERE contype = 'f'")}
@@ -63,8 +64,8 @@ def test_the_eight_tables_hold_a_ds2_builds_rows(pg, built3):
     digest = "SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM {} t"
     for table in ("customers", "orders", "orderlines", "cust_hist", "inventory"):
         assert val(dsn, digest.format(table)) == val(built3[0], digest.format(table)), table
-    cols = "SELECT md5(string_agg(concat_ws(',', prod_id, category, title, actor, price, special)," \
-           " ',' ORDER BY prod_id)) FROM products"
+    cols = ("SELECT md5(string_agg(concat_ws(',', prod_id, category, title, actor, price,"
+            " special), ',' ORDER BY prod_id)) FROM products")
     assert val(dsn, cols) == val(built3[0], cols)
     assert not schema_info(dsn).ds3
     assert [r.name for r in run_checks(dsn)] == [f"DS{k}" for k in range(1, 7)]

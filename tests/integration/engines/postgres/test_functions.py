@@ -27,7 +27,7 @@ def run(dsn, body):
 
 
 async def call_with_stock_diff(conn, sql, *args):
-    """Run a call and return (its result, {(w, i): (before, after)} of the stock rows it changed)."""
+    """Run a call and return (its result, {(w, i): (before, after)} of the stock rows it changed)."""  # noqa: E501
     await conn.execute("DROP TABLE IF EXISTS stock_before")
     await conn.execute(f"CREATE TEMP TABLE stock_before AS SELECT s_w_id, s_i_id, {STOCK_COLS}"
                        " FROM stock")
@@ -75,12 +75,15 @@ def test_new_order_enters_the_lines_it_is_given(scratch_w1):
     async def body(conn):
         o_id, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 4, 77, LINES))
         assert o_id == 3001
-        assert await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4") == 3002
-        order = await conn.fetchrow("SELECT * FROM orders WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = 3001")
-        assert (order["o_c_id"], order["o_ol_cnt"], order["o_carrier_id"], order["o_all_local"]) == (77, 12, None, 1)
+        assert await conn.fetchval("SELECT d_next_o_id FROM district"
+                                   " WHERE d_w_id = 1 AND d_id = 4") == 3002
+        order = await conn.fetchrow("SELECT * FROM orders"
+                                    " WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = 3001")
+        assert (order["o_c_id"], order["o_ol_cnt"], order["o_carrier_id"],
+                order["o_all_local"]) == (77, 12, None, 1)
         assert order["o_entry_d"] is not None
-        assert await conn.fetchval("SELECT count(*) FROM new_order WHERE no_w_id = 1 AND no_d_id = 4"
-                                   " AND no_o_id = 3001") == 1
+        assert await conn.fetchval("SELECT count(*) FROM new_order"
+                                   " WHERE no_w_id = 1 AND no_d_id = 4 AND no_o_id = 3001") == 1
         lines = await order_lines(conn, 1, 4, 3001)
         assert [(r["ol_i_id"], r["ol_supply_w_id"], r["ol_quantity"]) for r in lines] == LINES
         assert [r["ol_number"] for r in lines] == list(range(1, 13))
@@ -88,10 +91,11 @@ def test_new_order_enters_the_lines_it_is_given(scratch_w1):
             assert r["ol_delivery_d"] is None
             price = await conn.fetchval("SELECT i_price FROM item WHERE i_id = $1", r["ol_i_id"])
             assert r["ol_amount"] == r["ol_quantity"] * price  # no tax, no discount
-            dist = await conn.fetchval("SELECT s_dist_04 FROM stock WHERE s_w_id = 1 AND s_i_id = $1",
-                                       r["ol_i_id"])
+            dist = await conn.fetchval("SELECT s_dist_04 FROM stock"
+                                       " WHERE s_w_id = 1 AND s_i_id = $1", r["ol_i_id"])
             assert r["ol_dist_info"] == dist
-        assert {key: after for key, (_, after) in changes.items()} == expected_stock(changes, lines, 1)
+        assert ({key: after for key, (_, after) in changes.items()}
+                == expected_stock(changes, lines, 1))
         assert set(changes) == {(1, i) for i, _, _ in LINES}
 
     run(scratch_w1, body)
@@ -105,7 +109,8 @@ def test_new_order_stock_refill(scratch_w1):
         lines = [(100 + 7 * n, 1, 1 + n % 10) for n in range(15)]
         o_id, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 2, 100, lines))
         rows = await order_lines(conn, 1, 2, o_id)
-        assert {key: after for key, (_, after) in changes.items()} == expected_stock(changes, rows, 1)
+        assert ({key: after for key, (_, after) in changes.items()}
+                == expected_stock(changes, rows, 1))
         seen = {after[0] for _, after in changes.values()}
         assert 10 in seen  # 11 - 1: no refill at exactly 10
         assert seen & set(range(92, 101))  # 11 - qty + 91
@@ -113,7 +118,8 @@ def test_new_order_stock_refill(scratch_w1):
     run(scratch_w1, body)
 
 
-def test_new_order_with_an_item_on_several_lines_applies_the_stock_rule_line_after_line(scratch_w1):
+def test_new_order_with_an_item_on_several_lines_applies_the_stock_rule_line_after_line(
+        scratch_w1):
     """Duplicate items are allowed in one order [2.4.1.5]: the stock row is updated once with
     the same result as the rule applied to each line in turn, refills included."""
 
@@ -141,7 +147,8 @@ def test_new_order_rollback_leaves_nothing(scratch_w1):
         result, changes = await call_with_stock_diff(conn, NEWORD, *neword_args(1, 2, 55, lines))
         assert result == -3001
         assert changes == {}
-        assert await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2") == 3001
+        assert await conn.fetchval("SELECT d_next_o_id FROM district"
+                                   " WHERE d_w_id = 1 AND d_id = 2") == 3001
         assert await conn.fetchval("""
             SELECT (SELECT count(*) FROM orders WHERE o_d_id = 2 AND o_id > 3000)
                  + (SELECT count(*) FROM new_order WHERE no_d_id = 2 AND no_o_id > 3000)
@@ -150,7 +157,8 @@ def test_new_order_rollback_leaves_nothing(scratch_w1):
         async with conn.transaction():
             assert await conn.fetchval(NEWORD, *neword_args(1, 2, 55, lines[-5:])) == -3001
             assert await conn.fetchval(NEWORD, *neword_args(1, 2, 55, LINES[:5])) == 3001
-        assert await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2") == 3002
+        assert await conn.fetchval("SELECT d_next_o_id FROM district"
+                                   " WHERE d_w_id = 1 AND d_id = 2") == 3002
 
     run(scratch_w1, body)
 
@@ -164,8 +172,9 @@ def test_new_order_remote_lines(scratch_w1):
         remote = [(11, 2, 3), (12, 2, 4), (11, 1, 5)]
         await conn.fetchval(NEWORD, *neword_args(1, 5, 8, LINES[:5] + remote))
         await conn.fetchval(NEWORD, *neword_args(1, 5, 9, LINES[5:10]))
-        rows = await conn.fetch("SELECT ol_o_id, ol_i_id, ol_supply_w_id, ol_quantity FROM order_line"
-                                " WHERE ol_d_id = 5 AND ol_o_id > 3000 ORDER BY ol_o_id, ol_number")
+        rows = await conn.fetch("SELECT ol_o_id, ol_i_id, ol_supply_w_id, ol_quantity"
+                                " FROM order_line WHERE ol_d_id = 5 AND ol_o_id > 3000"
+                                " ORDER BY ol_o_id, ol_number")
         assert [tuple(r)[1:] for r in rows] == LINES[:5] + remote + LINES[5:10]
         orders = await conn.fetch("SELECT o_id, o_all_local FROM orders WHERE o_d_id = 5"
                                   " AND o_id > 3000 ORDER BY o_id")
@@ -181,11 +190,13 @@ def test_payment_by_id(scratch_w1):
     async def body(conn):
         w0 = await conn.fetchrow("SELECT * FROM warehouse WHERE w_id = 1")
         d0 = await conn.fetchrow("SELECT * FROM district WHERE d_w_id = 1 AND d_id = 2")
-        c0 = await conn.fetchrow("SELECT * FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 100")
+        c0 = await conn.fetchrow("SELECT * FROM customer"
+                                 " WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 100")
         assert await conn.fetchval("SELECT payment(1, 2, 1, 2, 100, -1, 12.34)") == 100
         w1 = await conn.fetchrow("SELECT * FROM warehouse WHERE w_id = 1")
         d1 = await conn.fetchrow("SELECT * FROM district WHERE d_w_id = 1 AND d_id = 2")
-        c1 = await conn.fetchrow("SELECT * FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 100")
+        c1 = await conn.fetchrow("SELECT * FROM customer"
+                                 " WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 100")
         amount = Decimal("12.34")
         assert w1["w_ytd"] == w0["w_ytd"] + amount and d1["d_ytd"] == d0["d_ytd"] + amount
         assert c1["c_balance"] == c0["c_balance"] - amount
@@ -196,7 +207,8 @@ def test_payment_by_id(scratch_w1):
         h = await conn.fetch("SELECT * FROM history WHERE h_amount = 12.34")
         assert len(h) == 1
         h = h[0]
-        assert (h["h_c_id"], h["h_c_d_id"], h["h_c_w_id"], h["h_d_id"], h["h_w_id"]) == (100, 2, 1, 2, 1)
+        assert (h["h_c_id"], h["h_c_d_id"], h["h_c_w_id"], h["h_d_id"],
+                h["h_w_id"]) == (100, 2, 1, 2, 1)
         assert h["h_data"] == w0["w_name"] + "    " + d0["d_name"] and h["h_date"] is not None
 
     run(scratch_w1, body)
@@ -205,7 +217,8 @@ def test_payment_by_id(scratch_w1):
 def test_payment_bad_credit_and_remote_district(scratch_w1):
     async def body(conn):
         c_id, data = await conn.fetchrow("SELECT c_id, c_data FROM customer WHERE c_w_id = 1"
-                                         " AND c_d_id = 3 AND c_credit = 'BC' ORDER BY c_id LIMIT 1")
+                                         " AND c_d_id = 3 AND c_credit = 'BC'"
+                                         " ORDER BY c_id LIMIT 1")
         ytd3 = await conn.fetchval("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 3")
         assert await conn.fetchval("SELECT payment(1, 5, 1, 3, $1, -1, 100.50)", c_id) == c_id
         new = await conn.fetchval("SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 3"
@@ -214,7 +227,8 @@ def test_payment_bad_credit_and_remote_district(scratch_w1):
         assert new == (c_data_entry(c_id, 3, 1, 5, 1, "100.50") + data)[:500]
         assert new.startswith(f"{c_id} 3 1 5 1 100.50 | ")
         assert len(new) == 500 or len(data) < 480
-        assert await conn.fetchval("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 3") == ytd3
+        assert await conn.fetchval("SELECT d_ytd FROM district"
+                                   " WHERE d_w_id = 1 AND d_id = 3") == ytd3
         assert await conn.fetchval("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 5") == \
             Decimal("30100.50")
         h = await conn.fetchrow("SELECT * FROM history WHERE h_amount = 100.50")
@@ -240,7 +254,8 @@ def test_payment_and_order_status_by_name_take_the_middle_customer(scratch_w1):
             o_id = await conn.fetchval("SELECT o_id FROM orders WHERE o_w_id = 1 AND o_d_id = 6"
                                        " AND o_c_id = $1 ORDER BY o_id DESC LIMIT 1", expected)
             assert await conn.fetchval("SELECT ostat(1, 6, 0, $1)", last_num) == o_id, n
-            assert await conn.fetchval("SELECT payment(1, 6, 1, 6, 0, $1, 1.00)", last_num) == expected, n
+            assert await conn.fetchval("SELECT payment(1, 6, 1, 6, 0, $1, 1.00)",
+                                       last_num) == expected, n
 
     run(scratch_w1, body)
 
@@ -262,7 +277,7 @@ def test_delivery_all_districts_and_skips(scratch_w1):
             SELECT o.o_d_id, o.o_c_id, c.c_balance, (SELECT sum(ol_amount) FROM order_line
                      WHERE ol_w_id = 1 AND ol_d_id = o.o_d_id AND ol_o_id = 2101) AS amount
               FROM orders o JOIN customer c ON c.c_w_id = 1 AND c.c_d_id = o.o_d_id AND c.c_id = o.o_c_id
-             WHERE o.o_w_id = 1 AND o.o_id = 2101 ORDER BY o.o_d_id""")
+             WHERE o.o_w_id = 1 AND o.o_id = 2101 ORDER BY o.o_d_id""")  # noqa: E501
         assert await conn.fetchval("SELECT delivery(1, 7)") == 10
         for b in before:
             d = b["o_d_id"]
@@ -272,14 +287,17 @@ def test_delivery_all_districts_and_skips(scratch_w1):
                                        " AND o_d_id = $1 AND o_id = 2101", d) == 7
             assert await conn.fetchval("SELECT bool_and(ol_delivery_d IS NOT NULL) FROM order_line"
                                        " WHERE ol_w_id = 1 AND ol_d_id = $1 AND ol_o_id = 2101", d)
-            c = await conn.fetchrow("SELECT c_balance, c_delivery_cnt FROM customer WHERE c_w_id = 1"
-                                    " AND c_d_id = $1 AND c_id = $2", d, b["o_c_id"])
+            c = await conn.fetchrow("SELECT c_balance, c_delivery_cnt FROM customer"
+                                    " WHERE c_w_id = 1 AND c_d_id = $1 AND c_id = $2",
+                                    d, b["o_c_id"])
             assert c["c_balance"] == b["c_balance"] + b["amount"] and c["c_delivery_cnt"] == 1
         # a district without undelivered orders is skipped, the others are delivered
         await conn.execute("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 4")
         assert await conn.fetchval("SELECT delivery(1, 3)") == 9
-        assert await conn.fetchval("SELECT o_carrier_id FROM orders WHERE o_d_id = 4 AND o_id = 2102") is None
-        assert await conn.fetchval("SELECT count(*) FROM orders WHERE o_id = 2102 AND o_carrier_id = 3") == 9
+        assert await conn.fetchval("SELECT o_carrier_id FROM orders"
+                                   " WHERE o_d_id = 4 AND o_id = 2102") is None
+        assert await conn.fetchval("SELECT count(*) FROM orders"
+                                   " WHERE o_id = 2102 AND o_carrier_id = 3") == 9
 
     run(scratch_w1, body)
 
@@ -298,7 +316,8 @@ def test_concurrent_deliveries_do_not_count_false_skips(scratch_w1, mode):
             tx = a.transaction()
             await tx.start()
             assert await a.fetchval("SELECT delivery(1, 1)") == 10
-            second = asyncio.ensure_future(b.fetchval("SELECT delivery(1, 2)") if mode == "procedures"
+            second = asyncio.ensure_future(b.fetchval("SELECT delivery(1, 2)")
+                                           if mode == "procedures"
                                            else delivery.run(b, ps, (1, 2)))
             await asyncio.sleep(0.5)
             assert not second.done()  # blocked on the rows the first one deleted
@@ -317,12 +336,13 @@ def test_concurrent_deliveries_do_not_count_false_skips(scratch_w1, mode):
 
 def test_stock_level_against_a_hand_count(scratch_w1):
     async def body(conn):
-        next_o_id = await conn.fetchval("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 8")
+        next_o_id = await conn.fetchval("SELECT d_next_o_id FROM district"
+                                        " WHERE d_w_id = 1 AND d_id = 8")
         items = sorted({r[0] for r in await conn.fetch(
             "SELECT ol_i_id FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 8"
             " AND ol_o_id >= $1 AND ol_o_id < $2", next_o_id - 20, next_o_id)})
-        await conn.execute("UPDATE stock SET s_quantity = 12 WHERE s_w_id = 1 AND s_i_id = ANY($1)",
-                           items[::3])
+        await conn.execute("UPDATE stock SET s_quantity = 12"
+                           " WHERE s_w_id = 1 AND s_i_id = ANY($1)", items[::3])
         quantities = dict(await conn.fetch("SELECT s_i_id, s_quantity FROM stock WHERE s_w_id = 1"
                                            " AND s_i_id = ANY($1)", items))
         for threshold in (10, 12, 13, 15, 20):

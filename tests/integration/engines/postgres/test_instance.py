@@ -130,7 +130,7 @@ def test_restart_with_other_db_memory_and_overrides(server_tmp, instances):
     first.stop()
 
     second = instances(spec.with_(db_memory=256 * MiB, settings=(("work_mem", "8MB"),
-                                                                  ("max_connections", "42"))))
+                                                                 ("max_connections", "42"))))
     second.start(need_connections=300)  # -c max_connections wins over the hint
     dsn = second.dsn("postgres")
     assert _sql(dsn, "SHOW shared_buffers") == "256MB"

@@ -40,12 +40,14 @@ def val(dsn: str, sql: str, *args):
 
 
 def test_cardinalities(loaded_w1):
-    counts = q(loaded_w1, """
+    counts = q(
+        loaded_w1, """
         SELECT (SELECT count(*) FROM warehouse) w, (SELECT count(*) FROM district) d,
                (SELECT count(*) FROM customer) c, (SELECT count(*) FROM history) h,
                (SELECT count(*) FROM orders) o, (SELECT count(*) FROM new_order) no,
                (SELECT count(*) FROM item) i, (SELECT count(*) FROM stock) s,
-               (SELECT count(*) FROM order_line) ol, (SELECT sum(o_ol_cnt) FROM orders) sum_ol""")[0]
+               (SELECT count(*) FROM order_line) ol, (SELECT sum(o_ol_cnt) FROM orders) sum_ol"""
+    )[0]
     assert (counts["w"], counts["d"], counts["c"], counts["h"], counts["o"], counts["no"],
             counts["i"], counts["s"]) == (1, 10, 30_000, 30_000, 30_000, 9_000, 100_000, 100_000)
     assert counts["ol"] == counts["sum_ol"]
@@ -58,7 +60,8 @@ def test_cardinalities(loaded_w1):
 
 
 def test_fixed_values(loaded_w1):
-    row = q(loaded_w1, """
+    row = q(
+        loaded_w1, """
         SELECT (SELECT bool_and(w_ytd = 300000.00) FROM warehouse) w_ytd,
                (SELECT bool_and(d_ytd = 30000.00 AND d_next_o_id = 3001) FROM district) d,
                (SELECT bool_and(c_balance = -10.00 AND c_ytd_payment = 10.00 AND c_payment_cnt = 1
@@ -69,7 +72,8 @@ def test_fixed_values(loaded_w1):
                                 AND h_c_d_id = h_d_id AND h_c_w_id = h_w_id) FROM history) h,
                (SELECT bool_and(s_ytd = 0 AND s_order_cnt = 0 AND s_remote_cnt = 0
                                 AND s_quantity BETWEEN 10 AND 100) FROM stock) s,
-               (SELECT bool_and(o_all_local = 1 AND o_ol_cnt BETWEEN 5 AND 15) FROM orders) o""")[0]
+               (SELECT bool_and(o_all_local = 1 AND o_ol_cnt BETWEEN 5 AND 15) FROM orders) o"""
+    )[0]
     assert all(row.values()), dict(row)
 
 
@@ -87,7 +91,7 @@ def test_ranges(loaded_w1):
                (SELECT min(length(c_data)) = 300 AND max(length(c_data)) = 500
                    AND min(length(c_first)) = 8 AND max(length(c_first)) = 16 FROM customer) AS c_len,
                (SELECT min(length(h_data)) = 12 AND max(length(h_data)) = 24 FROM history) AS h_len,
-               (SELECT min(length(s_data)) = 26 AND max(length(s_data)) = 50 FROM stock) AS s_len""")[0]
+               (SELECT min(length(s_data)) = 26 AND max(length(s_data)) = 50 FROM stock) AS s_len""")[0]  # noqa: E501
     assert all(row.values()), dict(row)
 
 
@@ -110,7 +114,7 @@ def test_formats(loaded_w1):
 
 def test_a_strings_use_at_least_128_characters(loaded_w1):
     chars = set("".join(r[0] for r in q(loaded_w1,
-                                         "SELECT c_data FROM customer WHERE c_d_id = 1 LIMIT 200")))
+                                        "SELECT c_data FROM customer WHERE c_d_id = 1 LIMIT 200")))
     assert len(chars) >= 128
     assert set(tr.ALPHABET) <= chars
 
@@ -124,11 +128,13 @@ def test_bad_credit_is_exactly_a_tenth_of_each_district(loaded_w1):
 
 def test_original_is_exactly_a_tenth_of_items_and_of_stock(loaded_w1):
     # 10,000 of 100,000 rows, drawn without replacement, each with ORIGINAL once [4.3.3.1]
-    row = q(loaded_w1, """
+    row = q(
+        loaded_w1, """
         SELECT (SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%') items,
                (SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%ORIGINAL%') items_twice,
                (SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%') stock,
-               (SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%ORIGINAL%') stock_twice""")[0]
+               (SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%ORIGINAL%') stock_twice"""
+    )[0]
     assert dict(row) == {"items": 10_000, "items_twice": 0, "stock": 10_000, "stock_twice": 0}
 
 
@@ -243,7 +249,9 @@ def test_recorded_constants(loaded_w1):
 
 def test_schema_info_on_empty_database(pg):
     dsn = pg.create_db("e")
-    with pytest.raises(SchemaError, match=r"no TPC-C schema in database e_\d+_\d+: run 'oltplab tpcc build' first"):
+    with pytest.raises(SchemaError,
+                       match=r"no TPC-C schema in database e_\d+_\d+:"
+                             r" run 'oltplab tpcc build' first"):
         schema_info(dsn)
 
 
@@ -268,7 +276,7 @@ def _fingerprint(dsn: str) -> tuple:
                (SELECT md5(string_agg(o_c_id || ',' || coalesce(o_carrier_id, 0) || ',' || o_ol_cnt,
                                       ',' ORDER BY o_w_id, o_d_id, o_id)) FROM orders),
                (SELECT md5(string_agg(i_name || i_price || i_data, ',' ORDER BY i_id)) FROM item),
-               (SELECT md5(string_agg(w_name || w_zip || w_tax, ',')) FROM warehouse)""")[0])
+               (SELECT md5(string_agg(w_name || w_zip || w_tax, ',')) FROM warehouse)""")[0])  # noqa: E501
 
 
 def test_force_rebuild_by_one_user_reproduces_the_two_user_build(scratch_w1, loaded_w1):
@@ -302,8 +310,8 @@ _INTERRUPTED_BUILD = textwrap.dedent("""
 
 def test_ctrl_c_stops_the_workers(pg):
     dsn = pg.create_db("int")
-    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_BUILD, dsn], start_new_session=True,
-                            **INTERRUPTIBLE)
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_BUILD, dsn],
+                            start_new_session=True, **INTERRUPTIBLE)
     try:
         parent = psutil.Process(proc.pid)
         deadline = time.monotonic() + 20

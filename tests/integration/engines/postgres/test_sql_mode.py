@@ -39,7 +39,8 @@ def test_new_order_commits_with_the_stock_rule_and_qty_times_price(scratch_w1):
         assert (order["o_c_id"], order["o_ol_cnt"], order["o_all_local"],
                 order["o_carrier_id"]) == (42, 3, 1, None)
         assert await conn.fetchval("SELECT count(*) FROM new_order"
-                                   " WHERE no_w_id = 1 AND no_d_id = 4 AND no_o_id = $1", o_id) == 1
+                                   " WHERE no_w_id = 1 AND no_d_id = 4"
+                                   " AND no_o_id = $1", o_id) == 1
         rows = await conn.fetch("SELECT ol_number, ol_i_id, ol_quantity, ol_amount, i_price"
                                 " FROM order_line JOIN item ON i_id = ol_i_id"
                                 " WHERE ol_w_id = 1 AND ol_d_id = 4 AND ol_o_id = $1"
@@ -87,8 +88,8 @@ def test_payment_by_name_takes_the_middle_customer_like_the_function(scratch_w1)
         assert c_sql == c_fn == ids[(len(ids) + 1) // 2 - 1]
         w_ytd_after = await conn.fetchval("SELECT w_ytd FROM warehouse WHERE w_id = 1")
         assert w_ytd_after == w_ytd + Decimal("246.90")
-        h = await conn.fetch("SELECT h_amount, h_data FROM history WHERE h_c_id = $1 AND h_c_d_id = 3"
-                             " AND h_amount = 123.45", c_sql)
+        h = await conn.fetch("SELECT h_amount, h_data FROM history"
+                             " WHERE h_c_id = $1 AND h_c_d_id = 3 AND h_amount = 123.45", c_sql)
         assert len(h) == 2 and "    " in h[0]["h_data"]
 
     on_db(scratch_w1, body)
@@ -102,7 +103,8 @@ def test_payment_of_a_bad_credit_customer_prepends_to_c_data_as_the_function_doe
         old = await conn.fetchval("SELECT c_data FROM customer WHERE c_w_id = 1 AND c_d_id = 1"
                                   " AND c_id = $1", c_id)
         await payment.run(conn, ps, (1, 2, 1, 1, c_id, -1, "10.00"))
-        row = await conn.fetchrow("SELECT c_data, c_balance, c_ytd_payment, c_payment_cnt FROM customer"
+        row = await conn.fetchrow("SELECT c_data, c_balance, c_ytd_payment, c_payment_cnt"
+                                  " FROM customer"
                                   " WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = $1", c_id)
         entry = f"{c_id} 1 1 2 1 10.00 | "
         assert row["c_data"] == (entry + old)[:500]
@@ -389,4 +391,3 @@ def test_sql_loop_delivery_looks_again_and_skips_an_empty_district(scratch_w1):
     assert on_db(scratch_w1, lambda conn: conn.fetchval(DELIVERED)) == before + 9 * drawn[3]
     assert on_db(scratch_w1, lambda conn: conn.fetchval("SELECT last_value FROM deletes")) \
         > 9 * drawn[3]  # some deletes found their row taken
-
