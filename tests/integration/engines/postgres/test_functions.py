@@ -27,7 +27,8 @@ def run(dsn, body):
 
 
 async def call_with_stock_diff(conn, sql, *args):
-    """Run a call and return (its result, {(w, i): (before, after)} of the stock rows it changed)."""  # noqa: E501
+    """Run a call and return (its result, {(w, i): (before, after)} of the stock rows it
+    changed)."""
     await conn.execute("DROP TABLE IF EXISTS stock_before")
     await conn.execute(f"CREATE TEMP TABLE stock_before AS SELECT s_w_id, s_i_id, {STOCK_COLS}"
                        " FROM stock")
