@@ -55,6 +55,31 @@ def cluster_processes(*folders: Path) -> list[psutil.Process]:
     return found
 
 
+def children_of_workers(cluster_dir: Path, marker: str) -> dict[int, str]:
+    """The running processes the cluster's Dask workers started whose command line holds
+    ``marker`` (e.g. ``oltplab.loadgen.worker``): pid -> host."""
+    from oltplab.cluster import load_state
+    owners = {w.process.pid: w.name for w in load_state(cluster_dir).workers}
+    found = {}
+    for p in psutil.process_iter(["ppid", "cmdline", "status"]):
+        if p.info["ppid"] in owners and p.info["status"] != psutil.STATUS_ZOMBIE \
+                and marker in " ".join(p.info["cmdline"] or []):
+            found[p.pid] = owners[p.info["ppid"]]
+    return found
+
+
+def running(pids) -> list[int]:
+    """Those of ``pids`` that still run (a zombie does not)."""
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
 def resume_workers(cluster_dir: Path) -> None:
     """SIGCONT to every worker of the cluster (a test that stopped one failed half way)."""
     import signal

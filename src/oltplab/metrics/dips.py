@@ -9,10 +9,10 @@ window. For a fault at ``at_s`` (seconds into the window) that lasts ``for_s`` (
   the SMOOTH_S seconds from it (or what exists) are at least 90% of before (the mean keeps one
   lucky second from counting; the second itself keeps a catch-up burst after a stall from
   counting for the stall);
-- the dip: the seconds from the fault's to that return (at least one second); its mean and its
-  lowest second, as % below before (negative: above). The fault's second is the first of
-  which at least half lies after the fault: a fault fired a few milliseconds after the second
-  it was asked for (at 3.001 s for at=3s) dips that second, not the next one.
+- the dip: the seconds from the fault's second to that return (at least one second); its
+  mean and its lowest second, as % below before (negative: above). The fault's second is the
+  first of which at least half lies after the fault: a fault fired a few milliseconds after
+  the second it was asked for (at 3.001 s for at=3s) dips that second, not the next one.
 
 Figures that cannot be computed (no second before the fault, no second after it) are None.
 """

@@ -13,9 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
 import pytest
-from clusters import UP_TIMEOUT, resume_workers, wait_until, write_hosts
+from clusters import (UP_TIMEOUT, children_of_workers, resume_workers, running, wait_until,
+                      write_hosts)
 
 from oltplab.cluster import load_hosts, load_state, service
 from oltplab.config import DbSpec, LoadgenSpec, RunSpec
@@ -56,24 +56,7 @@ class Phases(TpccProgress):
 
 def _workers_of(cluster_dir: Path) -> dict[int, str]:
     """The worker processes the hosts' Dask workers run now: pid -> host."""
-    owners = {w.process.pid: w.name for w in load_state(cluster_dir).workers}
-    found = {}
-    for p in psutil.process_iter(["ppid", "cmdline", "status"]):
-        if p.info["ppid"] in owners and p.info["status"] != psutil.STATUS_ZOMBIE \
-                and "oltplab.loadgen.worker" in " ".join(p.info["cmdline"] or []):
-            found[p.pid] = owners[p.info["ppid"]]
-    return found
-
-
-def _running(pids) -> list[int]:
-    out = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                out.append(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return out
+    return children_of_workers(cluster_dir, "oltplab.loadgen.worker")
 
 
 def test_a_split_step_merges_every_host_exactly(cluster_dir, quiet_w1, tmp_path):
@@ -223,7 +206,7 @@ def test_ctrl_c_keeps_what_every_host_measured_and_stops_them_all(cluster_dir, q
     assert sum(t["count"] for t in step["transactions"].values()) == sum(
         p["completed"] for p in parts) > 0
     assert sorted(set(box["pids"].values())) == ["h1", "h2"]
-    assert wait_until(lambda: not _running(box["pids"]), timeout=15)
+    assert wait_until(lambda: not running(box["pids"]), timeout=15)
 
 
 def test_a_coordinator_that_dies_leaves_no_worker_process_on_the_hosts(cluster_dir, quiet_w1,
@@ -245,7 +228,7 @@ def test_a_coordinator_that_dies_leaves_no_worker_process_on_the_hosts(cluster_d
         p.kill()
         p.wait()
     # the relays stop hearing the coordinator (or see their tasks cancelled) and stop them
-    assert wait_until(lambda: not _running(pids), timeout=25), _running(pids)
+    assert wait_until(lambda: not running(pids), timeout=25), running(pids)
 
 
 def _run_and(cluster_dir, dsn, tmp_path, signal_h2, duration):
@@ -289,7 +272,7 @@ def test_a_stopped_host_fails_the_step_as_hung_and_keeps_the_others_counts(
     merged = sum(t["count"] for n, t in step["transactions"].items())
     assert merged == h1["completed"]
     # h2's relay, running again, hears nothing from the coordinator and stops its workers
-    assert wait_until(lambda: not _running(pids), timeout=30), _running(pids)
+    assert wait_until(lambda: not running(pids), timeout=30), running(pids)
 
 
 def test_a_killed_host_fails_the_step_within_30_s_and_leaves_no_process(
@@ -301,7 +284,7 @@ def test_a_killed_host_fails_the_step_within_30_s_and_leaves_no_process(
     [step] = run["steps"]
     assert [p["status"] for p in step["loadgen"]] == ["completed", "failed"]
     assert sorted(set(pids.values())) == ["h1", "h2"]
-    assert wait_until(lambda: not _running(pids), timeout=15), _running(pids)
+    assert wait_until(lambda: not running(pids), timeout=15), running(pids)
 
 
 def test_a_host_whose_worker_is_dead_is_refused(cluster_dir, quiet_w1, tmp_path):

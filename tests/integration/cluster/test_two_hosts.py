@@ -9,10 +9,10 @@ import ssl
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
-from clusters import UP_TIMEOUT, cluster_processes, listening, wait_until, write_hosts
+from clusters import (UP_TIMEOUT, children_of_workers, cluster_processes, listening, running,
+                      wait_until, write_hosts)
 
 from oltplab.cluster import connect, load_hosts, load_state, submit_on, where_am_i
 from oltplab.cluster import service
@@ -119,19 +119,9 @@ def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(cluster_dir,
     assert not _samplers(cluster_dir)
 
 
-def _samplers(cluster_dir, hosts=("h1", "h2")) -> list[psutil.Process]:
-    """The samplers that run on these hosts now: children of their Dask workers."""
-    state = load_state(cluster_dir)
-    return [p for h in hosts
-            for p in psutil.Process(state.worker(h).process.pid).children(recursive=True)
-            if "oltplab.telemetry.stream" in " ".join(_cmdline(p))]
-
-
-def _cmdline(p: psutil.Process) -> list[str]:
-    try:
-        return p.cmdline()
-    except (psutil.NoSuchProcess, psutil.ZombieProcess):
-        return []  # it has exited
+def _samplers(cluster_dir) -> dict[int, str]:
+    """The samplers that run on the hosts now (children of their Dask workers): pid -> host."""
+    return children_of_workers(cluster_dir, "oltplab.telemetry.stream")
 
 
 def test_a_placed_task_runs_on_its_host_and_nowhere_else(cluster_dir, client):
@@ -277,7 +267,7 @@ def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, cl
     samplers = HostSamplers(client, ["h2"], interval=0.25, power="none")
     samplers.start()
     time.sleep(1.0)
-    sampler = _samplers(cluster_dir, ["h2"])
+    sampler = [pid for pid, host in _samplers(cluster_dir).items() if host == "h2"]
     assert len(sampler) == 1
     psutil.Process(state.worker("h2").process.pid).kill()
     from distributed.scheduler import KilledWorker
@@ -292,7 +282,7 @@ def test_a_killed_worker_shows_dead_and_its_task_fails_not_moved(cluster_dir, cl
     part = samplers.stop()["h2"]
     assert time.monotonic() - began < 30 and "lost" in part["error"]
     assert len(part["timeline"].columns["t_ns"]) >= 3 and part["clock"] is not None
-    assert wait_until(lambda: not _cmdline(sampler[0]))  # gone, or a zombie
+    assert wait_until(lambda: not running(sampler))
 
 
 def test_down_leaves_no_process(cluster_dir, client):
