@@ -37,17 +37,28 @@ def run_tool(cmd: list[str], what: str, timeout: float = 600) -> str:
 
 
 def signature(device: Path) -> str | None:
-    """What blkid finds on ``device`` (a file system, RAID member or partition table), or None."""
-    p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
-                       text=True, timeout=60)
+    """What blkid finds on ``device`` (a file system, RAID member or partition table), or None
+    only when blkid read the device and found nothing (its exit code 2). Two signatures at
+    once (exit code 8, "ambivalent": an old RAID label beside a file system) and a device blkid
+    cannot read count as carrying one: nothing proves them empty."""
+    try:
+        p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
+                           text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "a content blkid could not read in 60 s"
     if p.returncode == 2:  # nothing found
         return None
+    if p.returncode == 8:
+        return "two or more signatures (blkid: ambivalent result)"
     fields = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
     if "PTTYPE" in fields:
         return f"a partition table ({fields['PTTYPE']})"
     if "TYPE" in fields:
         return f"a signature ({fields['TYPE']})"
-    return "a signature blkid could not name" if p.returncode == 0 else None
+    if p.returncode == 0:
+        return "a signature blkid could not name"
+    why = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
+    return f"a content blkid could not read ({why})"
 
 
 def check_device(device: Path, force: bool, owned: dict[str, str]) -> None:

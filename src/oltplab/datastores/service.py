@@ -152,8 +152,10 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
             spares = list(spec.spares)
         on_step(f"making {spec.fs} on {len(devices)} device(s)")
         mkfs = _mkfs(spec, devices)
-        undo.append(lambda: [dev.wipe(d) for d in devices])
+        # the undo that wipes comes only once mkfs has written: a refused or failed mkfs
+        # leaves the devices' old signatures as they were
         dev.run_tool(mkfs, mkfs[0])
+        undo.append(lambda: [dev.wipe(d) for d in devices])
         mount = home / "mnt"
         mount.mkdir()
         opts = spec.mount_opts()

@@ -1,0 +1,81 @@
+"""A user's device is touched only when oltplab can prove it is free: a device with two
+signatures at once (blkid's "ambivalent result") is refused without --force, and a create that
+fails in mkfs leaves every device's old signatures as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ..conftest import datastore as ds
+
+MiB = 1024**2
+
+
+def _loop(image: Path, size: int) -> str:
+    with open(image, "wb") as f:
+        f.truncate(size)
+    return subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+@pytest.fixture
+def loops(datastore_root):
+    made = []
+
+    def make(name: str, size: int = 320 * MiB) -> str:
+        made.append(_loop(datastore_root.parent / f"{name}.img", size))
+        return made[-1]
+
+    yield make
+    for loop in made:
+        subprocess.run(["losetup", "--detach", loop])
+
+
+def _head(device: str) -> str:
+    """A digest of the device's first 1 MiB (where the signatures of the test lie)."""
+    with open(device, "rb") as f:
+        return hashlib.sha256(f.read(MiB)).hexdigest()
+
+
+def _blkid(device: str) -> tuple[int, str]:
+    p = subprocess.run(["blkid", "-p", "-o", "export", device], capture_output=True, text=True)
+    return p.returncode, p.stdout
+
+
+def test_a_device_with_two_signatures_is_refused_and_left_as_it_was(datastore_root, loops):
+    root = datastore_root
+    two, ext4 = loops("two"), loops("ext4")
+    # btrfs's super block at 64 KiB beside an ext4 super block at 1 KiB: blkid exits with 8
+    subprocess.run(["mkfs.btrfs", "-q", "-f", two], check=True, capture_output=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", ext4], check=True, capture_output=True)
+    with open(ext4, "rb") as src, open(two, "r+b") as dst:
+        src.seek(1024)
+        dst.seek(1024)
+        dst.write(src.read(1024))
+    assert _blkid(two)[0] == 8
+    before = _head(two)
+    p = ds(root, "create", "b", "--devices", two, rc=2)
+    assert p.stderr.strip().endswith(
+        f"--devices: {two} carries two or more signatures (blkid: ambivalent result); "
+        "--force overwrites it"), p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert _head(two) == before and _blkid(two)[0] == 8
+    assert not (root / "b").exists()
+
+
+def test_a_create_whose_mkfs_fails_leaves_the_old_signatures(datastore_root, loops):
+    root = datastore_root
+    big, small = loops("big"), loops("small", 40 * MiB)  # below btrfs's minimum of 125 MiB
+    subprocess.run(["mkfs.xfs", "-q", "-f", big], check=True, capture_output=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", small], check=True, capture_output=True)
+    before = {d: (_head(d), _blkid(d)) for d in (big, small)}
+    p = ds(root, "create", "b", "--devices", f"{big},{small}", "--raid", "raid1", "--force",
+           rc=1)
+    assert "is too small" in p.stderr or "minimum size" in p.stderr, p.stderr
+    assert {d: (_head(d), _blkid(d)) for d in (big, small)} == before
+    assert "TYPE=xfs" in before[big][1][1] and "TYPE=ext4" in before[small][1][1]
+    assert not (root / "b").exists()
