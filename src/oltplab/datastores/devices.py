@@ -7,6 +7,7 @@ the host's page cache does not hold the data twice; what the kernel set is recor
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -116,11 +117,15 @@ def detach_loop(device: Path) -> None:
 
 def loops_under(folder: Path) -> list[Path]:
     """The loop devices whose backing file is in ``folder`` (deleted files too)."""
-    p = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+    p = subprocess.run(["losetup", "--list", "--json", "--output", "NAME,BACK-FILE"],
                        capture_output=True, text=True, timeout=60)
+    try:  # JSON, not columns: a backing file's path may hold spaces
+        listed = json.loads(p.stdout)["loopdevices"] if p.stdout.strip() else []
+    except (ValueError, KeyError, TypeError):
+        raise OltplabError(f"losetup --list --json: unreadable answer ({p.stdout[:80]!r})")
     prefix = str(folder.absolute()).rstrip("/") + "/"
-    return [Path(w[0]) for w in map(str.split, p.stdout.splitlines())
-            if len(w) > 1 and w[1].startswith(prefix)]
+    return [Path(d["name"]) for d in listed
+            if (d.get("back-file") or "").startswith(prefix)]
 
 
 def detach_all(folder: Path, within_s: float = 5.0) -> None:
@@ -134,6 +139,14 @@ def detach_all(folder: Path, within_s: float = 5.0) -> None:
         if not left or time.monotonic() > deadline:
             return
         time.sleep(0.1)
+
+
+def clear_immutable(folder: Path) -> None:
+    """``chattr -i`` on every file in ``folder`` (our backing files: a file left immutable by
+    a fault could be neither written nor removed)."""
+    files = [str(p) for p in folder.glob("*.img")] if folder.is_dir() else []
+    if files:
+        subprocess.run(["chattr", "-i", *files], capture_output=True, timeout=60)
 
 
 def loop_backing(device: Path) -> str | None:

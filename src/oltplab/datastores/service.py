@@ -236,6 +236,8 @@ def destroy(name: str, root: Path = DEFAULT_ROOT,
             raise OltplabError(f"datastore {name!r}: cannot unmount {mount}: {why} "
                                "(stop what uses it: a server, a shell inside it)")
     if doc["loop"]:  # loop devices over our files: whichever still serve them
+        # a fail-device fault that died with its process leaves its backing file immutable
+        dev.clear_immutable(home / "images")
         for loop in dev.loops_under(home / "images"):
             dev.wipe(loop)
         dev.detach_all(home / "images")

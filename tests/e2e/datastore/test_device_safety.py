@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.datastores.devices import loops_under
+
 from ..conftest import datastore as ds
 
 MiB = 1024**2
@@ -79,3 +81,19 @@ def test_a_create_whose_mkfs_fails_leaves_the_old_signatures(datastore_root, loo
     assert {d: (_head(d), _blkid(d)) for d in (big, small)} == before
     assert "TYPE=xfs" in before[big][1][1] and "TYPE=ext4" in before[small][1][1]
     assert not (root / "b").exists()
+
+
+def test_a_root_with_spaces_and_an_immutable_backing_file_are_destroyed_whole(datastore_root):
+    root = datastore_root.parent / "data stores here"
+    ds(root, "create", "r1", "--raid", "raid1", "--loop", "2x320MiB")
+    images = root / "r1" / "images"
+    loops = loops_under(images)
+    assert len(loops) == 2
+    # what a fail-device fault leaves when its process dies before it ends
+    subprocess.run(["chattr", "+i", str(images / "disk1.img")], check=True)
+    ds(root, "destroy", "r1")
+    assert not (root / "r1").exists()
+    assert loops_under(images) == []
+    attached = subprocess.run(["losetup", "--list", "--noheadings", "--output", "BACK-FILE"],
+                              capture_output=True, text=True).stdout
+    assert str(images) not in attached
