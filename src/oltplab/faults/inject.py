@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 
 from ..config import DbSpec, InjectEvent, RunSpec
 from ..errors import UsageError
-from ..metrics.dips import dip
+from ..metrics.dips import Fault, dips
 from . import FAULTS
 from .kill import ORPHANS_WAIT_S
 
@@ -139,15 +139,19 @@ class Injector:
                                        "the run ended")
 
     def events(self, per_s: list[int] | None) -> list[dict]:
-        """The records for run.json's ``events``, with the throughput figures around each."""
-        out = []
-        for rec in self.records:
-            rec = dict(rec)
-            if per_s and rec.get("at_s") is not None:
-                # a device fault lasts as long as the file system's work (its seconds)
-                lasting = rec.get("for_s") or rec.get("seconds") or 0.0
-                rec.update(dip(per_s, rec["at_s"], lasting).as_dict())
-            out.append(rec)
+        """The records for run.json's ``events``, with the throughput figures around each,
+        each against a before that holds no earlier fault nor its recovery."""
+        out = [dict(rec) for rec in self.records]
+        fired = [rec for rec in out if rec.get("at_s") is not None]
+        if not per_s or not fired:
+            return out
+        # a device fault lasts as long as the file system's work (its seconds); a kill's
+        # server does not answer for its recovery_s
+        faults = [Fault(rec["at_s"], rec.get("for_s") or rec.get("seconds") or 0.0,
+                        rec.get("recovery_s") or 0.0, rec.get("event") or rec["kind"])
+                  for rec in fired]
+        for rec, found in zip(fired, dips(per_s, faults)):
+            rec.update(found.as_dict())
         return out
 
 
