@@ -154,9 +154,11 @@ class HostSamplers:
             if h not in self.parts:
                 try:
                     self.offsets[h] = self._probe(h)
-                except TimeoutError:
-                    self.parts[h] = {"error": f"no answer to a clock probe within "
-                                              f"{PROBE_TIMEOUT_S:g} s"}
+                except TimeoutError:  # its samples cannot be placed: dropped, the run goes on
+                    why = f"no answer to a clock probe within {PROBE_TIMEOUT_S:g} s"
+                    self.parts[h] = {"error": why, "warning": f"host {h}: its samples are "
+                                     f"left out ({why})"}
+                    self._put(h, "stop")
 
     def latest(self) -> dict[str, tuple[int, dict]]:
         """Each host's last sample so far: its instant on this machine's monotonic clock and
@@ -253,7 +255,10 @@ class HostSamplers:
         for _ in range(PROBES):
             sent = now()
             self._put(host, "clock")
-            received, reading = self._clock[host].get(timeout=PROBE_TIMEOUT_S)
+            try:
+                received, reading = self._clock[host].get(timeout=PROBE_TIMEOUT_S)
+            except queue.Empty:
+                raise TimeoutError(f"{host}: no clock reading in {PROBE_TIMEOUT_S:g} s") from None
             probes.append(Probe(sent, reading, received))
         return offset_from(host, probes)
 

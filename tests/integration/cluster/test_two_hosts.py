@@ -119,6 +119,22 @@ def test_each_hosts_sampler_streams_and_its_timeline_is_placed_here(cluster_dir,
     assert not _samplers(cluster_dir)
 
 
+def test_a_slow_clock_probe_drops_the_hosts_samples_with_a_warning(cluster_dir, client,
+                                                                    monkeypatch):
+    from oltplab.cluster import sampling
+    monkeypatch.setattr(sampling, "PROBE_TIMEOUT_S", 0.0)  # no clock answer is ever in time
+    samplers = HostSamplers(client, ["h1"], interval=0.25, power="none")
+    samplers.start()  # a probe's queue.Empty escaped from here before
+    try:
+        assert samplers._samples["h1"]  # it ran: start waits for its first sample
+        assert samplers.latest() == {}  # nothing of the host is placed on this clock
+    finally:
+        part = samplers.stop()["h1"]
+    assert "clock probe" in part["error"] and "left out" in part["warning"]
+    assert part["timeline"] is None and part["clock"] is None
+    assert wait_until(lambda: not _samplers(cluster_dir))
+
+
 def _samplers(cluster_dir) -> dict[int, str]:
     """The samplers that run on the hosts now (children of their Dask workers): pid -> host."""
     return children_of_workers(cluster_dir, "oltplab.telemetry.stream")
