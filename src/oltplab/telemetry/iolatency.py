@@ -30,6 +30,7 @@ DUMP_S = 0.25
 OPS = ("read", "write", "other")
 MAX_US = 3_600_000_000  # an hour: anything longer is clamped
 START_WAIT_S = 20.0
+ATTACH_WAIT_S = 60.0  # bpftrace compiles and attaches in a second or two; a hung one is left
 
 PROGRAM = """
 tracepoint:block:block_rq_issue /args->nr_sector > 0/ {
@@ -78,6 +79,17 @@ def why_unavailable() -> str | None:
     return None
 
 
+def _first_line(proc: subprocess.Popen, within_s: float) -> str | None:
+    """The first line ``proc`` prints (empty at its end), or None when none came in
+    ``within_s`` seconds (the reading thread ends when the process is killed)."""
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True,
+                              name="oltplab-iolatency-start")
+    reader.start()
+    reader.join(within_s)
+    return got[0] if got else None
+
+
 class IoLatency:
     """The bpftrace process, its reader thread and the per-step histograms."""
 
@@ -104,14 +116,15 @@ class IoLatency:
         self._stderr = tempfile.TemporaryFile(mode="w+")  # never a pipe that could fill
         self.proc = subprocess.Popen(["bpftrace", "-e", program], stdout=subprocess.PIPE,
                                      stderr=self._stderr, text=True, start_new_session=True)
-        first = self.proc.stdout.readline()  # "Attaching 3 probes..." once it runs
-        if not first.startswith("Attaching"):
+        first = _first_line(self.proc, ATTACH_WAIT_S)  # "Attaching 3 probes..." once it runs
+        if first is None or not first.startswith("Attaching"):
             self.proc.kill()
             self.proc.wait(timeout=10)
             self._stderr.seek(0)
-            err = (self._stderr.read() or first).strip().splitlines()
+            err = (self._stderr.read() or first or "").strip().splitlines()
             useful = [line for line in err if "RLIMIT_MEMLOCK" not in line] or err or [""]
-            self.reason = f"bpftrace did not start: {useful[0][:200]}"
+            self.reason = (f"bpftrace did not attach within {ATTACH_WAIT_S:g} s" if first is None
+                           else f"bpftrace did not start: {useful[0][:200]}")
             self.proc = None
             return
         self.thread = threading.Thread(target=self._read, name="oltplab-iolatency",

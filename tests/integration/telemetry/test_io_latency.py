@@ -70,3 +70,38 @@ def test_off_records_why_and_measures_nothing():
     out = lat.stop()
     assert out["available"] is False and out["reason"].startswith("off")
     assert out["steps"] == {} and lat.proc is None
+
+
+def test_a_bpftrace_that_never_attaches_is_given_up_on_within_its_bound(monkeypatch):
+    import os
+    import signal
+    import threading
+
+    import psutil
+
+    from oltplab.telemetry import iolatency
+    reason = why_unavailable()
+    if reason:
+        pytest.skip(f"per-IO latency: {reason}")
+    monkeypatch.setattr(iolatency, "ATTACH_WAIT_S", 3.0, raising=False)
+    lat = IoLatency("on")
+    started = threading.Thread(target=lat.start, daemon=True)
+    began = time.monotonic()
+    started.start()
+    frozen = None
+    while frozen is None and time.monotonic() - began < 5:  # freeze it before it attaches
+        for child in psutil.Process(os.getpid()).children():
+            if child.name() == "bpftrace":
+                child.send_signal(signal.SIGSTOP)
+                frozen = child
+        time.sleep(0.005)
+    assert frozen is not None
+    started.join(30)  # before, start() waited for its first line for ever
+    alive = started.is_alive()
+    if alive:
+        frozen.kill()
+    assert not alive
+    assert 3.0 <= time.monotonic() - began < 20
+    assert lat.reason == "bpftrace did not attach within 3 s" and lat.proc is None
+    assert not frozen.is_running() or frozen.status() == psutil.STATUS_ZOMBIE
+    lat.stop()
