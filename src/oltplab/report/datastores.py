@@ -1,7 +1,9 @@
 """The storage policies side by side: for each group whose runs record a datastore under
 their data directory, what it is made of, the best step's headline (NOPM, or the shop's OPM) with
-the disk IOPS, latency and CPU there, and the space its files take after the runs (allocated, data
-ratio, compression ratio) with the percentage saved against the baseline group, as the vSAN papers
+the IOPS the database issued there (front end) beside those every device of the datastore served
+(back end) and their ratio (the write amplification of the policy), latency and CPU there, and the
+space its files take after the runs (allocated, data ratio, compression ratio) with the percentage
+saved against the baseline group (none between groups on the same datastore), as the vSAN papers
 print them; and a bar chart of the space used and held."""
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from .answer import baseline_group
 from .charts import bar_chart
 from .model import Section, Table
 from .runs import Group
+from ..telemetry.derive import bytes_amplification, io_figures
 from .stats import mean
 
 MiB = 1024**2
@@ -48,19 +51,46 @@ def _best_step(run) -> tuple[dict | None, dict | None]:
     return steps[i], run.figures[i] if i < len(run.figures) else None
 
 
-def _at_best(run, store: dict) -> tuple:
-    """(NOPM, disk IOPS over the datastore's devices, their mean await ms, CPU busy %)."""
+def _sum(*values):
+    return None if any(v is None for v in values) else sum(values)
+
+
+def _at_best(run, store: dict) -> dict:
+    """At the step with the best headline: the headline, the front-end IOPS (the database's),
+    the back-end IOPS (every member device of the datastore: the step's ``datastore``
+    figures; a record without them, over the record's devices found in the step's figures),
+    the write amplification, the await ms over all their I/Os, CPU busy % and the per-IO
+    p99 ms."""
     step, f = _best_step(run)
-    devices = [d.get("name") for d in store.get("devices") or () if d.get("name")]
-    figures = [((f or {}).get("devices") or {}).get(d) or {} for d in devices]
-    iops = [(x.get("read_iops") or 0) + (x.get("write_iops") or 0) for x in figures if x]
-    waits = [x["await_ms"] for x in figures if x.get("await_ms") is not None]
-    idle = ((f or {}).get("cpu") or {}).get("cpu_idle_pct")
+    f = f or {}
+    whole = f.get("datastore")
+    devices = (whole or {}).get("devices") or [d.get("name") for d in store.get("devices") or ()
+                                               if d.get("name")]
+    io = io_figures(f)
+    if whole:
+        back, wait = _sum(io["back_read_iops"], io["back_write_iops"]), whole.get("await_ms")
+    else:
+        figures = [x for x in ((f.get("devices") or {}).get(d) for d in devices) if x]
+        iops = [(x.get("read_iops") or 0) + (x.get("write_iops") or 0) for x in figures]
+        back = sum(iops) if iops else None
+        wait = mean([x["await_ms"] for x in figures if x.get("await_ms") is not None])
+    idle = (f.get("cpu") or {}).get("cpu_idle_pct")
     per_io = [op.get("p99_us") for d in devices
-              for op in (((f or {}).get("io_latency") or {}).get(d) or {}).values()
+              for op in ((f.get("io_latency") or {}).get(d) or {}).values()
               if isinstance(op, dict) and op.get("p99_us") is not None]
-    return ((step or {}).get(_unit(run)[0]), sum(iops) if iops else None, mean(waits),
-            None if idle is None else 100 - idle, max(per_io) / 1000 if per_io else None)
+    return {"headline": (step or {}).get(_unit(run)[0]),
+            "front": _sum(io["front_read_iops"], io["front_write_iops"]), "back": back,
+            "amplification": io["amplification"], "bytes": bytes_amplification(f),
+            "await": wait,
+            "cpu": None if idle is None else 100 - idle,
+            "p99": max(per_io) / 1000 if per_io else None}
+
+
+def same_datastore(a: dict, b: dict) -> bool:
+    """Whether two runs' datastore records are the same datastore: the same name, mount
+    and policy (the space between them differs by the workload, not by the policy)."""
+    return (a.get("name"), a.get("mount"), policy(a)) == (b.get("name"), b.get("mount"),
+                                                          policy(b))
 
 
 def _space(run, store: dict) -> dict:
@@ -77,6 +107,7 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
     allocated = {g.label: mean([_space(r, s).get("allocated_bytes") for r, s in pairs])
                  for g, pairs in measured}
     base_alloc = allocated.get(base.label)
+    base_store = next(pairs[-1][1] for g, pairs in measured if g is base)
     units = sorted({_unit(r)[1] for g, pairs in measured for r, _ in pairs})
     unit = "/".join(units)
     rows = []
@@ -85,19 +116,25 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
         at = [_at_best(r, s) for r, s in pairs]
         spaces = [_space(r, s) for r, s in pairs]
         alloc = allocated[g.label]
-        saved = (round(100 * (1 - alloc / base_alloc), 1) if alloc is not None and base_alloc
-                 and g is not base else None)
+        if g is base:
+            saved = "baseline"
+        elif same_datastore(store, base_store):
+            saved = "same datastore"
+        else:
+            saved = (round(100 * (1 - alloc / base_alloc), 1) if alloc is not None and base_alloc
+                     else None)
         rows.append((g.label, store.get("name"), policy(store), len(store.get("devices") or ()),
-                     mean([a[0] for a in at]), mean([a[1] for a in at]),
-                     mean([a[2] for a in at]), mean([a[4] for a in at]),
-                     mean([a[3] for a in at]),
+                     *(mean([a[k] for a in at]) for k in ("headline", "front", "back",
+                                                          "amplification", "bytes", "await",
+                                                          "p99", "cpu")),
                      None if alloc is None else round(alloc / MiB, 1),
                      mean([x.get("data_ratio") for x in spaces]),
-                     mean([x.get("compression_ratio") for x in spaces]),
-                     "baseline" if g is base else saved))
+                     mean([x.get("compression_ratio") for x in spaces]), saved))
     table = Table("datastores", f"Storage policies: performance and space, against {base.label}",
                   ("group", "datastore", "policy", "devices", f"{unit} (best step)",
-                   "disk IOPS there", "disk await ms there", "per-IO p99 ms there",
+                   "front-end IOPS there", "disk IOPS there (back end, every device)",
+                   "write amplification there (IOs)", "write amplification there (bytes)",
+                   "disk await ms there", "per-IO p99 ms there",
                    "CPU busy % there",
                    "space used MiB", "data ratio", "compression ratio", "% saved"),
                   tuple(rows),
@@ -106,8 +143,15 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
                           "less what it used empty; the data ratio sets it against the data "
                           "the files hold, the compression ratio is uncompressed / on-disk "
                           "bytes of their extents; % saved is against the baseline's space "
-                          "used. IOPS, await and the per-IO p99 (the highest of its devices' "
-                          "reads and writes, where --io-latency measured it) are over the "
+                          "used (not shown for a group on the baseline's own datastore). "
+                          "Front-end IOPS are the reads and writes the database issued "
+                          "(PostgreSQL's pg_stat_io, InnoDB's data reads and writes); disk "
+                          "IOPS are those every device of the datastore served; the "
+                          "write amplification is their writes / the database's writes, in "
+                          "I/Os and in bytes (a mirror doubles the bytes; the file system's "
+                          "metadata, journal and flushes add I/Os, merging removes some). Disk "
+                          "IOPS, await and the per-IO p99 (the highest of its devices' "
+                          "reads and writes, where --io-latency measured it) are over all the "
                           f"datastore's devices at the step with the highest {unit}; means over "
                           "repeated runs.")
     chart = bar_chart(

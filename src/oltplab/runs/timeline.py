@@ -18,13 +18,14 @@ def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = Non
 
 
 def save_timeline(sampler, record, hosts=None) -> None:
-    """timeline.json beside run.json, and each step's derived telemetry figures; ``hosts``
+    """timeline.json beside run.json, and each step's derived telemetry figures (``telemetry``)
+    with its front end beside its back end (``io``: telemetry.derive.io_figures); ``hosts``
     (cluster.sampling.HostSamplers) adds the other hosts' timelines, placed on this one's
     clocks, and their figures per step (``telemetry.hosts``)."""
     if sampler is None or not sampler.started:
         return
     from ..results.store import atomic_write
-    from ..telemetry.derive import derive_steps
+    from ..telemetry.derive import derive_steps, io_figures
     timeline = sampler.stop()
     parts = hosts.stop() if hosts is not None else {}
     if parts:
@@ -37,6 +38,7 @@ def save_timeline(sampler, record, hosts=None) -> None:
         k = figures.get("step")
         if isinstance(k, int) and 0 <= k < len(steps):
             steps[k]["telemetry"] = figures
+            steps[k]["io"] = io_figures(figures)
     record.data["telemetry"] = {"file": "timeline.json", "interval_s": timeline.interval_s,
                                 "power": data.get("power")}
     if parts:

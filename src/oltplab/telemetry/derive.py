@@ -16,10 +16,28 @@ sample at each mark, so windows normally cover whole samples exactly. Then:
   default 1 s interval), counting only intervals at least half the nominal length that had
   I/O. They are percentiles of interval averages, not of individual I/Os: a device-level
   percentile of single I/Os needs per-I/O data (fio's own percentiles);
-- volumes (GB read and written, checkpoints, energy) are sums of rate x interval.
+- volumes (GiB read and written, checkpoints, energy) are sums of rate x interval.
 
-MB and GB are 2**20 and 2**30 bytes, as iostat -m counts. ``FIGURES`` holds every figure's
-label; ``label(name, interval_s)`` fills in the interval.
+The byte figures of devices and of the database are in MiB (2**20 bytes) and GiB (2**30
+bytes), as iostat -m counts; their keys keep the names older records have (``read_mb_s``,
+``read_gb``, ``wal_mb_s`` ...), and their labels say MiB and GiB. ``FIGURES`` holds every
+figure's label; ``label(name, interval_s)`` fills in the interval.
+
+The datastore (``datastore``): the figures above over every member disk of the storage that
+holds the data directory (and the WAL directory, when it is elsewhere): the devices the
+sampler found behind those paths (sources/disks.py ``member_disks``: every device of a btrfs,
+the disks under md and device-mapper). Per interval the members' IOPS, MiB/s, flushes and
+queue sizes are summed and their awaits weighted by their I/Os, so its averages are what all
+of them served together; its %util is the members' mean. A member with no value in an
+interval (it left the file system and its device went away) counts as having served nothing.
+
+The front end beside the back end (``io``): the I/Os the database asked of the file system
+(``db.front_reads_s``, ``db.front_writes_s``: see each engine's telemetry module for what
+they count) beside the I/Os all the datastore's members served; ``amplification`` is back-end
+writes / front-end writes, the write amplification of the storage policy (about 2 for a
+mirror, more with the file system's own metadata and journal; writes merged by the page cache
+and the block layer pull it down). It is null where either side is unknown or the database
+wrote nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ import math
 from dataclasses import dataclass, field
 
 from .sampler import Timeline
+from .sources.disks import METRICS
 from .sources.disks import column as disk_column
 from .sources.network import column as net_column
 
@@ -42,9 +61,9 @@ FIGURES: dict[str, str] = {
     "read_iops": "reads per second, average",
     "write_iops": "writes per second, average",
     "iops": "I/Os per second (reads + writes), average",
-    "read_mb_s": "read MB/s, average (MB = 2^20 bytes)",
-    "write_mb_s": "write MB/s, average (MB = 2^20 bytes)",
-    "mb_s": "MB/s read + written, average (MB = 2^20 bytes)",
+    "read_mb_s": "read MiB/s, average (MiB = 2^20 bytes)",
+    "write_mb_s": "write MiB/s, average (MiB = 2^20 bytes)",
+    "mb_s": "MiB/s read + written, average (MiB = 2^20 bytes)",
     "r_await_ms": "read latency r_await, average over all reads (ms)",
     "w_await_ms": "write latency w_await, average over all writes (ms)",
     "await_ms": "latency, average over all reads and writes (ms)",
@@ -54,8 +73,8 @@ FIGURES: dict[str, str] = {
     "r_await_max_ms": "read latency, highest {per} r_await (ms)",
     "w_await_max_ms": "write latency, highest {per} w_await (ms)",
     "await_max_ms": "latency, highest {per} average (ms)",
-    "read_gb": "GB read (GB = 2^30 bytes)",
-    "written_gb": "GB written (GB = 2^30 bytes)",
+    "read_gb": "GiB read (GiB = 2^30 bytes)",
+    "written_gb": "GiB written (GiB = 2^30 bytes)",
     "util_pct": "%util, average (time with I/O in flight; not saturation on parallel devices)",
     "aqu_sz": "average queue size aqu-sz (requests)",
     "flushes_s": "flush requests per second, average",
@@ -71,11 +90,18 @@ FIGURES: dict[str, str] = {
     "blks_read_s": "blocks read per second (not in shared_buffers), average",
     "blks_hit_s": "blocks found in shared_buffers per second, average",
     "hit_ratio": "shared_buffers hit ratio (hits / (hits + reads))",
-    "wal_mb_s": "WAL MB/s, average (MB = 2^20 bytes)",
+    "wal_mb_s": "WAL MiB/s, average (MiB = 2^20 bytes)",
     "checkpoints": "checkpoints completed in the window",
     "sampler_xacts": "transactions of the sampler's own queries in the window (in commits)",
     "innodb_data_writes_s": "InnoDB data write requests per second, average",
-    "innodb_data_written_mb_s": "InnoDB data written MB/s, average (MB = 2^20 bytes)",
+    "innodb_data_written_mb_s": "InnoDB data written MiB/s, average (MiB = 2^20 bytes)",
+    "front_read_iops": "reads the database issued per second, average (front end)",
+    "front_write_iops": "writes the database issued per second, average (front end)",
+    "front_read_mib_s": "MiB/s the database read, average (front end; MiB = 2^20 bytes)",
+    "front_write_mib_s": "MiB/s the database wrote, average (front end; MiB = 2^20 bytes)",
+    "back_read_iops": "reads per second all the datastore's devices served (back end)",
+    "back_write_iops": "writes per second all the datastore's devices served (back end)",
+    "amplification": "write amplification: back-end writes / front-end writes",
     "row_lock_waits": "InnoDB row lock waits in the window",
     "watts": "power, average (W)",
     "energy_j": "energy (J)",
@@ -177,15 +203,21 @@ class _Window:
         return [col[i] for i in self.idx] if col is not None else [None] * len(self.idx)
 
     def mean(self, name: str) -> float | None:
+        return self.mean_of(self.values(name))
+
+    def mean_of(self, values: list) -> float | None:
         num = den = 0.0
-        for v, d in zip(self.values(name), self.dt):
+        for v, d in zip(values, self.dt):
             if v is not None:
                 num += v * d
                 den += d
         return num / den if den > 0 else None
 
     def total(self, name: str) -> float | None:
-        vals = [(v, d) for v, d in zip(self.values(name), self.dt) if v is not None]
+        return self.total_of(self.values(name))
+
+    def total_of(self, values: list) -> float | None:
+        vals = [(v, d) for v, d in zip(values, self.dt) if v is not None]
         return sum(v * d for v, d in vals) if vals else None
 
     def weighted(self, values: list, weights: list) -> float | None:
@@ -204,26 +236,33 @@ def _add(a, b):
     return None if a is None or b is None else a + b
 
 
-def _combined(ra, rs, wa, ws):
-    """One interval's latency over reads and writes: (r_await*r_s + w_await*w_s)/(r_s + w_s)."""
+def _io_weighted(pairs) -> float | None:
+    """A latency over several sets of I/Os: sum(await * rate) / sum(rate), over the pairs
+    (await, rate) that have I/O; None when none has."""
     num = den = 0.0
-    for a, s in ((ra, rs), (wa, ws)):
+    for a, s in pairs:
         if a is not None and s:
             num += a * s
             den += s
     return num / den if den > 0 else None
 
 
-def device_figures(w: _Window, device: str) -> dict:
-    col = lambda m: disk_column(device, m)  # noqa: E731
-    rs, ws = w.values(col("r_s")), w.values(col("w_s"))
-    ra, wa = w.values(col("r_await")), w.values(col("w_await"))
+def _combined(ra, rs, wa, ws):
+    """One interval's latency over reads and writes: (r_await*r_s + w_await*w_s)/(r_s + w_s)."""
+    return _io_weighted(((ra, rs), (wa, ws)))
+
+
+def series_figures(w: _Window, values) -> dict:
+    """The device figures of one device over the window; ``values(metric)`` gives the
+    window's per-interval values of a sources/disks.py metric (r_s, r_await ...)."""
+    rs, ws = values("r_s"), values("w_s")
+    ra, wa = values("r_await"), values("w_await")
     both = [_combined(*v) for v in zip(ra, rs, wa, ws)]
     ios = [_add(r, x) for r, x in zip(rs, ws)]
-    read_mb, write_mb = w.total(col("rMB_s")), w.total(col("wMB_s"))
+    read_mb, write_mb = w.total_of(values("rMB_s")), w.total_of(values("wMB_s"))
     f = {
-        "read_iops": w.mean(col("r_s")), "write_iops": w.mean(col("w_s")),
-        "read_mb_s": w.mean(col("rMB_s")), "write_mb_s": w.mean(col("wMB_s")),
+        "read_iops": w.mean_of(rs), "write_iops": w.mean_of(ws),
+        "read_mb_s": w.mean_of(values("rMB_s")), "write_mb_s": w.mean_of(values("wMB_s")),
         "r_await_ms": w.weighted(ra, rs), "w_await_ms": w.weighted(wa, ws),
         "await_ms": w.weighted(both, ios),
         "r_await_p99_ms": percentile(w.full_only(ra), 99),
@@ -234,12 +273,102 @@ def device_figures(w: _Window, device: str) -> dict:
         "await_max_ms": max(w.full_only(both), default=None),
         "read_gb": read_mb / 1024 if read_mb is not None else None,
         "written_gb": write_mb / 1024 if write_mb is not None else None,
-        "util_pct": w.mean(col("util")), "aqu_sz": w.mean(col("aqu_sz")),
-        "flushes_s": w.mean(col("f_s")),
+        "util_pct": w.mean_of(values("util")), "aqu_sz": w.mean_of(values("aqu_sz")),
+        "flushes_s": w.mean_of(values("f_s")),
     }
     f["iops"] = _add(f["read_iops"], f["write_iops"])
     f["mb_s"] = _add(f["read_mb_s"], f["write_mb_s"])
     return f
+
+
+def device_figures(w: _Window, device: str) -> dict:
+    return series_figures(w, lambda m: w.values(disk_column(device, m)))
+
+
+SUMMED = ("r_s", "w_s", "rMB_s", "wMB_s", "aqu_sz", "f_s")
+DATA_ROLES = ("datadir", "waldir", "target")  # the paths whose storage is under test
+
+
+def members_series(columns: dict[str, list[list]]) -> dict[str, list]:
+    """Several devices' per-interval values as one device's: ``columns[metric]`` holds one
+    list of values per device; rates and queue sizes are summed, awaits weighted by the I/Os
+    they average, %util averaged. A device without a value in an interval counts as having
+    served nothing then; an interval where none has a value is null."""
+    out: dict[str, list] = {m: [] for m in columns}
+    intervals = len(columns["r_s"][0]) if columns.get("r_s") else 0
+    for i in range(intervals):
+        at = {m: [per_device[i] for per_device in lists] for m, lists in columns.items()}
+        for m in SUMMED:
+            vals = [v for v in at[m] if v is not None]
+            out[m].append(sum(vals) if vals else None)
+        out["r_await"].append(_io_weighted(zip(at["r_await"], at["r_s"])))
+        out["w_await"].append(_io_weighted(zip(at["w_await"], at["w_s"])))
+        util = [v for v in at["util"] if v is not None]
+        out["util"].append(sum(util) / len(util) if util else None)
+    return out
+
+
+def data_members(tl: Timeline) -> tuple[list[str], dict[str, str]]:
+    """(the member disks behind the data paths that the timeline sampled, {role: path})."""
+    names: list[str] = []
+    paths = {}
+    for role in DATA_ROLES:
+        r = (tl.roles or {}).get(role) or {}
+        if not r.get("device"):
+            continue
+        paths[role] = r.get("path")
+        for name in r.get("members") or [r["device"]]:  # older timelines name one device
+            if name in tl.devices and name not in names:
+                names.append(name)
+    return names, paths
+
+
+def datastore_figures(w: _Window) -> dict | None:
+    """The device figures over every member disk of the storage under the data (see the
+    module's docstring), with the members named; None when no data path has a device."""
+    names, paths = data_members(w.tl)
+    if not names:
+        return None
+    series = members_series({m: [w.values(disk_column(d, m)) for d in names]
+                             for m in METRICS})
+    return {"devices": names, "paths": paths, **series_figures(w, lambda m: series[m])}
+
+
+def front_figures(w: _Window) -> dict:
+    """The I/Os the database issued (its telemetry's ``db.front_*`` columns), when the
+    timeline has them."""
+    if "db.front_reads_s" not in w.tl.columns:
+        return {}
+    read, written = w.mean("db.front_read_bytes_s"), w.mean("db.front_written_bytes_s")
+    return {"front_read_iops": w.mean("db.front_reads_s"),
+            "front_write_iops": w.mean("db.front_writes_s"),
+            "front_read_mib_s": read / 2**20 if read is not None else None,
+            "front_write_mib_s": written / 2**20 if written is not None else None}
+
+
+IO_KEYS = ("front_read_iops", "front_write_iops", "back_read_iops", "back_write_iops",
+           "amplification")
+
+
+def bytes_amplification(figures: dict) -> float | None:
+    """Bytes all the datastore's members wrote / bytes the database wrote (a step's telemetry
+    figures); None where a side is unknown or the database wrote nothing."""
+    front = (figures.get("db") or {}).get("front_write_mib_s")
+    back = (figures.get("datastore") or {}).get("write_mb_s")
+    return back / front if back is not None and front else None
+
+
+def io_figures(figures: dict) -> dict:
+    """A step's front end beside its back end, from its telemetry figures: the I/Os the
+    database issued, those all the datastore's members served, and the write amplification
+    (back-end writes / front-end writes; None where a side is unknown or nothing was
+    written by the database)."""
+    db = figures.get("db") or {}
+    store = figures.get("datastore") or {}
+    front_w, back_w = db.get("front_write_iops"), store.get("write_iops")
+    return dict(zip(IO_KEYS, (
+        db.get("front_read_iops"), front_w, store.get("read_iops"), back_w,
+        back_w / front_w if back_w is not None and front_w else None)))
 
 
 def innodb_figures(w: _Window) -> dict:
@@ -272,6 +401,7 @@ def window_figures(timeline, start_ns: int, end_ns: int) -> dict:
         "cpu": {f"cpu_{k}_pct": w.mean(f"cpu.{k}")
                 for k in ("idle", "iowait", "user", "system", "steal")},
         "devices": {dev: device_figures(w, dev) for dev in tl.devices},
+        "datastore": datastore_figures(w),
         "memory": {"used_bytes": w.mean("mem.used_bytes"),
                    "used_max_bytes": max(used, default=None),
                    "cached_bytes": w.mean("mem.cached_bytes"),
@@ -289,7 +419,7 @@ def window_figures(timeline, start_ns: int, end_ns: int) -> dict:
             "wal_mb_s": wal / 2**20 if wal is not None else None,
             "checkpoints": round(checkpoints) if checkpoints is not None else None,
             "sampler_xacts": sum(v is not None for v in w.values("db.commits_s")),
-            **innodb_figures(w)},
+            **innodb_figures(w), **front_figures(w)},
         "power": {"available": bool(tl.power.get("available")) and watts is not None,
                   "source": tl.power.get("source"), "reason": tl.power.get("reason"),
                   "watts": watts,

@@ -14,7 +14,15 @@ The columns and what feeds them (every one a change per second since the previou
 - ``db.innodb_data_writes_s``, ``db.innodb_data_written_s``: ``Innodb_data_writes`` (write
   requests) and ``Innodb_data_written`` (bytes) of InnoDB, redo and doublewrite included;
 - ``db.innodb_row_lock_waits_s``: ``Innodb_row_lock_waits``, row locks a transaction had to
-  wait for.
+  wait for;
+- ``db.front_reads_s``, ``db.front_writes_s``, ``db.front_read_bytes_s``,
+  ``db.front_written_bytes_s``: the I/Os the server issued to the file system (the front end,
+  set beside what the devices served in telemetry/derive.py ``io``): ``Innodb_data_reads``
+  and ``Innodb_data_writes`` (InnoDB's read and write requests: data pages, the doublewrite
+  buffer and the redo log), ``Innodb_data_read`` and ``Innodb_data_written`` (their bytes).
+  The writes are the same counters as ``db.innodb_data_writes_s`` and
+  ``db.innodb_data_written_s``, kept under both names so that PostgreSQL's and MariaDB's
+  front ends are read alike.
 
 MariaDB exposes no counter of checkpoints among its status variables (only the last
 checkpoint's LSN and its age), so there is no ``db.checkpoints_s`` here. The status counters
@@ -36,24 +44,31 @@ from . import client
 #: The status variables read, in the order ``counters`` uses them.
 STATUS = ("Com_commit", "Com_rollback", "Innodb_buffer_pool_reads",
           "Innodb_buffer_pool_read_requests", "Innodb_os_log_written", "Innodb_data_writes",
-          "Innodb_data_written", "Innodb_row_lock_waits")
+          "Innodb_data_written", "Innodb_row_lock_waits", "Innodb_data_reads",
+          "Innodb_data_read")
 STATUS_SQL = ("SHOW GLOBAL STATUS WHERE Variable_name IN ("
               + ", ".join(f"'{name}'" for name in STATUS) + ")")
 
 COLUMNS = ("db.commits_s", "db.rollbacks_s", "db.blks_read_s", "db.blks_hit_s",
            "db.wal_bytes_s", "db.innodb_data_writes_s", "db.innodb_data_written_s",
-           "db.innodb_row_lock_waits_s")
+           "db.innodb_row_lock_waits_s", "db.front_reads_s", "db.front_writes_s",
+           "db.front_read_bytes_s", "db.front_written_bytes_s")
 UNITS = {"db.commits_s": "transactions/s", "db.rollbacks_s": "transactions/s",
          "db.blks_read_s": "pages/s", "db.blks_hit_s": "pages/s",
          "db.wal_bytes_s": "bytes/s", "db.innodb_data_writes_s": "writes/s",
-         "db.innodb_data_written_s": "bytes/s", "db.innodb_row_lock_waits_s": "waits/s"}
+         "db.innodb_data_written_s": "bytes/s", "db.innodb_row_lock_waits_s": "waits/s",
+         "db.front_reads_s": "reads/s", "db.front_writes_s": "writes/s",
+         "db.front_read_bytes_s": "bytes/s", "db.front_written_bytes_s": "bytes/s"}
 SOURCES = {"db.commits_s": "Com_commit", "db.rollbacks_s": "Com_rollback",
            "db.blks_read_s": "Innodb_buffer_pool_reads",
            "db.blks_hit_s": "Innodb_buffer_pool_read_requests - Innodb_buffer_pool_reads",
            "db.wal_bytes_s": "redo: Innodb_os_log_written",
            "db.innodb_data_writes_s": "Innodb_data_writes",
            "db.innodb_data_written_s": "Innodb_data_written",
-           "db.innodb_row_lock_waits_s": "Innodb_row_lock_waits"}
+           "db.innodb_row_lock_waits_s": "Innodb_row_lock_waits",
+           "db.front_reads_s": "Innodb_data_reads", "db.front_writes_s": "Innodb_data_writes",
+           "db.front_read_bytes_s": "Innodb_data_read",
+           "db.front_written_bytes_s": "Innodb_data_written"}
 
 
 def counters(rows) -> tuple:
@@ -65,9 +80,11 @@ def counters(rows) -> tuple:
         value = status.get(name.lower())
         return int(value) if value is not None and str(value).isdigit() else None
 
-    commits, rollbacks, reads, requests, redo, writes, written, waits = (get(n) for n in STATUS)
+    (commits, rollbacks, reads, requests, redo, writes, written, waits, data_reads,
+     data_read) = (get(n) for n in STATUS)
     hits = requests - reads if requests is not None and reads is not None else None
-    return commits, rollbacks, reads, hits, redo, writes, written, waits
+    return (commits, rollbacks, reads, hits, redo, writes, written, waits, data_reads, writes,
+            data_read, written)
 
 
 class MariaDBSource(SessionSource):
@@ -130,7 +147,9 @@ class MariaDBSource(SessionSource):
     def describe(self) -> dict:
         return {"engine": "mariadb", "server_version": self._version,
                 "read_from": "SHOW GLOBAL STATUS", "columns_from": dict(SOURCES),
-                "checkpoints_from": None, "connected_to": None,
+                "checkpoints_from": None,
+                "front_from": "Innodb_data_reads; Innodb_data_writes (data, doublewrite, redo)",
+                "connected_to": None,
                 "counts_in_workload_database": False}
 
     def close(self) -> None:

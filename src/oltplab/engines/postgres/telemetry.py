@@ -8,7 +8,20 @@
 - ``db.checkpoints_s``: checkpoints per second. PostgreSQL 18+: pg_stat_checkpointer.num_done
   (checkpoints performed; num_timed also counts the timed ones skipped on an idle server);
   17: num_timed + num_requested; up to 16: pg_stat_bgwriter checkpoints_timed +
-  checkpoints_req. Over a step, read the sum (the count), not the rate.
+  checkpoints_req. Over a step, read the sum (the count), not the rate;
+- ``db.front_reads_s``, ``db.front_writes_s`` (operations) and ``db.front_read_bytes_s``,
+  ``db.front_written_bytes_s``: the I/Os the server issued to the file system (the front end,
+  set beside what the devices served in telemetry/derive.py ``io``), from pg_stat_io summed
+  over every backend type, object and context. Reads are its ``reads`` (relation and
+  temporary-relation blocks that missed shared_buffers, and WAL read back); writes are
+  ``writes`` + ``extends`` (blocks written out of the buffers, files grown, and on 18+ the
+  WAL written, segment initialisation included). ``fsyncs`` and ``writebacks`` (flush
+  requests and writeback hints, no data) are not counted. PostgreSQL 18 counts operations
+  (one may span several blocks) and their bytes; 16 and 17 count blocks of ``op_bytes`` and
+  have no WAL rows, so their writes add pg_stat_wal.wal_write (calls that wrote WAL out) and
+  wal_bytes (the WAL generated, a little under the pages written). Before 16 there is no
+  pg_stat_io: the four are null. Reads count what the server asked of the kernel, some of
+  which the page cache answered; the devices never see those.
 
 Since PostgreSQL 15 a busy backend publishes its counts at most once a second (an idle one
 up to 10 s later), so per-second values jitter around the true rate while averages over a
@@ -38,34 +51,52 @@ from ...telemetry.sources import SessionSource
 MAINTENANCE_DB = "postgres"
 
 COLUMNS = ("db.commits_s", "db.rollbacks_s", "db.blks_read_s", "db.blks_hit_s",
-           "db.wal_bytes_s", "db.checkpoints_s")
+           "db.wal_bytes_s", "db.checkpoints_s", "db.front_reads_s", "db.front_writes_s",
+           "db.front_read_bytes_s", "db.front_written_bytes_s")
 UNITS = {"db.commits_s": "transactions/s", "db.rollbacks_s": "transactions/s",
          "db.blks_read_s": "blocks/s", "db.blks_hit_s": "blocks/s",
-         "db.wal_bytes_s": "bytes/s", "db.checkpoints_s": "checkpoints/s"}
+         "db.wal_bytes_s": "bytes/s", "db.checkpoints_s": "checkpoints/s",
+         "db.front_reads_s": "reads/s", "db.front_writes_s": "writes/s",
+         "db.front_read_bytes_s": "bytes/s", "db.front_written_bytes_s": "bytes/s"}
 
-SQL_PG18 = """
-SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
-       (SELECT wal_bytes FROM pg_stat_wal)::int8,
-       (SELECT num_done FROM pg_stat_checkpointer)::int8
+# The I/Os the server issued (the front end), from pg_stat_io over every backend type, object
+# and context. 18+: reads, writes + extends of relations and temporary relations and of the
+# WAL (object 'wal'), in operations (one may span several blocks) and their bytes.
+IO_PG18 = """SELECT sum(reads) AS r, sum(coalesce(writes, 0) + coalesce(extends, 0)) AS w,
+       sum(read_bytes) AS rb, sum(coalesce(write_bytes, 0) + coalesce(extend_bytes, 0)) AS wb
+FROM pg_stat_io"""
+FRONT_PG18 = """(SELECT r FROM io)::int8, (SELECT w FROM io)::int8, (SELECT rb FROM io)::int8,
+       (SELECT wb FROM io)::int8"""
+# 16 and 17: pg_stat_io has no WAL rows and counts in blocks of op_bytes; WAL writes are
+# pg_stat_wal.wal_write (calls writing WAL buffers out) and their bytes wal_bytes.
+IO_PG16 = """SELECT sum(reads) AS r, sum(coalesce(writes, 0) + coalesce(extends, 0)) AS w,
+       sum(reads * op_bytes) AS rb,
+       sum((coalesce(writes, 0) + coalesce(extends, 0)) * op_bytes) AS wb
+FROM pg_stat_io"""
+FRONT_PG16 = """(SELECT r FROM io)::int8,
+       ((SELECT w FROM io) + (SELECT wal_write FROM pg_stat_wal))::int8,
+       (SELECT rb FROM io)::int8,
+       ((SELECT wb FROM io) + (SELECT wal_bytes FROM pg_stat_wal))::int8"""
+NO_FRONT = "NULL::int8, NULL::int8, NULL::int8, NULL::int8"
+FRONT_FROM = {180000: "pg_stat_io: reads; writes + extends (relations and WAL)",
+              160000: "pg_stat_io: reads; writes + extends (relations), "
+                      "and pg_stat_wal.wal_write",
+              0: None}
+
+SELECT = """{cte}SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8,
+       sum(blks_hit)::int8, {wal}, {checkpoints}, {front}
 FROM pg_stat_database"""
-SQL_PG17 = """
-SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
-       (SELECT wal_bytes FROM pg_stat_wal)::int8,
-       (SELECT num_timed + num_requested FROM pg_stat_checkpointer)::int8
-FROM pg_stat_database"""
-SQL_PG14 = """
-SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
-       (SELECT wal_bytes FROM pg_stat_wal)::int8,
-       (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int8
-FROM pg_stat_database"""
-SQL_OLD = """
-SELECT sum(xact_commit)::int8, sum(xact_rollback)::int8, sum(blks_read)::int8, sum(blks_hit)::int8,
-       NULL::int8,
-       (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int8
-FROM pg_stat_database"""
+WAL = "(SELECT wal_bytes FROM pg_stat_wal)::int8"
+CHECKPOINTS = {180000: "(SELECT num_done FROM pg_stat_checkpointer)::int8",
+               170000: "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)::int8",
+               0: "(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int8"}
 CHECKPOINTS_FROM = {180000: "pg_stat_checkpointer.num_done",
                     170000: "pg_stat_checkpointer.num_timed + num_requested",
                     0: "pg_stat_bgwriter.checkpoints_timed + checkpoints_req"}
+
+
+def _for(table: dict, version_num: int):
+    return next(v for k, v in table.items() if version_num >= k)
 
 
 FLUSH_FROM = ", (SELECT pg_stat_force_next_flush()) AS flush"  # joins one row: same sums
@@ -73,17 +104,15 @@ FLUSH_FROM = ", (SELECT pg_stat_force_next_flush()) AS flush"  # joins one row: 
 
 def query_for(version_num: int) -> str:
     """The counters statement for a server of ``server_version_num``."""
-    if version_num >= 180000:
-        return SQL_PG18
-    if version_num >= 170000:
-        return SQL_PG17
-    if version_num >= 140000:
-        return SQL_PG14
-    return SQL_OLD
+    io = IO_PG18 if version_num >= 180000 else IO_PG16 if version_num >= 160000 else None
+    front = FRONT_PG18 if version_num >= 180000 else FRONT_PG16 if io else NO_FRONT
+    return SELECT.format(cte=f"WITH io AS ({io})\n" if io else "",
+                         wal=WAL if version_num >= 140000 else "NULL::int8",
+                         checkpoints=_for(CHECKPOINTS, version_num), front=front)
 
 
 def checkpoints_from(version_num: int) -> str:
-    return next(v for k, v in CHECKPOINTS_FROM.items() if version_num >= k)
+    return _for(CHECKPOINTS_FROM, version_num)
 
 
 class DatabaseSource(SessionSource):
@@ -101,7 +130,7 @@ class DatabaseSource(SessionSource):
         self.columns = list(COLUMNS)
         self.units = dict(UNITS)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._sql = SQL_OLD
+        self._sql = query_for(0)
         self._stmt = None
         self._version: int | None = None
         self._database: str | None = None  # where the sampler's transactions count
@@ -187,6 +216,7 @@ class DatabaseSource(SessionSource):
     def describe(self) -> dict:
         return {"server_version_num": self._version,
                 "checkpoints_from": checkpoints_from(self._version) if self._version else None,
+                "front_from": _for(FRONT_FROM, self._version) if self._version else None,
                 "connected_to": self._database,
                 "counts_in_workload_database": (self._database == self._workload_db
                                                 if self._database else None)}

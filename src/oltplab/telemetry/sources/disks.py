@@ -8,22 +8,30 @@ Per device and interval (Δ = the change of a /proc/diskstats field, dt = the in
     aqu_sz  = Δweighted_ms / (dt in ms)   util    = Δio_ticks / (dt in ms) * 100, at most 100
     f_s     = Δflush_requests / dt        (kernels since 5.5)
 
-Sectors are 512 bytes whatever the device's block size, so MB here is iostat -m's: 2**20
-bytes. An await is null for an interval without reads (or writes): no I/O, no latency. %util
-is the share of time with at least one request in flight; on devices that serve requests in
-parallel (SSD, NVMe, virtual disks) 100% does not mean saturated.
+Sectors are 512 bytes whatever the device's block size, so rMB_s and wMB_s are MiB/s (2**20
+bytes, iostat -m's "MB"); the column names keep iostat's spelling and their unit says MiB/s.
+An await is null for an interval without reads (or writes): no I/O, no latency. %util is the
+share of time with at least one request in flight; on devices that serve requests in parallel
+(SSD, NVMe, virtual disks) 100% does not mean saturated.
 
 Which devices: whole disks only, because a disk's counters already include its partitions
 (adding both counts every I/O twice). By default: every physical disk (an entry of /sys/block
-that is not under /sys/devices/virtual, so loop, ram, zram, dm and md are left out) plus the
-device behind each named path (datadir, waldir, or a device node such as /dev/sdb1), walked
-up from a partition to its disk; a device-mapper or md device behind a path is kept as it
-is. An explicit list may name any device of /proc/diskstats, partitions included.
+that is not under /sys/devices/virtual, so loop, ram, zram, dm and md are left out) plus,
+for each named path (datadir, waldir, or a device node such as /dev/sdb1), the device behind
+it and every member disk of its storage (``member_disks``): all the devices of a btrfs file
+system (/sys/fs/btrfs/<fsid>/devices, so the four loop devices of a 4-device raid1, not only
+the one the mount table names), each walked down through the slaves of md and device-mapper
+devices (/sys/block/X/slaves) and up from a partition to its disk. The device behind the path
+(an md or dm device) is sampled as well, but only the members hold the data: their sum is what
+the storage served (telemetry/derive.py ``datastore``). An explicit list may name any device
+of /proc/diskstats, partitions included. A device that leaves during the run (a btrfs device
+removed, a loop device detached) keeps its columns: null once /proc/diskstats no longer has it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -61,7 +69,10 @@ def parse_diskstats(text: bytes, names=None) -> dict[str, tuple[int, ...]]:
 
 def iostat_figures(prev: tuple[int, ...], cur: tuple[int, ...], dt_s: float) -> list[float]:
     """The nine figures of ``METRICS`` for one device over ``dt_s`` seconds."""
-    if dt_s <= 0:
+    if dt_s <= 0 or any(i < len(cur) and i < len(prev) and cur[i] < prev[i]
+                        for i in (RD_IOS, RD_SECT, WR_IOS, WR_SECT)):
+        # 64-bit counters that went back: the device was replaced (a loop device detached
+        # and attached again); the interval is unknown, never a 2**32 "wrap"
         return [NAN] * len(METRICS)
 
     def d(i: int) -> float:
@@ -94,9 +105,84 @@ def whole_disks(sys_root: str = "/sys") -> dict[str, bool]:
     return out
 
 
-def path_device(path) -> dict:
-    """{path, device, partition, reason}: the whole disk behind ``path``, a file or directory
-    (through its filesystem, host.path_storage) or a block device node such as /dev/sdb1."""
+def _natural(name: str) -> list:
+    """A sort key that puts loop9 before loop10."""
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
+
+
+def _disk_dir(link: str) -> str | None:
+    """The sysfs folder of the whole disk that ``link`` (a folder of /sys, or a link to one,
+    of a disk or of a partition) names; None when there is no such folder."""
+    real = os.path.realpath(link)
+    if not os.path.isdir(real):
+        return None
+    if os.path.exists(os.path.join(real, "partition")):
+        real = os.path.dirname(real)
+    return real
+
+
+def _leaves(disk: str, seen: set[str]) -> list[str]:
+    """The whole disks at the bottom of ``disk``'s slaves (md, device-mapper), walked down as
+    far as they go; ``disk`` itself when it has none."""
+    if disk in seen:
+        return []
+    seen.add(disk)
+    try:
+        slaves = sorted(os.listdir(os.path.join(disk, "slaves")), key=_natural)
+    except OSError:
+        slaves = []
+    out: list[str] = []
+    for name in slaves:
+        below = _disk_dir(os.path.join(disk, "slaves", name))
+        for leaf in _leaves(below, seen) if below else ():
+            if leaf not in out:
+                out.append(leaf)
+    return out or [os.path.basename(disk)]
+
+
+def btrfs_devices(name: str, sys_root: str = "/sys") -> list[str]:
+    """The entries of /sys/fs/btrfs/<fsid>/devices of the mounted btrfs that has ``name`` (a
+    disk or a partition) among its devices, in name order (loop9 before loop10); [] when
+    none has."""
+    base = os.path.join(sys_root, "fs", "btrfs")
+    try:
+        fsids = sorted(os.listdir(base))
+    except OSError:
+        return []
+    for fsid in fsids:
+        folder = os.path.join(base, fsid, "devices")
+        if os.path.lexists(os.path.join(folder, name)):
+            try:
+                return [os.path.join(folder, e)
+                        for e in sorted(os.listdir(folder), key=_natural)]
+            except OSError:
+                return []
+    return []
+
+
+def member_disks(device: str, partition: str | None = None, fs_type: str | None = None,
+                 sys_root: str = "/sys") -> list[str]:
+    """Every whole disk that holds the data of the storage on ``device`` (a whole disk's name;
+    ``partition``, the partition of it that holds the file system, if any): for btrfs every
+    device of the file system, else the device itself; each walked down through md and
+    device-mapper slaves to the disks at the bottom. [] when /sys does not know ``device``."""
+    starts = btrfs_devices(partition or device, sys_root) if fs_type == "btrfs" else []
+    if not starts:
+        starts = [os.path.join(sys_root, "block", device)]
+    out: list[str] = []
+    seen: set[str] = set()
+    for link in starts:
+        disk = _disk_dir(link)
+        for leaf in _leaves(disk, seen) if disk else ():
+            if leaf not in out:
+                out.append(leaf)
+    return out
+
+
+def path_device(path, sys_root: str = "/sys") -> dict:
+    """{path, device, partition, fs_type, members, reason}: the whole disk behind ``path``, a
+    file or directory (through its filesystem, host.path_storage) or a block device node such
+    as /dev/sdb1, and the member disks of its storage (``member_disks``)."""
     from ...host.facts import block_device, path_storage
 
     try:
@@ -113,20 +199,25 @@ def path_device(path) -> dict:
         why = f"no block device behind {path}"
         if info.get("fs_type"):
             why += f" ({info['fs_type']})"
-        return {"path": str(path), "device": None, "partition": None, "reason": why}
+        return {"path": str(path), "device": None, "partition": None,
+                "fs_type": info.get("fs_type"), "members": [], "reason": why}
+    members = member_disks(dev["name"], dev.get("partition"), info.get("fs_type"), sys_root)
     return {"path": str(path), "device": dev["name"], "partition": dev.get("partition"),
-            "reason": None}
+            "fs_type": info.get("fs_type"), "members": members or [dev["name"]], "reason": None}
 
 
 def choose_devices(devices, paths: dict | None, known: set[str],
                    sys_root: str = "/sys") -> tuple[list[str], dict[str, dict]]:
     """(device names in column order, {role: path_device(...)}) for ``devices``.
 
-    ``devices`` is "auto" (physical disks and those behind ``paths``) or a list of names, each
-    of which must be in ``known`` (the names of /proc/diskstats).
+    ``devices`` is "auto" (the devices behind ``paths`` and their members, then the physical
+    disks) or a list of names, each of which must be in ``known`` (the names of
+    /proc/diskstats).
     """
-    roles = {str(role): path_device(p) for role, p in (paths or {}).items() if p is not None}
-    behind = [r["device"] for r in roles.values() if r["device"]]
+    roles = {str(role): path_device(p, sys_root) for role, p in (paths or {}).items()
+             if p is not None}
+    behind = [name for r in roles.values() if r["device"]
+              for name in (r["device"], *r["members"])]
     if devices == "auto" or devices is None:
         chosen = list(dict.fromkeys(behind))
         for name, virtual in whole_disks(sys_root).items():
@@ -187,7 +278,8 @@ class DiskSource(Source):
     def describe(self) -> dict:
         info = {}
         for dev in self.devices:
-            roles = [r for r, v in self.roles.items() if v["device"] == dev]
+            roles = [r for r, v in self.roles.items()
+                     if dev == v["device"] or dev in v.get("members", ())]
             info[dev] = {"roles": roles, "virtual": self._virtual.get(dev),
                          "whole_disk": dev in self._virtual}
         return info
