@@ -97,7 +97,8 @@ def headline_section(kind: RunKind, groups: list[Group], baseline: str | None = 
 
 
 def _best(metric: Metric, peaks: list, base: Group) -> str:
-    """"Best: B, NOPM 20,200 at 8 users, 2.00x the best of A (10,100)"."""
+    """"Best: B, NOPM 20,200 at 8 users, 2.00x the best of A (10,100)". A best group whose
+    runs had faults injected is named with them, and the best group without any follows."""
     value, group, point = max(peaks, key=lambda p: p[0])
     base_values = metric.values(base)
     sentence = f"Best: {group.label}, {metric.name} {fmt(value)} at {metric.at(point)}"
@@ -106,6 +107,13 @@ def _best(metric: Metric, peaks: list, base: Group) -> str:
         r = ratio(value, base_peak)
         if r is not None:
             sentence += f", {r:.2f}x the best of {base.label} ({fmt(base_peak)})"
+    if group.faults:
+        sentence += "; measured with faults injected"
+        clean = [p for p in peaks if not p[1].faults]
+        if clean:
+            value, group, point = max(clean, key=lambda p: p[0])
+            sentence += (f"; the best without a fault: {group.label}, {metric.name} "
+                         f"{fmt(value)} at {metric.at(point)}")
     return sentence + "."
 
 

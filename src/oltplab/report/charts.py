@@ -133,15 +133,18 @@ def step_label(attrs: dict, index: int) -> str:
     return f"step {index + 1}"
 
 
-def timeline_bands(run: RunData, divisor: float) -> tuple[Band, ...]:
-    """The measured window of every marked step (ramp-up excluded), in axis units."""
+def timeline_bands(run: RunData, divisor: float, origin_ns: int | None = None
+                   ) -> tuple[Band, ...]:
+    """The measured window of every marked step (ramp-up excluded), in axis units of an axis
+    whose zero is ``origin_ns`` on the timeline's clock (its first sample's, by default)."""
     tl = run.timeline
     if tl is None or tl.t0_ns is None:
         return ()
+    zero = tl.t0_ns if origin_ns is None else origin_ns
     out = []
     for i, w in enumerate(step_windows(tl)):
-        out.append(Band(x0=(w.ramp_end_ns - tl.t0_ns) / 1e9 / divisor,
-                        x1=(w.end_ns - tl.t0_ns) / 1e9 / divisor,
+        out.append(Band(x0=(w.ramp_end_ns - zero) / 1e9 / divisor,
+                        x1=(w.end_ns - zero) / 1e9 / divisor,
                         label=step_label(w.attrs, i)))
     return tuple(out)
 
@@ -149,19 +152,23 @@ def timeline_bands(run: RunData, divisor: float) -> tuple[Band, ...]:
 def line_chart(key: str, title: str, x_label: str, y_label: str, x: list,
                lines: list[tuple[str, list, int]], *, why: str, bands=(), caption: str = "",
                section: str = "", colors: Iterable[str] | None = None,
-               whole_ticks: bool = False) -> Chart:
+               whole_ticks: bool = False, x_range: tuple | None = None) -> Chart:
     """Lines over a numeric x; (name, y values, style) each; averaged down to MAX_POINTS.
     ``whole_ticks``: ticks at the x values themselves (such as the user counts run), thinned
-    to at most MAX_TICKS, rather than wherever the renderer puts them (1.2, 1.4 ...)."""
+    to at most MAX_TICKS, rather than wherever the renderer puts them (1.2, 1.4 ...);
+    ``x_range``: the (lowest, highest) x drawn, else the renderer's choice."""
     lines = [ln for ln in lines if any(v is not None for v in ln[1])]
     if not lines or not x:
         return no_data(key, title, why, section)
+    colors = list(colors) if colors is not None else list(PALETTE)
+    if all(sum(v is not None for v in ln[1]) == 1 for ln in lines):
+        return _point_bars(key, title, x_label, y_label, list(x), lines, colors, caption,
+                           section)
     xs, ys, k = downsample(list(x), [ln[1] for ln in lines])
     if k > 1:
         caption = (caption + " " if caption else "") + (
             f"Drawn from {len(x):,} samples averaged in groups of {k} "
             f"({len(xs):,} points per line).")
-    colors = list(colors) if colors is not None else list(PALETTE)
     series = tuple(Series(name=name, x=tuple(_round(v) for v in xs),
                           y=tuple(_round(v) for v in y), color=colors[i % len(colors)],
                           style=style)
@@ -172,11 +179,32 @@ def line_chart(key: str, title: str, x_label: str, y_label: str, x: list,
         ticks = tuple(_round(v) for v in sorted(xs)[::step])
     return Chart(key=key, title=title, kind="line", x_label=x_label, y_label=y_label,
                  series=series, bands=tuple(bands), caption=caption, section=section,
-                 x_ticks=ticks)
+                 x_ticks=ticks, x_range=x_range)
 
 
 def _round(v):
     return None if v is None else float(f"{v:.6g}")
+
+
+def _point_bars(key: str, title: str, x_label: str, y_label: str, x: list,
+                lines: list[tuple[str, list, int]], colors: list[str], caption: str,
+                section: str) -> Chart:
+    """Lines of one point each, drawn as bars (a line needs two points to be seen): a category
+    per x value, a bar per line in its colour and style, its value written on it."""
+    points = [{x[i]: v for i, v in enumerate(y) if v is not None} for _, y, _ in lines]
+    cats = sorted({c for p in points for c in p}, key=_cat_key)
+    labelled = len(cats) * len(lines) <= MAX_LABELLED_BARS
+    series = []
+    for i, ((name, _, style), p) in enumerate(zip(lines, points)):
+        ys = tuple(_round(p.get(c)) for c in cats)
+        series.append(Series(name=name, x=tuple(f"{c:g}" if isinstance(c, (int, float))
+                                                else str(c) for c in cats),
+                             y=ys, color=colors[i % len(colors)], style=style,
+                             text=tuple(fmt(y) for y in ys) if labelled else None))
+    caption = (caption + " " if caption else "") + (
+        "One value per line: drawn as bars (a dashed line's bar is hatched).")
+    return Chart(key=key, title=title, kind="bar", x_label=x_label, y_label=y_label,
+                 series=tuple(series), caption=caption, section=section)
 
 
 def histogram(key: str, title: str, x_label: str, values: list[float], name: str, color: str,

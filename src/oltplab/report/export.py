@@ -1,5 +1,6 @@
-"""Every table of a run as CSV files, for spreadsheets: the tables of its report, and the
-telemetry samples (one row per sampling interval) when the run has a timeline.
+"""Every table of a run as CSV files, for spreadsheets: the tables of its report (the injected
+faults first, one row per event, when it has any), and the telemetry samples (one row per
+sampling interval) when the run has a timeline.
 
 Values are written as recorded (full precision, no thousands separators); a missing value is
 an empty cell.
@@ -12,6 +13,7 @@ import io
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .events import events_table
 from .output import write_file
 from .model import Table
 from .runs import RunData, prepare
@@ -60,7 +62,7 @@ def export_csv(run: dict, out_dir) -> list[Path]:
     """Write each table of ``run`` (a record from results.store.load_run) as
     ``<out_dir>/<table>.csv``; returns the paths written, in report order."""
     data = prepare(run)
-    tables = run_tables(data)
+    tables = [t for t in (events_table(data),) if t is not None] + run_tables(data)
     samples = timeline_table(data)
     if samples is not None:
         tables.append(samples)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import FEW_POINTS, STYLES, Chart, Series
+from .model import FAULT_COLOR, FEW_POINTS, STYLES, Band, Chart, Series, label_leftwards
 
 HEIGHT = 440
 
@@ -45,6 +45,26 @@ def _line(s: Series, chart: Chart) -> dict:
     return trace
 
 
+def _shade(b: Band, i: int) -> dict:
+    """A step's window in light blue and orange by turns; a fault in red, darker."""
+    color = FAULT_COLOR if b.fault else "#4c72b0" if i % 2 == 0 else "#dd8452"
+    return {"type": "rect", "xref": "x", "yref": "paper", "x0": b.x0, "x1": b.x1, "y0": 0,
+            "y1": 1, "fillcolor": color, "opacity": 0.18 if b.fault else 0.08,
+            "line": {"width": 0}, "layer": "below"}
+
+
+def _band_label(b: Band, chart: Chart) -> dict:
+    """A step's label centred above the axes; a fault's inside them, from its start."""
+    if b.fault:
+        leftwards = label_leftwards(chart, b)
+        return {"x": b.x1 if leftwards else b.x0, "y": 1, "xref": "x", "yref": "paper",
+                "text": b.label, "showarrow": False, "yanchor": "top",
+                "xanchor": "right" if leftwards else "left",
+                "font": {"size": 10, "color": FAULT_COLOR}}
+    return {"x": (b.x0 + b.x1) / 2, "y": 1, "xref": "x", "yref": "paper", "text": b.label,
+            "showarrow": False, "yanchor": "bottom", "font": {"size": 10, "color": "#555"}}
+
+
 def figure(chart: Chart) -> dict:
     """{"data": [...], "layout": {...}} for Plotly.newPlot."""
     data = [_bar(s, chart) if chart.kind in ("bar", "hist") else _line(s, chart)
@@ -70,16 +90,12 @@ def figure(chart: Chart) -> dict:
         layout["hovermode"] = "x unified"
     if chart.kind == "scatter":
         layout["xaxis"]["rangemode"] = "tozero"
+    if chart.x_range:
+        layout["xaxis"]["range"] = list(chart.x_range)
     if chart.x_ticks:
         layout["xaxis"].update(tickmode="array", tickvals=list(chart.x_ticks),
                                ticktext=[f"{v:g}" for v in chart.x_ticks])
     if chart.bands:
-        layout["shapes"] = [
-            {"type": "rect", "xref": "x", "yref": "paper", "x0": b.x0, "x1": b.x1, "y0": 0,
-             "y1": 1, "fillcolor": "#4c72b0" if i % 2 == 0 else "#dd8452", "opacity": 0.08,
-             "line": {"width": 0}, "layer": "below"} for i, b in enumerate(chart.bands)]
-        layout["annotations"] = [
-            {"x": (b.x0 + b.x1) / 2, "y": 1, "xref": "x", "yref": "paper", "text": b.label,
-             "showarrow": False, "yanchor": "bottom", "font": {"size": 10, "color": "#555"}}
-            for b in chart.bands]
+        layout["shapes"] = [_shade(b, i) for i, b in enumerate(chart.bands)]
+        layout["annotations"] = [_band_label(b, chart) for b in chart.bands]
     return {"data": data, "layout": layout}

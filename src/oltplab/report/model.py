@@ -15,6 +15,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 # line dashes and bar hatches: (plotly dash, plotly pattern, matplotlib linestyle, hatch)
 STYLES = (("solid", "", "-", None), ("dash", "/", "--", "//"), ("dot", "x", ":", "xx"),
           ("dashdot", ".", "-.", ".."))
+FAULT_COLOR = "#d62728"  # the shading of an injected fault, the same in HTML and PNG
 FEW_POINTS = 60  # lines of no more points than this show markers too (one point would not show)
 MAX_POINTS = 1500  # per time series, in both renderings; longer series are averaged down
 
@@ -34,11 +35,13 @@ class Series:
 
 @dataclass(frozen=True)
 class Band:
-    """A shaded span of the x axis (a step's measured window) with its label."""
+    """A shaded span of the x axis (a step's measured window, or an injected fault when
+    ``fault``: drawn in its own colour, its label inside the axes) with its label."""
 
     x0: float
     x1: float
     label: str
+    fault: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,21 @@ class Chart:
     section: str = ""
     y_min_zero: bool = True
     x_ticks: tuple | None = None  # the x values that get a tick (line charts), None: automatic
+    x_range: tuple | None = None  # (lowest, highest) x drawn, None: automatic (time charts of
+    # a run with faults share one)
 
     @property
     def empty(self) -> bool:
         return self.note is not None
+
+
+def label_leftwards(chart: Chart, band: Band) -> bool:
+    """Whether a fault's label ends at its band's end (the band lies in the right part of the
+    x axis, where a label from its start would run off the chart) rather than starts at its
+    start."""
+    xs = [v for s in chart.series for v in s.x if isinstance(v, (int, float))]
+    lo, hi = chart.x_range or ((min(xs), max(xs)) if xs else (band.x0, band.x0))
+    return hi > lo and band.x0 > lo + 0.6 * (hi - lo)
 
 
 def no_data(key: str, title: str, why: str, section: str = "") -> Chart:

@@ -6,23 +6,28 @@ section.
 from __future__ import annotations
 
 from .model import PALETTE, Chart, Section, Table
-from .runs import Group, prepare
+from .runs import Group, prepare, with_faults
 
 
 def _cells(plan, records: list[dict]) -> list[Group]:
     """The plan's runs of one kind per cell (or datastore), in plan order; per cell and step
-    when the plan has several steps of the kind."""
-    groups: dict[str, Group] = {}
+    when the plan has several steps of the kind; a cell whose runs had faults injected names
+    them ("raid=raid1 (with remove-device at 3 s)")."""
+    cells: dict[str, list[dict]] = {}
     several = len({(r.get("plan") or {}).get("step", 1) for r in records}) > 1
     for rec in records:
         label = rec.get("plan") or {}
         cell = label.get("cell", "?") + (f" step {label.get('step', 1)}" if several else "")
-        if cell not in groups:
-            groups[cell] = Group(label=cell, runs=[], color=PALETTE[len(groups) % len(PALETTE)])
-        run = prepare(rec)
-        run.label, run.color = cell, groups[cell].color
-        groups[cell].runs.append(run)
-    return list(groups.values())
+        cells.setdefault(cell, []).append(rec)
+    groups = []
+    for i, (cell, recs) in enumerate(cells.items()):
+        group = Group(label=with_faults(cell, recs), runs=[], color=PALETTE[i % len(PALETTE)])
+        for rec in recs:
+            run = prepare(rec)
+            run.label, run.color = group.label, group.color
+            group.runs.append(run)
+        groups.append(group)
+    return groups
 
 
 def plan_section(plan, records: list[dict]) -> Section:

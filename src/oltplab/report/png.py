@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from .output import write_file
-from .model import FEW_POINTS, STYLES, Chart
+from .model import FAULT_COLOR, FEW_POINTS, STYLES, Chart, label_leftwards
 
 WIDTH_IN, AXES_H_IN, DPI = 10.0, 3.8, 100
 
@@ -61,6 +61,13 @@ def _lines(ax, chart: Chart) -> None:
             ax.plot(xs, ys, style, color=s.color, label=s.name, lw=1.1,
                     marker="o" if few else None, ms=3)
     for i, b in enumerate(chart.bands):
+        if b.fault:  # in red, its label inside the axes from its start (figure.py alike)
+            ax.axvspan(b.x0, b.x1, color=FAULT_COLOR, alpha=0.18, lw=0)
+            leftwards = label_leftwards(chart, b)
+            ax.text(b.x1 if leftwards else b.x0, 0.99, f" {b.label} ",
+                    transform=ax.get_xaxis_transform(), ha="right" if leftwards else "left",
+                    va="top", fontsize=7, color=FAULT_COLOR)
+            continue
         ax.axvspan(b.x0, b.x1, color="#4c72b0" if i % 2 == 0 else "#dd8452", alpha=0.08, lw=0)
         ax.text((b.x0 + b.x1) / 2, 1.0, b.label, transform=ax.get_xaxis_transform(),
                 ha="center", va="bottom", fontsize=7, color="#555", clip_on=False)
@@ -110,6 +117,8 @@ def render_png(chart: Chart) -> bytes:
         ax.set_ylim(bottom=0)
     if chart.kind == "scatter":
         ax.set_xlim(left=0)
+    if chart.x_range:
+        ax.set_xlim(*chart.x_range)
     if chart.x_ticks:
         ax.set_xticks(list(chart.x_ticks), [f"{v:g}" for v in chart.x_ticks])
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))

@@ -147,16 +147,42 @@ def group_key(record: dict) -> tuple:
                                                                 default=str))
 
 
+def fault_names(records: list[dict]) -> list[str]:
+    """"remove-device at 3 s" for each fault injected in any of ``records`` (each once, in
+    order), at the time it was asked for; events that never fired do not count."""
+    out: dict[str, None] = {}
+    for rec in records:
+        for e in rec.get("events") or ():
+            if isinstance(e, dict) and e.get("at_s") is not None:
+                at = e.get("requested_at_s")
+                at = e["at_s"] if at is None else at
+                out[f"{e.get('kind') or 'fault'} at {round(float(at), 1):g} s"] = None
+    return list(out)
+
+
+def with_faults(label: str, records: list[dict]) -> str:
+    """``label`` followed by the faults injected in ``records``: "B (with remove-device at
+    3 s)"; ``label`` alone when there were none."""
+    names = fault_names(records)
+    return f"{label} (with {', '.join(names)})" if names else label
+
+
 @dataclass
 class Group:
     label: str
     runs: list[RunData]
     color: str
 
+    @property
+    def faults(self) -> list[str]:
+        """The faults injected in the group's runs (``fault_names``)."""
+        return fault_names([r.record for r in self.runs])
+
 
 def label_runs(runs: list[RunData]) -> list[Group]:
     """Give each run a short unique label and colour, and group repeats (first seen first).
-    When the runs ran on more than one engine, each label names its engine."""
+    When the runs ran on more than one engine, each label names its engine; a group whose runs
+    had faults injected names them ("B (with kill-backend at 3 s)")."""
     groups: dict[tuple, list[RunData]] = {}
     for r in runs:
         groups.setdefault(group_key(r.record), []).append(r)
@@ -165,7 +191,8 @@ def label_runs(runs: list[RunData]) -> list[Group]:
     for key, members in groups.items():
         name = key[1] or "?"
         engine = members[0].engine_name
-        bases.append(f"{name} ({engine})" if mixed and engine else name)
+        base = f"{name} ({engine})" if mixed and engine else name
+        bases.append(with_faults(base, [r.record for r in members]))
     out = []
     for i, ((key, members), base) in enumerate(zip(groups.items(), bases)):
         color = PALETTE[i % len(PALETTE)]

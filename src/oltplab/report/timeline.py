@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..telemetry.sources.disks import column as disk_column
 from .charts import histogram, line_chart, time_axis, timeline_bands
+from .events import fault_bands, window_axis, window_start_ns
 from .model import PALETTE, Chart, no_data
 from .runs import RunData
 
@@ -44,14 +45,25 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
         return [no_data(k + suffix, t, "the run folder has no timeline.json", section)
                 for k, t in titles.items()]
     t = tl.columns["t_ns"]
-    divisor, x_label = time_axis((t[-1] - tl.t0_ns) / 1e9)
-    x = [(v - tl.t0_ns) / 1e9 / divisor for v in t]
-    bands = timeline_bands(run, divisor)
+    origin = window_start_ns(run)  # a run with faults: the workload's axis, faults marked
+    marked = origin is not None
+    x_range = None
+    if not marked:
+        origin = tl.t0_ns
+        divisor, x_label = time_axis((t[-1] - tl.t0_ns) / 1e9)
+    else:
+        divisor, x_label, x_range = window_axis(run)
+    x = [(v - origin) / 1e9 / divisor for v in t]
+    bands = timeline_bands(run, divisor, origin)
     shaded = "Shaded: each step's measured window (ramp-up excluded)." if bands else ""
     kind_bands = _kind_bands(run)
     if not bands and kind_bands is not None:
         bands = kind_bands(run, divisor)
         shaded = "Shaded: each cycle's backup and restore." if bands else ""
+    if marked:
+        bands += fault_bands(run, divisor, span_s=(t[-1] - origin) / 1e9)
+        shaded = (shaded + " In red: each injected fault, for as long as it lasted (as in "
+                  "the throughput chart, on the same axis).").strip()
     per = _per(tl.interval_s)
     devs = busy_devices(run)
     col = tl.columns.get
@@ -67,14 +79,14 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
                 colors.append(PALETTE[i % len(PALETTE)])
         why = "no device did any I/O" if tl.devices else "no block device was sampled"
         out.append(line_chart(key + suffix, titles[key], x_label, y_label, x, lines, why=why,
-                              bands=bands, colors=colors, section=section,
+                              bands=bands, colors=colors, section=section, x_range=x_range,
                               caption=" ".join(p for p in (caption, shaded) if p)))
 
     disk("iops_time", ("r_s", "w_s"), ("reads", "writes"), "I/O operations per second",
          f"Reads and writes per second of each device, per {per} interval "
          "(/proc/diskstats, as iostat counts them).")
-    disk("mbps_time", ("rMB_s", "wMB_s"), ("read", "written"), "MB/s (MB = 2^20 bytes)",
-         f"Megabytes read and written per second, per {per} interval.")
+    disk("mbps_time", ("rMB_s", "wMB_s"), ("read", "written"), "MiB/s (MiB = 2^20 bytes)",
+         f"MiB read and written per second, per {per} interval.")
     disk("latency_time", ("r_await", "w_await"), ("r_await", "w_await"),
          f"average latency per {per} interval (ms)",
          f"r_await and w_await: the average time of the reads (writes) completed in each "
@@ -83,7 +95,7 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
            (("idle", "idle"), ("iowait", "iowait"), ("user", "user"), ("system", "system"))]
     out.append(line_chart("cpu_time" + suffix, titles["cpu_time"], x_label,
                           "share of all CPUs (%)", x, cpu, why="CPU was not sampled",
-                          bands=bands, section=section,
+                          bands=bands, section=section, x_range=x_range,
                           caption=" ".join(p for p in (
                               f"Host CPU time per {per} interval (/proc/stat). iowait is idle "
                               "time with I/O outstanding; read it beside idle.", shaded) if p)))
@@ -91,7 +103,7 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
     reason = (tl.power or {}).get("reason") or "no power meter"
     out.append(line_chart("power_time" + suffix, titles["power_time"], x_label, "power (W)", x,
                           [("power", watts, 0)], why=f"no power readings: {reason}",
-                          bands=bands, section=section, colors=[run.color],
+                          bands=bands, section=section, colors=[run.color], x_range=x_range,
                           caption=" ".join(p for p in (
                               f"Power per {per} interval from {(tl.power or {}).get('source')}.",
                               shaded) if p)))
@@ -100,7 +112,7 @@ def timeline_charts(run: RunData, suffix: str = "", section: str = "") -> list[C
                          section=section,
                          caption=f"How often each power level was read: one count per {per} "
                                  "sample over the whole run."))
-    out += database_charts(run, x, x_label, bands, shaded, suffix, section)
+    out += database_charts(run, x, x_label, bands, shaded, suffix, section, x_range)
     return out
 
 
@@ -109,9 +121,10 @@ def _mb(values: list) -> list:
 
 
 def database_charts(run: RunData, x: list, x_label: str, bands, shaded: str, suffix: str = "",
-                    section: str = "") -> list[Chart]:
+                    section: str = "", x_range: tuple | None = None) -> list[Chart]:
     """The server's own counters over time, when the sampler read them: transactions, and
-    what the server wrote (PostgreSQL's WAL; MariaDB's InnoDB redo and data files)."""
+    what the server wrote (PostgreSQL's WAL; MariaDB's InnoDB redo and data files), on the
+    axis of the run's other time charts (``x``, ``x_range``)."""
     tl = run.timeline
     col = tl.columns.get
     if not tl.database or not any(v is not None for v in col("db.commits_s") or []):
@@ -126,21 +139,23 @@ def database_charts(run: RunData, x: list, x_label: str, bands, shaded: str, suf
         "transactions per second", x,
         [("commits", col("db.commits_s") or [], 0), ("rollbacks", col("db.rollbacks_s") or [], 1)],
         why="the server's counters were not read", bands=bands, section=section,
+        x_range=x_range,
         caption=" ".join(p for p in (f"Commits and rollbacks per {per} interval: {counted}.",
                                      shaded) if p))
     if innodb:
         lines = [("InnoDB redo", _mb(col("db.wal_bytes_s") or []), 0),
                  ("InnoDB data files", _mb(col("db.innodb_data_written_s") or []), 1)]
         title = "InnoDB redo and data written over time"
-        caption = (f"MB written per second, per {per} interval: the redo log "
+        caption = (f"MiB written per second, per {per} interval: the redo log "
                    "(Innodb_os_log_written) and InnoDB's files (Innodb_data_written).")
     else:
         lines = [("WAL", _mb(col("db.wal_bytes_s") or []), 0)]
         title = "WAL written over time"
-        caption = f"WAL MB generated per second, per {per} interval (pg_stat_wal.wal_bytes)."
-    written = line_chart("db_written_time" + suffix, title, x_label, "MB/s (MB = 2^20 bytes)",
+        caption = f"WAL MiB generated per second, per {per} interval (pg_stat_wal.wal_bytes)."
+    written = line_chart("db_written_time" + suffix, title, x_label, "MiB/s (MiB = 2^20 bytes)",
                          x, lines, why="the server reported no bytes written", bands=bands,
-                         section=section, caption=" ".join(p for p in (caption, shaded) if p))
+                         section=section, x_range=x_range,
+                         caption=" ".join(p for p in (caption, shaded) if p))
     return [xacts, written]
 
 

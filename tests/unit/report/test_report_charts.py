@@ -169,3 +169,14 @@ def test_bar_chart_of_repeats_shows_their_range():
     assert "lowest and highest" in chart.caption
     empty = bar_chart("k", "Title", "users", "NOPM", [("A", "#000", 0, {})], why="no steps")
     assert empty.empty and empty.note == "Title: no data (no steps)."
+
+
+def test_lines_of_one_point_each_are_drawn_as_bars_one_per_line():
+    chart = line_chart("k", "T", "users", "OPM", [1, 4, 8],
+                       [("a", [None, 10.0, None], 0), ("b", [None, None, 30.0], 1)], why="none")
+    assert chart.kind == "bar"
+    assert [(s.name, s.x, s.y, s.style) for s in chart.series] == [
+        ("a", ("4", "8"), (10.0, None), 0), ("b", ("4", "8"), (None, 30.0), 1)]
+    longer = line_chart("k", "T", "users", "OPM", [1, 4],
+                        [("a", [5.0, 10.0], 0), ("b", [None, 30.0], 1)], why="none")
+    assert longer.kind == "line"  # one line has two points: lines, with markers

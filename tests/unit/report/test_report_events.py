@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from oltplab.report.events import events_chart, events_table
+import pytest
+
+from oltplab.report.events import events_chart, events_table, lasted_s
 from oltplab.report.runs import RunData
 
 RECORD = {"kind": "tpcc", "steps": [{"throughput": {
@@ -32,6 +34,54 @@ def test_the_table_lists_every_event_with_its_error_and_nothing_without_events()
     assert table.rows[0][3] == 4.2 and table.rows[1][-1] == "not fired: the run ended first"
     assert events_table(RunData({"kind": "tpcc"})) is None
     assert events_chart(RunData({"kind": "tpcc", "steps": []})) is None
+
+
+# a device fault: what the remaining devices wrote and read during it (their counters)
+REMOVAL = {"kind": "remove-device", "event": "at=3s,remove-device=1", "requested_at_s": 3.0,
+           "at_s": 3.002, "seconds": 13.8, "bytes_moved": 1_204_000_000,
+           "bytes_read": 3_500_000, "allocated_bytes": 832 * 2**20, "mb_per_s": 87.2,
+           "background_write_bytes_s": 2_000_000, "before_tpm": 20000.0, "dip_avg_pct": 61.5,
+           "dip_max_pct": 95.5, "back_within_10pct_s": 15.0}
+
+
+def _run(*events) -> RunData:
+    return RunData({"kind": "tpcc", "steps": [{"throughput": {
+        "interval_s": 10.0, "completed": [2000] * 3, "per_s": [200] * 30}}],
+        "events": list(events)})
+
+
+def test_each_fault_is_shaded_for_as_long_as_it_lasted():
+    """A 13.8 s removal was drawn 0.5 s wide: every fault spans its own duration."""
+    throttle = {"kind": "throttle", "at_s": 5.0, "for_s": 4.0, "ended_at_s": 9.1}
+    failed = {"kind": "fail-device", "at_s": 2.0, "for_s": None, "ended_at_s": 27.5}
+    kill = {"kind": "kill-backend", "at_s": 20.0, "for_s": None, "recovery_s": 1.5}
+    chart = events_chart(_run(REMOVAL, throttle, failed, kill))
+    assert [(b.x0, b.x1) for b in chart.bands] == [
+        (3.002, pytest.approx(16.802)), (5.0, 9.0), (2.0, 27.5), (20.0, 21.5)]
+    assert all(b.fault for b in chart.bands)
+    assert chart.bands[0].label == ("remove-device 13.8 s, 1,204 MB written, dip 62% avg, "
+                                    "96% max")
+    assert [lasted_s(e) for e in (REMOVAL, throttle, failed, kill)] == [
+        13.8, 4.0, 25.5, 1.5]
+
+
+def test_the_fault_table_has_duration_bytes_rate_dip_and_recovery():
+    # a record made before the devices' counters were read, as the store upgrades it
+    old = {"kind": "remove-device", "event": "at=3s,remove-device=1", "at_s": 3.0,
+           "seconds": 0.6, "bytes_moved": None, "allocated_bytes": 872_415_232,
+           "mb_per_s": None}
+    kill = RECORD["events"][0]
+    table = events_table(_run(REMOVAL, old, kill))
+    assert table.columns == (
+        "event", "kind", "at (s)", "lasted (s)", "moved (MB)", "MB/s", "read (MB)",
+        "allocated (MB)", "writes before (MB/s)", "TPM before", "dip avg %", "dip max %",
+        "back within 10% (s)", "recovery (s)", "error")
+    assert table.rows[0] == ("at=3s,remove-device=1", "remove-device", 3.002, 13.8, 1204.0,
+                             87.2, 3.5, 832 * 2**20 / 1e6, 2.0, 20000.0, 61.5, 95.5, 15.0,
+                             None, "")
+    assert table.rows[1][4:9] == (None, None, None, 872.415232, None)
+    assert table.rows[2][3] == 4.2 and table.rows[2][-2] == 4.2  # a kill lasts its recovery
+    assert "MB = 10^6 bytes" in table.caption
 
 
 def test_the_command_line_prints_a_line_per_event():

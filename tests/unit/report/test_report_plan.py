@@ -113,3 +113,25 @@ def test_neighbours_cells_set_the_average_instance_side_by_side(tmp_path):
     (table,) = section.tables
     assert table.rows == (("backup=0", 3, 0, 1, 220, 110, 100.0),
                           ("backup=1", 3, 1, 1, 170, 85, 77.3))
+
+
+def test_a_plan_of_one_user_count_draws_a_bar_per_cell_named_with_its_faults(tmp_path):
+    """A line of one point draws nothing a reader can see (a line needs two points); each
+    cell's runs with a fault injected are named with it."""
+    f = tmp_path / "p.toml"
+    f.write_text(PLAN.replace('kind = "backup"', 'kind = "tpcc"'))
+    plan = load_plan(f, tmp_path)
+    a = _labelled(tpcc_record("a", users=(4,)), "db_memory=1GiB", 1)
+    b = _labelled(tpcc_record("b", users=(4,), factor=2.0), "db_memory=2GiB", 1)
+    b["events"] = [{"kind": "remove-device", "requested_at_s": 3.0, "at_s": 3.01}]
+    (tpm, *_) = plan_section(plan, [a, b]).charts
+    assert tpm.kind == "bar" and "drawn as bars" in tpm.caption
+    assert [(s.name, s.x, s.y, s.style) for s in tpm.series] == [
+        ("db_memory=1GiB: TPM", ("4",), (round(NOPM[4] * 2.3),), 0),
+        ("db_memory=1GiB: NOPM", ("4",), (NOPM[4],), 1),
+        ("db_memory=2GiB (with remove-device at 3 s): TPM", ("4",),
+         (round(2 * NOPM[4] * 2.3),), 0),
+        ("db_memory=2GiB (with remove-device at 3 s): NOPM", ("4",), (2 * NOPM[4],), 1)]
+    assert tpm.series[1].text == (f"{NOPM[4]:,}",)
+    from oltplab.report.png import render_png
+    assert render_png(tpm)[:4] == b"\x89PNG"
