@@ -181,6 +181,12 @@ def start_over_ssh(host: HostSpec, folder: str, files: dict[str, tuple[bytes, in
     return Process(pid, None, f"{folder}/worker.log")
 
 
+def sent_files(host: HostSpec) -> tuple[str, str, str]:
+    """The names of the files a worker over ssh is sent: the CA's certificate, the host's
+    certificate and key (certs.Certs.pair's names for the role ``worker-<host>``)."""
+    return ("ca.pem", f"worker-{host.name}.pem", f"worker-{host.name}-key.pem")
+
+
 # a process that runs: a zombie does not (a host whose init reaps no orphans keeps them)
 ALIVE = ("alive() { [ -e /proc/$1 ] && ! grep -q '^State:[[:space:]]*Z' /proc/$1/status "
          "2>/dev/null; }")
@@ -188,7 +194,8 @@ ALIVE = ("alive() { [ -e /proc/$1 ] && ! grep -q '^State:[[:space:]]*Z' /proc/$1
 
 def stop_over_ssh(host: HostSpec, folder: str, grace: float = GRACE) -> bool:
     """Stop the worker whose pid ``folder``/worker.pid holds (if its command line is that
-    host's worker), and remove the host's key and certificates; False when none ran."""
+    host's worker), and remove the files ``start_over_ssh`` sent there (the CA's certificate,
+    the host's key and certificate; no other file of the folder); False when none ran."""
     assert host.ssh is not None
     mark = shlex.quote(f"worker-{host.name}.pem")
     ticks = max(1, int(grace * 10))
@@ -198,7 +205,7 @@ def stop_over_ssh(host: HostSpec, folder: str, grace: float = GRACE) -> bool:
                f"| grep -qxF -- {mark}; then ran=yes; kill -TERM $pid; i=0; "
                f"while alive $pid && [ $i -lt {2 * ticks} ]; do i=$((i+1)); "
                f"if [ $i -eq {ticks} ]; then kill -KILL $pid; fi; sleep 0.1; done; fi; "
-               "rm -f worker.pid ./*.pem; echo $ran")
+               f"rm -f worker.pid {' '.join(map(shlex.quote, sent_files(host)))}; echo $ran")
     return run_ssh(host.ssh, command, timeout=grace + 60,
                    what=f"{host.name}: ").strip().endswith("yes")
 

@@ -27,8 +27,8 @@ from .certs import Certs, ensure_certs
 from .client import client_of
 from .clocks import Offset, probe_hosts
 from .hosts import ClusterSpec, HostSpec
-from .launch import (remote_dir, remote_log_tail, scheduler_argv, start_here, start_over_ssh,
-                     stop_here, stop_over_ssh, worker_argv)
+from .launch import (remote_dir, remote_log_tail, scheduler_argv, sent_files, start_here,
+                     start_over_ssh, stop_here, stop_over_ssh, worker_argv)
 from .state import (ClusterState, Process, Worker, load_state, read_state, remove_state,
                     write_state)
 
@@ -187,11 +187,11 @@ def _start_worker(state: ClusterState, host: HostSpec, certs: Certs, on_step: Sa
     there = remote_dir(host, state.cluster_id)
     on_step(f"{host.name}: starting its worker over ssh ({host.ssh.target}, port "
             f"{host.ssh.port}), on {host.address}")
-    files = {"ca.pem": (certs.ca.read_bytes(), 0o644),
-             pair.cert.name: (pair.cert.read_bytes(), 0o644),
-             pair.key.name: (pair.key.read_bytes(), 0o600)}
-    argv = worker_argv(host, state.scheduler_address, "ca.pem", pair.cert.name, pair.key.name,
-                       ".")
+    ca_name, cert_name, key_name = sent_files(host)
+    files = {ca_name: (certs.ca.read_bytes(), 0o644),
+             cert_name: (pair.cert.read_bytes(), 0o644),
+             key_name: (pair.key.read_bytes(), 0o600)}
+    argv = worker_argv(host, state.scheduler_address, ca_name, cert_name, key_name, ".")
     # its pid is known once ssh returns: until then the state file knows its folder there,
     # and Ctrl-C waits until ssh has returned and the pid is recorded (ssh gives up after its
     # connect timeout, the command after 60 s)

@@ -29,6 +29,8 @@ def server(tmp_path_factory):
 
 def test_up_over_ssh_places_work_there_and_down_takes_the_key_away(server, tmp_path):
     far_dir = tmp_path / "far-host"
+    far_dir.mkdir()
+    (far_dir / "mine.pem").write_text("a certificate of the host's own\n")  # not ours
     hosts = write_hosts(tmp_path / "hosts.toml", [
         {"name": "near", "address": "127.0.0.1"},
         {"name": "far", "address": "127.0.0.3", "datastores": ["remote"], "dir": str(far_dir),
@@ -42,7 +44,7 @@ def test_up_over_ssh_places_work_there_and_down_takes_the_key_away(server, tmp_p
         far = state.worker("far")
         assert far.via == "ssh" and far.address.startswith("tls://127.0.0.3:")
         assert sorted(p.name for p in far_dir.glob("*.pem")) == [
-            "ca.pem", "worker-far-key.pem", "worker-far.pem"]  # its own key, no other's
+            "ca.pem", "mine.pem", "worker-far-key.pem", "worker-far.pem"]  # no other's key
         assert stat.S_IMODE((far_dir / "worker-far-key.pem").stat().st_mode) == 0o600
         assert [h.alive for h in service.status(state).hosts] == [True, True]
         with connect(tmp_path / "cluster") as client:
@@ -50,7 +52,8 @@ def test_up_over_ssh_places_work_there_and_down_takes_the_key_away(server, tmp_p
         assert seen == {"host": "far", "address": far.address, "pid": far.process.pid}
     finally:
         service.down(tmp_path / "cluster")
-    assert not list(far_dir.glob("*.pem"))
+    # down takes away what up sent, and only that
+    assert [p.name for p in far_dir.glob("*.pem")] == ["mine.pem"]
     assert cluster_processes(tmp_path / "cluster", far_dir) == []
 
 
