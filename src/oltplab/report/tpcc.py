@@ -219,7 +219,7 @@ def _device_values(g: Group, devs: list[str], name: str, how) -> dict:
 
 def _device_totals(groups, devs, why, section) -> Chart:
     return bar_chart(
-        "device_gb", "Data read and written per device", "device", "GB (GB = 2^30 bytes)",
+        "device_gb", "Data read and written per device", "device", "GiB (GiB = 2^30 bytes)",
         entries(groups, [("read", lambda g: _device_values(g, devs, "read_gb", sum)),
                          ("written", lambda g: _device_values(g, devs, "written_gb", sum))]),
         why=why, section=section,
@@ -350,11 +350,11 @@ def devices_table(run: RunData) -> Table:
                          d.get("await_max_ms"), d.get("read_gb"), d.get("written_gb"),
                          d.get("util_pct")))
     return Table("devices_per_step", "Devices per step",
-                 ("users", "device", "reads/s", "writes/s", "read MB/s", "write MB/s",
+                 ("users", "device", "reads/s", "writes/s", "read MiB/s", "write MiB/s",
                   "latency avg (ms)", "r_await (ms)", "w_await (ms)",
-                  f"p99 of {per} await (ms)", f"highest {per} await (ms)", "GB read",
-                  "GB written", "%util"), tuple(rows),
-                 caption="iostat's figures over each step's measured window; MB and GB are "
+                  f"p99 of {per} await (ms)", f"highest {per} await (ms)", "GiB read",
+                  "GiB written", "%util"), tuple(rows),
+                 caption="iostat's figures over each step's measured window; MiB and GiB are "
                          "2^20 and 2^30 bytes.")
 
 
@@ -399,7 +399,7 @@ def host_memory_table(run: RunData) -> Table | None:
     if not rows:
         return None
     return Table("host_memory_per_step", "Host memory per step",
-                 ("users", "limit (MiB)", "peak (MiB)", "peak of", "device read MB/s",
+                 ("users", "limit (MiB)", "peak (MiB)", "peak of", "device read MiB/s",
                   "InnoDB pages read/s" if run.engine == "mariadb" else "blocks read/s"),
                  tuple(rows),
                  caption="The server's memory control group (page cache included); device "

@@ -180,3 +180,18 @@ def test_lines_of_one_point_each_are_drawn_as_bars_one_per_line():
     longer = line_chart("k", "T", "users", "OPM", [1, 4],
                         [("a", [5.0, 10.0], 0), ("b", [None, 30.0], 1)], why="none")
     assert longer.kind == "line"  # one line has two points: lines, with markers
+
+
+def test_no_mib_is_printed_as_mb(tmp_path):
+    """The disks' figures are in 2^20 and 2^30 bytes: every label of the report names them
+    MiB and GiB (MB and GB are 10^6 and 10^9 bytes)."""
+    import re
+    rec = write_run(tmp_path / "run", tpcc_record("pg18"), timeline_dict())
+    report = build_report([rec])
+    texts = [t for c in report.charts for t in (c.y_label, c.caption)]
+    texts += [t for s in report.sections for table in s.tables
+              for t in (*table.columns, table.caption)]
+    wrong = re.compile(r"\b[MG]B\b[^.;]*2\^[23]0|2\^[23]0[^.;]*\b[MG]B\b")
+    assert [t for t in texts if wrong.search(t)] == []
+    assert {"read MiB/s", "GiB written"} <= {c for s in report.sections for table in s.tables
+                                             for c in table.columns}
