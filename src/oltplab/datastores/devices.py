@@ -62,6 +62,48 @@ def signature(device: Path) -> str | None:
     return f"a content blkid could not read ({why})"
 
 
+def probe(device: Path) -> dict[str, str]:
+    """blkid's low-level probe of ``device``: TYPE, UUID (the file system's), UUID_SUB (the
+    device's within a multi-device btrfs) ...; empty when it finds nothing or cannot read."""
+    try:
+        p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if p.returncode != 0:
+        return {}
+    return dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+
+
+def by_id(device: Path, folder: Path = Path("/dev/disk/by-id")) -> list[str]:
+    """The stable names of ``device`` under /dev/disk/by-id (none for a loop device)."""
+    real = os.path.realpath(device)
+    try:
+        return sorted(str(p) for p in folder.iterdir() if os.path.realpath(p) == real)
+    except OSError:
+        return []
+
+
+def identity(device: Path) -> dict:
+    """What proves later that ``device`` is still the one a datastore was made on: its file
+    system's UUID and its own UUID_SUB as blkid reads them, and its /dev/disk/by-id names."""
+    found = probe(device)
+    return {"uuid": found.get("UUID"), "uuid_sub": found.get("UUID_SUB"),
+            "by_id": by_id(device)}
+
+
+def not_ours(device: Path, fs_uuid: str | None) -> str | None:
+    """Why ``device`` cannot be proved to carry the datastore's file system (UUID ``fs_uuid``),
+    or None when it does."""
+    if not fs_uuid:
+        return "no identity was recorded when it was made"
+    found = probe(device).get("UUID")
+    if found == fs_uuid:
+        return None
+    return (f"it carries no file system of this datastore (UUID {found}, not {fs_uuid})"
+            if found else "it carries no file system of this datastore")
+
+
 def check_device(device: Path, force: bool, owned: dict[str, str]) -> None:
     """Refuse (UsageError, one line) a device that is not a free block device: missing, not a
     block device, mounted or held, part of a datastore (``owned``: real path -> datastore),

@@ -6,6 +6,12 @@ loop devices, ``images/`` (their backing files). ``create`` keeps a list of what
 undoes it in reverse when anything fails or the user presses Ctrl-C, so a failed create leaves
 nothing behind; ``destroy`` unmounts, wipes the signatures the file system wrote, detaches the
 loop devices and removes their files.
+
+A device given with ``--devices`` is wiped at destroy only when it still carries the file
+system made on it (blkid's UUID equal to the one recorded at create, with each device's
+UUID_SUB and /dev/disk/by-id names in ``identity``): a name that now stands for another disk
+(names shifted at a reboot) or a device a fault removed (btrfs erased its super block then,
+and another datastore may have it since) is left alone and named.
 """
 
 from __future__ import annotations
@@ -172,6 +178,9 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
                "loop": ({"count": spec.loop_count, "bytes": spec.loop_bytes}
                         if spec.loop_count else None),
                "mkfs": mkfs, "warnings": warnings(spec)}
+        # what proves at destroy that a device is still this datastore's (names shift)
+        doc["identity"] = {str(d): dev.identity(d) for d in devices}
+        doc["fs_uuid"] = doc["identity"][str(devices[0])]["uuid"]
         if spec.fs == "btrfs":
             doc.update(btrfs_made(mount, devices[0]))
             if spec.checksum == "off":
@@ -241,10 +250,16 @@ def destroy(name: str, root: Path = DEFAULT_ROOT,
         for loop in dev.loops_under(home / "images"):
             dev.wipe(loop)
         dev.detach_all(home / "images")
-    else:  # the devices it has, and those it had or kept aside
-        for d in map(Path, doc["devices"] + doc.get("spares", []) + doc.get("removed", [])):
-            if os.path.exists(d):
+    else:  # the devices it has that still carry its file system: nothing else is wiped
+        # (a device a fault removed was released then; a spare never used holds nothing)
+        for d in map(Path, doc["devices"] + doc.get("spares", [])):
+            if not os.path.exists(d):
+                continue
+            why = dev.not_ours(d, doc.get("fs_uuid"))
+            if why is None:
                 dev.wipe(d)
+            elif d in map(Path, doc["devices"]):
+                on_step(f"{d} left alone: {why}")
     shutil.rmtree(home)
 
 

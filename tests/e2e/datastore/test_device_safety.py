@@ -5,6 +5,7 @@ fails in mkfs leaves every device's old signatures as they were."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from pathlib import Path
 
@@ -97,3 +98,40 @@ def test_a_root_with_spaces_and_an_immutable_backing_file_are_destroyed_whole(da
     attached = subprocess.run(["losetup", "--list", "--noheadings", "--output", "BACK-FILE"],
                               capture_output=True, text=True).stdout
     assert str(images) not in attached
+
+
+def _attach_at(name: str, image: Path) -> None:
+    subprocess.run(["losetup", name, str(image)], check=True, capture_output=True)
+
+
+def test_destroy_after_the_device_names_moved_wipes_only_its_own(datastore_root, loops):
+    root = datastore_root
+    images = {n: datastore_root.parent / f"{n}.img" for n in ("a", "b")}
+    first, second = loops("a"), loops("b")
+    ds(root, "create", "r1", "--raid", "raid1", "--devices", f"{first},{second}")
+    doc = json.loads((root / "r1" / "datastore.json").read_text())
+    assert doc["fs_uuid"] and set(doc["identity"]) == {first, second}
+    # a reboot: the file system unmounted, the names given again in another order, with a
+    # stranger (an ext4 of somebody else's) where the first device was
+    subprocess.run(["umount", doc["mount"]], check=True)
+    for name in (first, second):
+        subprocess.run(["losetup", "--detach", name], check=True)
+    stranger = datastore_root.parent / "stranger.img"
+    with open(stranger, "wb") as f:
+        f.truncate(320 * MiB)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(stranger)], check=True, capture_output=True)
+    _attach_at(first, stranger)
+    _attach_at(second, images["a"])  # the datastore's first device, now under the second name
+    _attach_at(loops_free := subprocess.run(["losetup", "--find"], capture_output=True,
+                                            text=True).stdout.strip(), images["b"])
+    try:
+        before = _head(first)
+        p = ds(root, "destroy", "r1")
+        assert f"{first} left alone: it carries no file system of this datastore (UUID " \
+            in p.stderr, p.stderr
+        assert _head(first) == before and "TYPE=ext4" in _blkid(first)[1]
+        assert _blkid(second)[0] == 2  # its own device, under a new name, is wiped
+        assert "TYPE=btrfs" in _blkid(loops_free)[1]  # not named by the record: untouched
+        assert not (root / "r1").exists()
+    finally:
+        subprocess.run(["losetup", "--detach", loops_free])
