@@ -270,7 +270,14 @@ class Monitor(Protocol):
 
 class Engine(Protocol):
     """What ``engines/<name>/__init__.py`` exposes as ``ENGINE``. ``driver`` and ``backup`` are
-    the engine's modules driver.py and backup.py (see engines/postgres for the contract)."""
+    the engine's modules driver.py and backup.py (see engines/postgres for the contract).
+
+    What the faults (faults/kill.py) ask of ``driver``: ``accepts(dsn, name)``, whether the
+    server takes a connection now; and to end one of the run's sessions (kill-backend), a
+    server of processes gives ``backend_pid(dsn, application_name, watcher)`` (one of the
+    users' backends and a watching connection), ``alive(conn)`` and ``close(conn)``, while a
+    server of threads gives ``watch(dsn)``, ``user_sessions(conn, application_name)`` (the
+    users' session ids and what each is doing), ``end_session(conn, id)`` and ``close``."""
 
     name: str
     label: str  # for messages: 'PostgreSQL', 'MariaDB'

@@ -1,25 +1,31 @@
 """Faults during a run (``tpcc run --inject EVENT``, experiment E8 without device-mapper): the
-schedule of a run's events, each a fault of the registry (faults/__init__.py).
+schedule of a run's events, each a fault of the registry (faults/__init__.py), on PostgreSQL
+and MariaDB alike.
 
 Each event fires ``at_s`` seconds after the start of the step's measured window (ramp_end):
 
-- ``kill-server``: SIGKILL of the managed server's postmaster. Nothing restarts it, so we do:
-  first the orphaned backends must exit (they notice the postmaster's death; the old shared
-  memory is released only then), then the server is started again and recovers from its WAL.
-- ``kill-backend``: SIGKILL of one of the run's backends. PostgreSQL resets every backend and
-  recovers by itself (``restart_after_crash``).
-- ``throttle``: the server's process tree goes into a block-IO control group with a limit on
-  the device that holds the data directory (cgroup v1 ``blkio.throttle.*_device``, v2
-  ``io.max``) for ``[at, at + for)``; then the limit is removed and each process goes back
-  to the group it came from (on cgroup v2, the --host-memory group; those forked meanwhile
-  go where the postmaster was).
+- ``kill-server``: SIGKILL of the managed server (PostgreSQL's postmaster, mariadbd). Nothing
+  restarts it, so we do: first its processes must exit (PostgreSQL's orphaned backends notice
+  the postmaster's death; the old shared memory is released only then), then the server is
+  started again and recovers (PostgreSQL from its WAL, InnoDB from its redo log).
+- ``kill-backend``: one of the run's sessions ends. PostgreSQL: SIGKILL of one of the run's
+  backends; PostgreSQL resets every backend and recovers by itself (``restart_after_crash``).
+  MariaDB runs a thread per session, not a process: ``KILL CONNECTION`` of one of the run's
+  users' sessions; that user loses its transaction in flight and reconnects, the others go on.
+- ``throttle``: the server's process tree (all its threads) goes into a block-IO control
+  group with a limit on the device that holds the data directory (cgroup v1
+  ``blkio.throttle.*_device``, v2 ``io.max``) for ``[at, at + for)``; then the limit is removed
+  and each process goes back to the group it came from (on cgroup v2, the --host-memory
+  group; those forked meanwhile go where the postmaster was).
   cgroup v1 does not throttle the kernel's buffered writeback, only the IO the server's tasks
   issue themselves (reads, direct IO, WAL writes and fsyncs).
 
 For the kills, ``recovery_s`` runs from the signal to the first connection the server accepts
-again. The users reconnect by themselves (engines/postgres/driver.py); the transactions lost
-in flight count as errors. Each injector is an object with the same hooks: ``check`` before the
-run, ``fire`` at its time, ``end`` after ``for_s`` (throttles) and ``close``.
+again. The users reconnect by themselves (engines/common/loop.py, both engines' drivers); the
+transactions lost in flight count as errors. A kill that made the server recover from a crash
+records ``crash_recovery`` (its statistics were reset: ``crash_note``). Each injector is an
+object with the same hooks: ``check`` before the run, ``fire`` at its time, ``end`` after
+``for_s`` (throttles) and ``close``.
 """
 
 from __future__ import annotations
@@ -44,8 +50,6 @@ CLOSE_WAIT_S = ORPHANS_WAIT_S + 180.0  # a restart under way: its orphans, then 
 def preflight(db: DbSpec, run: RunSpec, planned: dict | None = None) -> None:
     """Refuse (UsageError, one line) what cannot be injected here, before anything starts;
     ``planned``: the datastore a plan will make for the data directory (faults/datastore.py)."""
-    if db.engine != "postgres":
-        raise UsageError("--inject is not available for MariaDB yet")
     if len(run.users) != 1:
         raise UsageError("--inject works on a run of one step: give one user count (--users N)")
     for e in run.inject:
@@ -180,8 +184,10 @@ def _ctrl_c_deferred():
 
 
 def crash_note(events: list[dict]) -> str | None:
-    """A step warning when a kill reset the server's statistics during the window."""
-    kills = [e["kind"] for e in events if e["kind"].startswith("kill-") and e.get("at_s")
+    """A step warning when a kill made the server recover from a crash during the window,
+    which reset its statistics (both engines' status counters start again at a restart);
+    a MariaDB session ended by kill-backend resets nothing."""
+    kills = [e["kind"] for e in events if e.get("crash_recovery") and e.get("at_s")
              is not None]
     if not kills:
         return None

@@ -3,7 +3,12 @@ limit on the device that holds the data directory (cgroup v1 ``blkio.throttle.*_
 ``io.max``) for ``[at, at + for)``; then the limit is removed and each process goes back to the
 group it came from (on cgroup v2, the --host-memory group; those forked meanwhile go where the
 postmaster was). cgroup v1 does not throttle the kernel's buffered writeback, only the IO the
-server's tasks issue themselves (reads, direct IO, WAL writes and fsyncs)."""
+server's tasks issue themselves (reads, direct IO, WAL writes and fsyncs).
+
+A process is moved by writing its pid to ``cgroup.procs``, which moves all its threads (v1 and
+v2): PostgreSQL's processes and MariaDB's one process of many threads alike; threads it starts
+later start in the group. ``threads`` records the tasks the group then held (v1 ``tasks``, v2
+``cgroup.threads``), and a thread of the server's left outside fails the fault."""
 
 from __future__ import annotations
 
@@ -69,6 +74,18 @@ def device_of(path: Path) -> str:
     return f"{os.major(dev)}:{os.minor(dev)}"
 
 
+def _threads(pids: list[int]) -> list[tuple[int, str]]:
+    """(pid, thread id) of each thread of the processes ``pids`` (none of one that has
+    exited)."""
+    out = []
+    for pid in pids:
+        try:
+            out.extend((pid, t) for t in os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass
+    return out
+
+
 class Throttle:
     """A block-IO limit on the data directory's device around the server's process tree."""
 
@@ -119,10 +136,32 @@ class Throttle:
         self.path.mkdir(exist_ok=True)
         self._file().write_text(self._line(self.event.value))
         # the postmaster first: what it forks from now on is inside
-        self.homes = move_in(self.path, [p.pid for p in process_tree(pid)])
+        pids = [p.pid for p in process_tree(pid)]
+        self.homes = move_in(self.path, pids)
         self.home = self.homes.get(pid)
         rec.update(cgroup=str(self.path), device=self.device, file=self._file().name,
-                   limit_set=self._file().read_text().strip(), processes=len(self._procs()))
+                   limit_set=self._file().read_text().strip(), processes=len(self._procs()),
+                   threads=len(self._tasks()))
+        outside = self._outside(pids)
+        if outside:
+            raise DatabaseError(f"threads {', '.join(outside[:5])} of the server stayed out of "
+                                f"the throttle's group {self.path}")
+
+    def _tasks(self) -> set[str]:
+        """The thread ids in the group."""
+        return set(words(self.path / ("tasks" if self.version == 1 else "cgroup.threads")))
+
+    def _outside(self, pids: list[int]) -> list[str]:
+        """Threads of ``pids`` not in the group, once one that was exiting is gone."""
+        outside: list[str] = []
+        for _ in range(3):
+            inside = self._tasks()
+            outside = [t for pid, t in _threads(pids) if t not in inside
+                       and os.path.exists(f"/proc/{pid}/task/{t}")]
+            if not outside:
+                break
+            time.sleep(0.05)
+        return outside
 
     def _procs(self) -> list[str]:
         return words(self.path / "cgroup.procs") if self.path else []

@@ -249,7 +249,8 @@ inject = ["{event}"]
 
 
 @pytest.mark.parametrize("cell, event, needle", [
-    ('engine = "mariadb"', "at=2s,kill-server", "--inject is not available for MariaDB yet"),
+    ('engine = "mariadb"', "at=30s,kill-server",
+     "at= lies beyond the measured window (--duration 10 s)"),
     ('dsn = "postgresql://u@h/tpcc"', "at=2s,kill-server",
      "kill-server needs a managed server; it does not go with --dsn"),
     ("", "at=30s,kill-backend", "at= lies beyond the measured window (--duration 10 s)"),
@@ -259,6 +260,13 @@ def test_step_inject_is_checked_as_a_cell_inject_is(tmp_path, cell, event, needl
         plan_of(tmp_path, INJECT_STEP.format(cell=cell, event=event))
     assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
     assert str(e.value).startswith(f"{tmp_path / 'plan.toml'}: step.1 (tpcc) in cell all: ")
+
+
+@pytest.mark.parametrize("event", ["at=2s,kill-server", "at=2s,kill-backend"])
+def test_step_inject_on_mariadb_is_planned_as_on_postgres(tmp_path, event):
+    plan = plan_of(tmp_path, INJECT_STEP.format(cell='engine = "mariadb"', event=event))
+    [item] = plan.items
+    assert item.cell.db.engine == "mariadb" and [e.text for e in item.spec.inject] == [event]
 
 
 def test_fio_step_refuses_a_missing_path_as_fio_run_does(tmp_path):
