@@ -11,6 +11,7 @@ import click
 from .. import engines, kinds
 from ..config import format_size, metrics_spec
 from ..errors import OltplabError
+from ..plans.datastores import state as datastore_state
 from ..plans.model import Cell, Item, Plan, load_plan
 from ..plans.run import PlanProgress, plan_status, run_plan, write_plan_report
 from ..runs.kind import resolve
@@ -50,6 +51,9 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
                + (f" ({_n(len(p.steps), 'step')}: "
                   f"{', '.join(s.kind for s in p.steps)})" if len(p.steps) > 1 or
                   p.steps[0].kind != kinds.DEFAULT_STEP else ""))
+    for spec, keep in p.datastores:  # what plan run will do with each
+        click.echo(f"datastore {spec.name}: {spec.describe()}{', kept' if keep else ''}; "
+                   f"{datastore_state(spec)}")
     for c in p.cells:
         click.echo(f"{c.index + 1:>4}  {c.name}")
         items = [i for i in p.items if i.cell.index == c.index]
@@ -142,6 +146,10 @@ class _PlanLines(PlanProgress):
 
     def datastore(self, name: str, what: str) -> None:
         click.echo(f"plan {self.plan.name}: datastore {name}: {what}", err=True)
+
+    def fetched(self, host: str, folder: str, names: list[str]) -> None:
+        click.echo(f"plan {self.plan.name}: fetched from {host} ({folder}), where a failed "
+                   f"part kept it: {', '.join(names) or 'nothing'}", err=True)
 
 
 @plan.command("run")

@@ -24,6 +24,24 @@ COMPRESSIONS = {"zstd": (1, 15), "zlib": (1, 9), "lzo": None, "none": None}
 DEFAULT_ROOT = Path("oltplab-data/datastores")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 MIN_LOOP_BYTES = 300 * 1024**2  # mkfs.btrfs refuses devices under about 114 MiB; xfs 300 MiB
+DEFAULT_LEVELS = {"zstd": 3, "zlib": 3}  # the level btrfs compresses at where none is given
+# the faults (--inject) after which a datastore is no longer as it was made: a device gone or
+# replaced, another data profile, a device whose writes failed
+ALTERING_FAULTS = ("remove-device", "replace-device", "convert", "fail-device")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way a datastore differs from a spec: ``key`` (raid, metadata, devices ...), what
+    the datastore has and what the spec asks, each as words."""
+
+    key: str
+    have: str
+    want: str
+
+    def text(self, name: str, who: str = "the plan asks") -> str:
+        """"datastore 'r1' has metadata raid1, the plan asks dup"."""
+        return f"datastore {name!r} has {self.have}, {who} {self.want}"
 
 
 @dataclass(frozen=True)
@@ -73,12 +91,71 @@ class DatastoreSpec:
             on += f", {len(self.spares) or self.spare_loops} spare"
         return f"{what} on {on}"
 
+    def differences(self, doc: dict) -> list[Difference]:
+        """How the datastore of record ``doc`` (datastore.json) differs from this spec, in
+        what it is now: the profiles, checksum and compression the file system has (the
+        record's top-level keys, as mkfs chose them where none was asked, as a fault left
+        them), its devices, spares and mount options. A policy this spec leaves unset (mkfs'
+        choice) is not compared; a compression without a level is btrfs' default level."""
+        out = []
+        if doc.get("fs") != self.fs:
+            out.append(Difference("fs", f"file system {doc.get('fs')}", self.fs))
+        for key in ("raid", "metadata", "checksum"):
+            want = getattr(self, key)
+            if want is not None and doc.get(key) != want:
+                out.append(Difference(key, f"{key} {doc.get(key) or 'unknown'}", want))
+        if self.compress is not None and (_leveled(doc.get("compress") or "none")
+                                          != _leveled(self.compress)):
+            out.append(Difference("compress", f"compress {doc.get('compress') or 'none'}",
+                                  self.compress))
+        if bool(doc.get("dedupe")) != self.dedupe:
+            out.append(Difference("dedupe", f"dedupe {'on' if doc.get('dedupe') else 'off'}",
+                                  "on" if self.dedupe else "off"))
+        devices = list(doc.get("devices") or ())
+        if len(devices) != self.device_count:
+            out.append(Difference("devices", _count(len(devices), "device"),
+                                  str(self.device_count)))
+        elif self.devices and sorted(devices) != sorted(map(str, self.devices)):
+            out.append(Difference("devices", f"devices {', '.join(devices)}",
+                                  ", ".join(map(str, self.devices))))
+        loop = doc.get("loop") or {}
+        if self.loop_count and loop.get("bytes") != self.loop_bytes:
+            have = (f"loop devices of {format_size(loop['bytes'])}" if loop.get("bytes")
+                    else "devices that are not loop devices")
+            out.append(Difference("loop", have, f"loop devices of {format_size(self.loop_bytes)}"))
+        spares = len(doc.get("spares") or ())
+        if spares != (len(self.spares) or self.spare_loops):
+            out.append(Difference("spares", _count(spares, "spare"),
+                                  str(len(self.spares) or self.spare_loops)))
+        missing = [o for o in self.mount_options if o not in (doc.get("mount_options") or ())]
+        if missing:
+            out.append(Difference("mount_options", "mount options "
+                                  f"{','.join(doc.get('mount_options') or ()) or 'none'}",
+                                  ",".join(missing)))
+        return out
+
     def policy(self) -> dict:
         out = {"fs": self.fs, "raid": self.raid, "metadata": self.metadata,
                "checksum": self.checksum, "compress": self.compress}
         if self.dedupe:
             out["dedupe"] = True
         return out
+
+
+def _leveled(compress: str) -> str:
+    """"zstd" -> "zstd:3": a compression with btrfs' default level written out."""
+    algo, sep, level = compress.partition(":")
+    return f"{algo}:{level or DEFAULT_LEVELS[algo]}" if algo in DEFAULT_LEVELS else algo
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def altering(events) -> list[str]:
+    """The texts of the events (config.InjectEvent) that leave a datastore otherwise than it
+    was made (``ALTERING_FAULTS``)."""
+    return [e.text or e.kind for e in events or () if e.kind in ALTERING_FAULTS]
 
 
 def parse_loop(text: str, flag: str = "--loop") -> tuple[int, int]:

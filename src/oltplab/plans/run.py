@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Interrupted, OltplabError, UsageError
-from .datastores import ensure, last_cells, release
+from .datastores import (check_at_start, ensure, last_cells, mark_altering, release,
+                         restore, restore_reason)
 from .model import Cell, Item, Plan
 
 SUPERSEDED = "superseded"
@@ -145,6 +146,9 @@ class PlanProgress:
     def datastore(self, name: str, what: str) -> None:
         """A datastore of the plan was made, reused or destroyed (or a step of making it)."""
 
+    def fetched(self, host: str, folder: str, names: list[str]) -> None:
+        """What ``host`` kept in ``folder`` of an earlier failed part is back (``names``)."""
+
 
 def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
              progress: PlanProgress | None = None, metrics=None) -> list[ItemState]:
@@ -161,6 +165,9 @@ def run_plan(plan: Plan, results_dir: Path, resume: bool = False,
             raise UsageError(f"plan {plan.name!r} already has runs in {results_dir}: "
                              "add --resume to run only what is not done, or use another "
                              "--results-dir")
+        if resume and plan.hosts is not None:  # what failed hosts kept, before the status
+            from .hosts import fetch_kept_runs
+            fetch_kept_runs(plan, results_dir, progress)
         states = [s for s in plan_status(plan, results_dir) if s.todo]
         if plan.hosts is not None:
             from .hosts import run_on_hosts
@@ -236,11 +243,11 @@ def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress,
             raise Interrupted(f"plan {plan.name} interrupted while datastore {spec.name} was "
                               "made; --resume goes on from there") from None
         except OltplabError as e:
+            why = str(e) if str(e).startswith("datastore ") else f"datastore {spec.name}: {e}"
             for s in states:
                 if s.item.cell.datastore == spec:
-                    _failed_record(plan, s.item, s.todo[0], f"datastore {spec.name}: {e}",
-                                   host)
-                    progress.item_failed(s.item, f"datastore {spec.name}: {e}")
+                    _failed_record(plan, s.item, s.todo[0], why, host)
+                    progress.item_failed(s.item, why)
             return False
     return True
 
@@ -262,28 +269,25 @@ def _interrupted(plan: Plan, item: Item) -> Interrupted:
 def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
               progress: PlanProgress, live=None, host: str | None = None) -> None:
     """The cell's items in order; its server (one per data directory) is started for the
-    first item that needs it and stopped after the cell."""
-    from .. import engines
-    sessions: dict = {}
-    restarted = None  # what the cell's server was restarted for (engines/base.py)
-    with ExitStack() as stack:
+    first item that needs it and stopped after the cell. Before each run on a datastore, the
+    datastore is made again where a fault changed it (its servers stopped first, the schema
+    built again after); a run whose datastore differs from the plan's fails."""
+    with _Servers(states, progress) as servers:
         for state in states:
             item = state.item
             repeat = state.todo[0]
             progress.item(item, state.todo, plan.repeat)
             try:
-                if item.kind.needs_db and item.cell.db not in sessions:
-                    cell = item.cell
-                    need = max(cell.build_users + 10, *(s.item.kind.connections(s.item.spec)
-                                                        for s in states))
-                    target = stack.enter_context(
-                        engines.get(cell.db.engine).database(cell.db, need_connections=need))
-                    sessions[cell.db] = target
-                    restarted = getattr(target.instance, "restarted", None)
-                    _ensure_schema(target.dsn, cell, progress)
                 for repeat in state.todo:
+                    store = item.cell.datastore
+                    if store is not None:
+                        _made_again(store, servers, progress)
+                    restarted = servers.up(item.cell) if item.kind.needs_db else None
+                    if store is not None:
+                        check_at_start(store)
+                        mark_altering(store, getattr(item.spec, "inject", ()))
                     labels = _labels(plan, item, repeat, host)
-                    if restarted and item.kind.needs_db:  # recorded with each run
+                    if restarted:  # recorded with each run
                         labels["restarted"] = restarted
                     run = item.kind.run(item, progress.run_progress(item, repeat), labels,
                                         live)
@@ -303,6 +307,58 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                 error = str(e) if isinstance(e, OltplabError) else f"{type(e).__name__}: {e}"
                 _failed_record(plan, item, repeat, error, host)
                 progress.item_failed(item, error)
+
+
+class _Servers:
+    """A cell's managed servers, one per data directory: each started (its schema built when
+    it lacks the cell's) for the first item that needs it, and stopped after the cell or
+    before its datastore is made again."""
+
+    def __init__(self, states: list[ItemState], progress: PlanProgress):
+        self.progress = progress
+        self.connections = max((s.item.kind.connections(s.item.spec) for s in states),
+                               default=0)
+        self.open: dict = {}  # DbSpec -> (ExitStack, what the server was restarted for)
+
+    def __enter__(self) -> _Servers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with ExitStack() as all_of:
+            for stack, _ in self.open.values():
+                all_of.push(stack)
+            self.open.clear()
+
+    def up(self, cell: Cell) -> str | None:
+        """The cell's server running with the cell's schema; what it was restarted for
+        (engines/base.py), or None."""
+        from .. import engines
+        if cell.db not in self.open:
+            stack = ExitStack()
+            target = stack.enter_context(engines.get(cell.db.engine).database(
+                cell.db, need_connections=max(cell.build_users + 10, self.connections)))
+            self.open[cell.db] = (stack, getattr(target.instance, "restarted", None))
+            _ensure_schema(target.dsn, cell, self.progress)
+        return self.open[cell.db][1]
+
+    def down_on(self, spec) -> None:
+        """Stop the servers whose data directory is in the datastore's folder."""
+        home = os.path.abspath(spec.root / spec.name) + os.sep
+        for db in [d for d in self.open if d.datadir is not None
+                   and os.path.abspath(d.datadir).startswith(home)]:
+            self.open.pop(db)[0].close()
+
+
+def _made_again(spec, servers: _Servers, progress: PlanProgress) -> None:
+    """The datastore made again as the plan asks where a fault changed it (with its steps
+    shown), after the servers on it are stopped."""
+    why = restore_reason(spec)
+    if why is None:
+        return
+    progress.datastore(spec.name, f"making it again: {why}")
+    servers.down_on(spec)
+    restore(spec, on_step=lambda text: progress.datastore(spec.name, text))
+    progress.datastore(spec.name, "made again")
 
 
 def _labels(plan: Plan, item: Item, repeat: int, host: str | None = None) -> dict:
