@@ -73,7 +73,8 @@ def results_show(run, results_dir, as_json):
 @click.option("--results-dir", type=click.Path(path_type=Path), default=DEFAULT_RESULTS,
               show_default=True)
 def results_export(run, as_csv, out, results_dir):
-    """Every table of a run as CSV files, for spreadsheets."""
+    """Every table of a run as CSV files, for spreadsheets: its report's tables (the injected
+    faults as events.csv, one row per event) and the telemetry samples (timeline.csv)."""
     from ..report.export import export_csv
     from ..results.store import load_run
     data = load_run(results_dir, run)

@@ -18,7 +18,7 @@ MB = 10**6
 WINDOW_AXIS = "time since the start of the measured window"
 COLUMNS = ("event", "kind", "at (s)", "lasted (s)", "moved (MB)", "MB/s", "read (MB)",
            "allocated (MB)", "writes before (MB/s)", "TPM before", "dip avg %", "dip max %",
-           "back within 10% (s)", "recovery (s)", "error")
+           "back within 10% (s)", "recovery (s)", "error or note")
 
 
 def faults(run: RunData) -> list[dict]:
@@ -158,7 +158,8 @@ def events_table(run: RunData) -> Table | None:
                      _mb(e.get("bytes_moved")), e.get("mb_per_s"), _mb(e.get("bytes_read")),
                      _mb(e.get("allocated_bytes")), _mb(e.get("background_write_bytes_s")),
                      e.get("before_tpm"), e.get("dip_avg_pct"), e.get("dip_max_pct"),
-                     e.get("back_within_10pct_s"), e.get("recovery_s"), e.get("error") or ""))
+                     e.get("back_within_10pct_s"), e.get("recovery_s"),
+                     "; ".join(x for x in (e.get("error"), e.get("dip_note")) if x)))
     return Table("events", "Injected faults",
                  tuple(f"{rate} before" if c == "TPM before" else c for c in COLUMNS),
                  tuple(rows),
@@ -173,6 +174,7 @@ def events_table(run: RunData) -> Table | None:
                          "per second of the work. Read: the bytes read from the devices "
                          "involved during the work. Allocated: the chunks the leaving device "
                          "held (a conversion: the data chunks it rewrote). MB = 10^6 bytes. "
-                         "Before: the mean of up to 60 s before the fault. Dip: from the fault "
-                         "until throughput is back within 10% of before (or the fault ends, if "
-                         "later), its mean and its deepest second.")
+                         "Before: the mean of up to 60 s before the fault, none of them in an "
+                         "earlier fault or its recovery (the note says when none was left). "
+                         "Dip: from the fault until throughput is back within 10% of before "
+                         "(or the fault ends, if later), its mean and its deepest second.")

@@ -69,17 +69,18 @@ def test_the_fault_table_has_duration_bytes_rate_dip_and_recovery():
     # a record made before the devices' counters were read, as the store upgrades it
     old = {"kind": "remove-device", "event": "at=3s,remove-device=1", "at_s": 3.0,
            "seconds": 0.6, "bytes_moved": None, "allocated_bytes": 872_415_232,
-           "mb_per_s": None}
+           "mb_per_s": None, "dip_note": "no second before it outside an earlier fault"}
     kill = RECORD["events"][0]
     table = events_table(_run(REMOVAL, old, kill))
     assert table.columns == (
         "event", "kind", "at (s)", "lasted (s)", "moved (MB)", "MB/s", "read (MB)",
         "allocated (MB)", "writes before (MB/s)", "TPM before", "dip avg %", "dip max %",
-        "back within 10% (s)", "recovery (s)", "error")
+        "back within 10% (s)", "recovery (s)", "error or note")
     assert table.rows[0] == ("at=3s,remove-device=1", "remove-device", 3.002, 13.8, 1204.0,
                              87.2, 3.5, 832 * 2**20 / 1e6, 2.0, 20000.0, 61.5, 95.5, 15.0,
                              None, "")
     assert table.rows[1][4:9] == (None, None, None, 872.415232, None)
+    assert table.rows[1][-1] == "no second before it outside an earlier fault"
     assert table.rows[2][3] == 4.2 and table.rows[2][-2] == 4.2  # a kill lasts its recovery
     assert "MB = 10^6 bytes" in table.caption
 

@@ -19,7 +19,7 @@ def _run(host_memory: bool) -> RunData:
 
 def test_host_memory_table_shows_limit_peak_and_device_reads_per_step():
     t = host_memory_table(_run(True))
-    assert t.columns[:5] == ("users", "limit (MiB)", "peak (MiB)", "peak of", "device read MB/s")
+    assert t.columns[:5] == ("users", "limit (MiB)", "peak (MiB)", "peak of", "device read MiB/s")
     assert t.rows == ((1, 256.0, 200.0, "step", 13.0, 900.0),
                       (2, 256.0, 255.0, "step", None, None))
     assert "host_memory_per_step" in [x.key for x in tables(_run(True))]
