@@ -16,7 +16,7 @@ import re
 from ..runs.kind import Metric, RunKind
 from .charts import fmt
 from .model import Section, Table
-from .runs import Group
+from .runs import Group, without_faults
 from .stats import ci_half_width, mean, noise_test, ratio
 
 _TOKEN = re.compile(r"[^._,\s/()]+")
@@ -37,7 +37,9 @@ def short_labels(labels: list[str]) -> list[str]:
 
 
 def comparison_title(groups: list[Group]) -> str:
-    labels = short_labels([g.label for g in groups])
+    """"oltplab comparison: A vs B", the groups' labels less their shared words and the
+    faults they name (the headline names them)."""
+    labels = short_labels([without_faults(g.label) for g in groups])
     return "oltplab comparison: " + " vs ".join(dict.fromkeys(labels))
 
 

@@ -12,6 +12,7 @@ workload configuration (the configuration without its name, results folder and s
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,11 +161,19 @@ def fault_names(records: list[dict]) -> list[str]:
     return list(out)
 
 
+_WITH = re.compile(r" \(with [^()]*\)$")
+
+
 def with_faults(label: str, records: list[dict]) -> str:
     """``label`` followed by the faults injected in ``records``: "B (with remove-device at
     3 s)"; ``label`` alone when there were none."""
     names = fault_names(records)
     return f"{label} (with {', '.join(names)})" if names else label
+
+
+def without_faults(label: str) -> str:
+    """A label less what ``with_faults`` added."""
+    return _WITH.sub("", label)
 
 
 @dataclass

@@ -104,6 +104,7 @@ def test_a_comparison_names_each_groups_faults_and_best_says_so():
     report = build_report([clean, removal])
     _, groups = groups_of(clean, removal)
     assert [g.label for g in groups] == ["A", "B (with remove-device at 3 s)"]
+    assert report.title == "oltplab comparison: A vs B"  # the faults are named below
     headline = report.sections[0]
     assert headline.notes[0] == (
         f"Best: B (with remove-device at 3 s), NOPM {2 * NOPM[8]:,} at 8 users, 2.00x the "
