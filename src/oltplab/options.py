@@ -259,10 +259,28 @@ BUILD: tuple[Option, ...] = (
     Option("seed", "build", "Seed for reproducible data.", ("--seed",), type=int),
 )
 
+# --inject: each fault kind of the registry (faults/__init__.py) as an event names it, in one
+# text for every command that runs a workload
+INJECT_FORMS = (
+    ("kill-server", "kill-server"), ("kill-backend", "kill-backend"),
+    ("throttle", "for=TIME,throttle=LIMIT:RATE (LIMIT read or write in bytes/s, read-iops or "
+     "write-iops in IO/s)"),
+    ("remove-device", "remove-device=N"), ("replace-device", "replace-device=N (onto the first "
+                                          "spare)"),
+    ("fail-device", "fail-device=N (for=TIME optional)"), ("convert", "convert=PROFILE"),
+    ("scrub", "scrub"))
+INJECT_HELP = ("A fault during the run (repeatable): at=TIME, from the start of the measured "
+               "window, then one of " + "; ".join(form for _, form in INJECT_FORMS) + ". The "
+               "device faults, convert and scrub act on the btrfs datastore under the data "
+               "directory (N: its Nth device, or the device's path). E.g. at=60s,kill-server; "
+               "at=30s,for=60s,throttle=write:10MiB/s; at=20s,remove-device=1.")
+
 # tpcc run (the telemetry rows follow)
 RUN: tuple[Option, ...] = (
     Option("users", "run", "User sequence, e.g. 1,2,4,8: one step per user count; or "
-           "auto[:MAX]: 1, 2, 4 ... until TPM grows less than 5% (MAX default 64).",
+           "auto[:MAX]: 1, 2, 4 ... until the workload database's transactions per minute "
+           "(TPM) grow less than 5% (MAX default 64); the best count is named with the "
+           "workload's own figure (NOPM, the shop's OPM).",
            ("--users", "-u"), default="1", show_default=True, parse=user_counts,
            toml=(int, str, list), convert=user_counts),
     _duration("rampup", "run", "30s", "Ramp-up per step (not measured)."),
@@ -286,10 +304,8 @@ RUN: tuple[Option, ...] = (
            is_flag=True, toml=(bool,)),
     Option("cold", "run", "Drop the page cache before each step (root only).", ("--cold",),
            is_flag=True, toml=(bool,)),
-    Option("inject", "run", "A fault during the run (repeatable): at=60s,kill-server; "
-           "at=60s,kill-backend; at=30s,for=60s,throttle=write:10MiB/s (also read, read-iops, "
-           "write-iops); at= counts from the start of the measured window.", ("--inject",),
-           metavar="EVENT", multiple=True, parse=an_event, toml=(list, str), convert=events),
+    Option("inject", "run", INJECT_HELP, ("--inject",), metavar="EVENT", multiple=True,
+           parse=an_event, toml=(list, str), convert=events),
     _results_dir("run"),
 )
 

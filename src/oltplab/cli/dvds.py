@@ -13,8 +13,8 @@ from ..config import RunSpec, metrics_spec
 from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN, LOADGEN
 from ..runs.lifecycle import check_record, raise_for_status, run_group, run_tpcc_recorded
 from .db import make_db_spec
-from .options import (metrics_options, print_repeats, repeat_option, table_options,
-                      telemetry_options)
+from .options import (check_repeats, metrics_options, print_repeats, repeat_option,
+                      table_options, telemetry_options)
 from .tpcc import TpccLines, checked_loadgen, dedupe_line, print_conditions
 
 WORKLOAD = "dvds"
@@ -78,6 +78,7 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
     if users["users_auto"] is not None and repeat > 1:
         raise UsageError("--users auto searches for the best user count in one run; --repeat "
                          "does not go with it (repeat the user count it finds)")
+    check_repeats(repeat, inject)
     params = DvdsParams(think_time=think_time, pct_new_customers=pct_new_customers,
                         searches=searches, search_batch=search_batch, line_items=line_items,
                         ds3=ds3, pct_new_members=pct_new_members, reviews=reviews,
@@ -182,6 +183,9 @@ def _print_steps(run: dict) -> None:
     out.print(steps_table(run))
     if run.get("steps"):
         out.print(phases_table(run))
+    if isinstance(run.get("users_auto"), dict):  # the best user count, with its OPM
+        from ..loadgen.sequence import describe
+        click.echo(describe(run["users_auto"]))
     for line in outcome_lines(run):
         click.echo(line)
 

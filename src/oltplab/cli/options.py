@@ -58,6 +58,19 @@ def repeat_option(f: Callable) -> Callable:
                              "the report give each figure's mean, 95% CI and CV.")(f)
 
 
+def check_repeats(repeat: int, inject: tuple) -> None:
+    """--repeat with a fault that changes the datastore (a device removed ...) is refused: the
+    repeats after the first would run on another datastore than the one the group records."""
+    from ..datastores.spec import altering
+    from ..errors import UsageError
+    changing = altering(inject)
+    if repeat > 1 and changing:
+        raise UsageError(f"--repeat {repeat} with --inject {changing[0]}: the fault changes the "
+                         f"datastore, so repeats 2 to {repeat} would run on another one; run "
+                         "once per datastore, or use a plan (it makes the datastore again "
+                         "before each repeat)")
+
+
 def print_repeats(runs: list[dict]) -> None:
     """After a group of repeats: each figure's mean, 95% CI and CV, then the unstable ones."""
     from .. import kinds

@@ -49,7 +49,7 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
     click.echo(f"plan {p.name}: {_n(len(p.cells), 'cell')} x {_n(p.repeat, 'repeat')} = "
                f"{_n(len(p.items) * p.repeat, 'run')}"
                + (f" ({_n(len(p.steps), 'step')}: "
-                  f"{', '.join(s.kind for s in p.steps)})" if len(p.steps) > 1 or
+                  f"{', '.join(p.step_name(s) for s in p.steps)})" if len(p.steps) > 1 or
                   p.steps[0].kind != kinds.DEFAULT_STEP else ""))
     for spec, keep in p.datastores:  # what plan run will do with each
         click.echo(f"datastore {spec.name}: {spec.describe()}{', kept' if keep else ''}; "
@@ -60,10 +60,7 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
         if any(not i.kind.own_servers for i in items):  # not all start servers of their own
             click.echo(f"      {_where(c)}")
         for item in items:
-            # the default step runs the cell's workload: named after it (tpcc, dvds)
-            kind = (item.spec.workload if item.step.kind == kinds.DEFAULT_STEP
-                    and getattr(item.spec, "workload", None) else item.step.kind)
-            click.echo(f"      step {item.step.index} {kind}: {_what(item)}; "
+            click.echo(f"      step {item.step.index} {item.what}: {_what(item)}; "
                        f"runs labelled {item.label}")
 
 
@@ -98,7 +95,7 @@ def _print_status(p: Plan, results_dir: Path) -> list:
     states = plan_status(p, results_dir)
     steps = len(p.steps) > 1 or p.steps[0].kind != kinds.DEFAULT_STEP
     for s in states:
-        step = f"  step {s.item.step.index} {s.item.step.kind}" if steps else ""
+        step = f"  step {s.item.step.index} {s.item.what}" if steps else ""
         click.echo(f"{s.state:<8} {s.name}{step}  ({len(s.done)}/{p.repeat} runs done"
                    + (f", repeats {','.join(map(str, s.failed))} failed" if s.failed else "")
                    + (f", {s.stale} of another configuration" if s.stale else "")
@@ -115,7 +112,7 @@ class _PlanLines(PlanProgress):
         self.plan = plan
 
     def item(self, item: Item, todo: tuple[int, ...], of: int) -> None:
-        step = (f" step {item.step.index} {item.step.kind}" if len(self.plan.steps) > 1
+        step = (f" step {item.step.index} {item.what}" if len(self.plan.steps) > 1
                 else "")
         click.echo(f"plan {self.plan.name}: cell {item.cell.index + 1}/{len(self.plan.cells)} "
                    f"{item.name}{step}: repeat{'s' if len(todo) != 1 else ''} "
@@ -141,7 +138,7 @@ class _PlanLines(PlanProgress):
             err.print(f"saved {run['_path']}")
 
     def item_failed(self, item: Item, error: str) -> None:
-        click.echo(f"{item.name} step {item.step.index} ({item.step.kind}) failed: {error}; "
+        click.echo(f"{item.name} step {item.step.index} ({item.what}) failed: {error}; "
                    "the plan goes on", err=True)
 
     def datastore(self, name: str, what: str) -> None:

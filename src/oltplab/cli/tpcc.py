@@ -15,8 +15,8 @@ from ..options import BUILD, LOADGEN, QUICKSTART, RUN
 from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
                               run_tpcc_recorded)
 from .db import db_options, make_db_spec
-from .options import (metrics_options, print_repeats, repeat_option, table_options,
-                      telemetry_options)
+from .options import (check_repeats, metrics_options, print_repeats, repeat_option,
+                      table_options, telemetry_options)
 
 
 @click.group()
@@ -83,6 +83,7 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     if users["users_auto"] is not None and repeat > 1:
         raise UsageError("--users auto searches for the best user count in one run; --repeat "
                          "does not go with it (repeat the user count it finds)")
+    check_repeats(repeat, inject)
     rspec = RunSpec(**users, rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,

@@ -74,10 +74,11 @@ def next_users(users: tuple[int, ...], auto_max: int | None, steps: list[dict]
 
 
 def summary(steps: list[dict], auto_max: int, stopped_because: str | None,
-            threshold: float = GAIN_PCT) -> dict:
-    """``users_auto`` of run.json: the bound, the rule, each step's TPM and gain, the peak,
-    the knee (None when no step's gain fell below the threshold) and why the search ended.
-    Partial steps (an interrupted measurement) take no part."""
+            threshold: float = GAIN_PCT, unit_key: str = "nopm") -> dict:
+    """``users_auto`` of run.json: the bound, the rule, each step's TPM and gain, the peak
+    (with the workload's own figure, ``unit_key`` of its steps: the shop's "opm"), the knee
+    (None when no step's gain fell below the threshold) and why the search ended. Partial
+    steps (an interrupted measurement) take no part."""
     done = [s for s in steps if not s.get("partial")]
     table, knee = [], None
     for i, s in enumerate(done):
@@ -91,8 +92,8 @@ def summary(steps: list[dict], auto_max: int, stopped_because: str | None,
     if done:
         best = max(range(len(done)), key=lambda k: (table[k]["tpm"] or 0, -k))
         peak = {"users": done[best].get("users"), "tpm": table[best]["tpm"],
-                "nopm": done[best].get("nopm")}
-    return {"max": auto_max, "threshold_pct": threshold, "metric": METRIC,
+                unit_key: done[best].get(unit_key)}
+    return {"max": auto_max, "threshold_pct": threshold, "metric": METRIC, "unit": unit_key,
             "steps": table, "peak": peak, "knee": dict(knee) if knee else None,
             "stopped_because": stopped_because}
 
@@ -102,8 +103,9 @@ def describe(auto: dict) -> str:
     peak, knee = auto.get("peak"), auto.get("knee")
     if not peak:
         return "best user count: no step completed"
+    unit = auto.get("unit", "nopm")  # the workload's own figure (records before it: NOPM)
     text = (f"best user count: peak at {_users(peak['users'])} (TPM {_int(peak['tpm'])}, "
-            f"NOPM {_int(peak.get('nopm'))})")
+            f"{unit.upper()} {_int(peak.get(unit))})")
     if knee:
         users = [s.get("users") for s in auto.get("steps") or []]
         k = users.index(knee["users"]) if knee["users"] in users else 0

@@ -98,6 +98,13 @@ class Item:
     def kind(self) -> StepKind:
         return kinds.steps()[self.step.kind]
 
+    @property
+    def what(self) -> str:
+        """What the step runs, as people name it: the default step runs the cell's workload
+        (tpcc, dvds), any other its kind."""
+        workload = getattr(self.spec, "workload", None)
+        return workload if self.step.kind == kinds.DEFAULT_STEP and workload else self.step.kind
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -112,6 +119,12 @@ class Plan:
     datastores: tuple = ()  # (DatastoreSpec, keep) of each [datastores.NAME], in file order
     hosts: PlanHosts | None = None  # [hosts]: the cells run on the cluster's hosts
     overrides: tuple[str, ...] = ()  # the --set texts it was loaded with
+
+    def step_name(self, step: Step) -> str:
+        """What a step runs over the plan's cells (``Item.what``): "dvds" for a shop plan's
+        default step, "tpcc/dvds" where its cells run both."""
+        names = dict.fromkeys(i.what for i in self.items if i.step.index == step.index)
+        return "/".join(names) or step.kind
 
 
 @dataclass(frozen=True)

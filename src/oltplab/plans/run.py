@@ -263,7 +263,7 @@ def _locked(results_dir: Path):
 
 def _interrupted(plan: Plan, item: Item) -> Interrupted:
     return Interrupted(f"plan {plan.name} interrupted in {item.name} "
-                       f"(step {item.step.index}, {item.step.kind}); --resume goes on from there")
+                       f"(step {item.step.index}, {item.what}); --resume goes on from there")
 
 
 def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
@@ -417,7 +417,7 @@ def _failed_record(plan: Plan, item: Item, repeat: int, error: str,
     from ..results.store import RunRecord
     from ..runs.lifecycle import spec_dict
     cell = item.cell
-    record = RunRecord.create(cell.run.results_dir, item.step.kind, item.label,
+    record = RunRecord.create(cell.run.results_dir, item.what, item.label,
                               oltplab_version=__version__,
                               config={"db": spec_dict(cell.db),
                                       item.kind.config_key or item.step.kind: _spec(item)},

@@ -44,7 +44,7 @@ def plan_section(plan, records: list[dict]) -> Section:
         charts += more_charts
         tables += more_tables
     varied = ", ".join(plan.varied) or "nothing (one cell)"
-    steps = ", ".join(f"{s.index}. {s.kind}" for s in plan.steps)
+    steps = ", ".join(f"{s.index}. {plan.step_name(s)}" for s in plan.steps)
     notes = (f"Plan {plan.name} ({plan.path}): it varies {varied}; steps {steps}; "
              f"{plan.repeat} repeat{'s' if plan.repeat != 1 else ''} of each.",)
     return Section(f"Plan {plan.name}", charts=tuple(charts), tables=tuple(tables), notes=notes)

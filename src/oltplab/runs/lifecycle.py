@@ -230,7 +230,8 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
             record.data["driver"] = {"workers": outcome.workers, "mode": rspec.mode}
             if rspec.users_auto is not None:
                 record.data["users_auto"] = summary(outcome.steps, rspec.users_auto,
-                                                    outcome.stopped_because)
+                                                    outcome.stopped_because,
+                                                    unit_key=wl.unit_key)
             if injector is not None:
                 _record_events(record, injector, outcome.steps)
             _sync_steps(record, outcome.steps)
