@@ -93,6 +93,11 @@ def same_datastore(a: dict, b: dict) -> bool:
                                                           policy(b))
 
 
+def _ratio(x: float | None) -> str | None:
+    """A space ratio with two decimals, whatever its value: 1.00 beside 1.84."""
+    return None if x is None else f"{x:.2f}"
+
+
 def _space(run, store: dict) -> dict:
     return store.get("space_after") or store.get("space_before") or {}
 
@@ -128,8 +133,8 @@ def datastore_section(groups: list[Group], baseline: str | None = None) -> Secti
                                                           "amplification", "bytes", "await",
                                                           "p99", "cpu")),
                      None if alloc is None else round(alloc / MiB, 1),
-                     mean([x.get("data_ratio") for x in spaces]),
-                     mean([x.get("compression_ratio") for x in spaces]), saved))
+                     _ratio(mean([x.get("data_ratio") for x in spaces])),
+                     _ratio(mean([x.get("compression_ratio") for x in spaces])), saved))
     table = Table("datastores", f"Storage policies: performance and space, against {base.label}",
                   ("group", "datastore", "policy", "devices", f"{unit} (best step)",
                    "front-end IOPS there", "disk IOPS there (back end, every device)",
