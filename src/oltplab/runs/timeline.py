@@ -14,7 +14,25 @@ def make_sampler(interval: float, paths: dict, power: str, dsn: str | None = Non
         return None
     from ..telemetry.sampler import Sampler
     return Sampler(interval, paths=paths, db_dsn=dsn, power=power, db_engine=engine,
-                   io_latency=io_latency)
+                   io_latency=io_latency, spares=datastore_spares(paths))
+
+
+def datastore_spares(paths: dict) -> dict[str, list[str]]:
+    """{role: the device names of the spares of the datastore under the role's path}: a
+    replacement during the run makes a spare a member, so the sampler measures them too."""
+    import os
+    from pathlib import Path
+
+    from ..datastores.service import holding
+    out = {}
+    for role, path in paths.items():
+        try:
+            doc = holding(Path(path)) if path is not None else None
+        except Exception:  # metadata: a run is not refused over it
+            doc = None
+        if doc and doc.get("spares"):
+            out[str(role)] = [os.path.basename(os.path.realpath(d)) for d in doc["spares"]]
+    return out
 
 
 def save_timeline(sampler, record, hosts=None) -> None:

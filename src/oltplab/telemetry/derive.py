@@ -26,7 +26,8 @@ figure's label; ``label(name, interval_s)`` fills in the interval.
 The datastore (``datastore``): the figures above over every member disk of the storage that
 holds the data directory (and the WAL directory, when it is elsewhere): the devices the
 sampler found behind those paths (sources/disks.py ``member_disks``: every device of a btrfs,
-the disks under md and device-mapper). Per interval the members' IOPS, MiB/s, flushes and
+the disks under md and device-mapper), and the datastore's spares, which a replacement during
+the run makes members. Per interval the members' IOPS, MiB/s, flushes and
 queue sizes are summed and their awaits weighted by their I/Os, so its averages are what all
 of them served together; its %util is the members' mean. A member with no value in an
 interval (it left the file system and its device went away) counts as having served nothing.
@@ -317,7 +318,8 @@ def data_members(tl: Timeline) -> tuple[list[str], dict[str, str]]:
         if not r.get("device"):
             continue
         paths[role] = r.get("path")
-        for name in r.get("members") or [r["device"]]:  # older timelines name one device
+        # older timelines name one device; a datastore's spares may join during the run
+        for name in [*(r.get("members") or [r["device"]]), *r.get("spares", ())]:
             if name in tl.devices and name not in names:
                 names.append(name)
     return names, paths

@@ -48,6 +48,7 @@ from .sources.disks import DiskSource
 from .sources.memory import MemorySource
 from .sources.network import NetworkSource
 from .sources.power import PowerSource
+from .spool import RowSpool
 
 TIMELINE_FORMAT = "oltplab-timeline"
 TIMELINE_VERSION = 1
@@ -160,8 +161,9 @@ def _database_source(dsn: str | None, engine: str | None, maintenance, **kw) -> 
 class Sampler:
     """Samples CPU, disks, memory, network, the database and power in a thread of its own.
 
-    ``paths`` maps roles to paths ({"datadir": p, "waldir": q}); the devices behind them are
-    found and always sampled. ``devices`` is "auto" or a list of device names; ``interfaces``
+    ``paths`` maps roles to paths ({"datadir": p, "waldir": q}); the devices behind them and
+    every member disk of their storage are found and always sampled; ``spares`` ({role: [device
+    names]}) adds devices that may join a role's storage during the run. ``devices`` is "auto" or a list of device names; ``interfaces``
     likewise. ``db_dsn`` adds the database's counters, the telemetry source of ``db_engine``
     (default: the engine the DSN's scheme names), read from ``db_maintenance`` (the server's
     maintenance database; None: the DSN's own; default: the engine's choice) when the server
@@ -175,7 +177,8 @@ class Sampler:
                  proc_root: str = "/proc", sys_root: str = "/sys",
                  extra_sources: list[Source] | None = None,
                  db_maintenance: str | None = ..., db_engine: str | None = None,
-                 io_latency: str = "off", wall_clock=time.time_ns):
+                 io_latency: str = "off", wall_clock=time.time_ns,
+                 spares: dict | None = None):
         try:
             interval = float(interval)
         except (TypeError, ValueError):
@@ -187,7 +190,7 @@ class Sampler:
         self.interval = interval
         self._wall = wall_clock  # ns since the epoch (a host whose clock is off, in tests)
         self._interval_ns = int(round(interval * 1e9))
-        self._disks = DiskSource(devices, paths, proc_root, sys_root)
+        self._disks = DiskSource(devices, paths, proc_root, sys_root, spares)
         self._power = PowerSource(power, interval)
         self._db = _database_source(db_dsn, db_engine, db_maintenance,
                                     query_timeout=min(2.0, max(0.5, interval)))
@@ -206,10 +209,12 @@ class Sampler:
         self._boundaries: list[int] = []
         self._marks: list[dict] = []
         self._errors: list[dict] = []
-        self._layout: list[tuple[Source, list[array]]] = []
-        self._t_ns = array("q")
-        self._unix_ns = array("q")
-        self._dt_s = array("d")
+        # each source and the columns kept of it (none for a source left out)
+        self._layout: list[tuple[Source, list[str]]] = []
+        # the samples (t_ns, t_unix_ns, dt_s, then every kept column) in a file as they are
+        # taken, read back by _build: the memory held does not grow with the run's length
+        self._rows: RowSpool | None = None
+        self._latest: tuple[int, list[float]] | None = None  # the last sample, for latest()
         self._grid0 = 0  # the monotonic origin of the sampling grid (on the wall clock's)
         self._t0: int | None = None
         self._t0_unix: float | None = None
@@ -258,6 +263,8 @@ class Sampler:
             self._thread.join(timeout=10.0)
         io_latency = self._iolat.stop()
         self._timeline = dataclasses.replace(self._build(), io_latency=io_latency)
+        if self._rows is not None and not self._thread.is_alive():
+            self._rows.close()  # the timeline holds the samples now
         return self._timeline
 
     def latest(self) -> tuple[int, dict[str, float]] | None:
@@ -265,10 +272,10 @@ class Sampler:
         where nothing was measured); None before the first. For readers in other threads
         (the live metrics endpoint): it copies one value per column under the lock."""
         with self._lock:
-            if not self._t_ns:
+            if self._latest is None:
                 return None
-            return self._t_ns[-1], {name: col[-1] for src, cols in self._layout
-                                    for name, col in zip(src.columns, cols)}
+            t, values = self._latest
+            return t, dict(zip((n for _, names in self._layout for n in names), values))
 
     @property
     def database(self) -> Source | None:
@@ -349,7 +356,8 @@ class Sampler:
                 self._layout.append((src, []))
                 continue
             seen.update(src.columns)
-            self._layout.append((src, [array("d") for _ in src.columns]))
+            self._layout.append((src, list(src.columns)))
+        self._rows = RowSpool("qqd" + "d" * sum(len(names) for _, names in self._layout))
 
     def _read(self, src: Source, t_ns: int) -> list[float]:
         n = len(src.columns)
@@ -391,27 +399,34 @@ class Sampler:
     def _sample(self, t: int) -> None:
         unix = self._wall() - (time.monotonic_ns() - t)
         rows = [self._read(src, t) for src, _ in self._layout]
+        values = [v for (_, names), row in zip(self._layout, rows) for v in row[:len(names)]]
         with self._lock:
-            self._t_ns.append(t)
-            self._unix_ns.append(unix)
-            self._dt_s.append((t - self._last) / 1e9)
-            for (_, cols), values in zip(self._layout, rows):
-                for col, v in zip(cols, values):
-                    col.append(v)
+            self._rows.append((t, unix, (t - self._last) / 1e9, *values))
+            self._latest = (t, values)
         self._last = t
+        self._spool_error()
+
+    def _spool_error(self) -> None:
+        if self._rows is not None and self._rows.error:
+            text, self._rows.error = self._rows.error, None
+            self._error("sampler", text)
 
     # -- the result -----------------------------------------------------------------------------
     def _build(self) -> Timeline:
         with self._lock:
-            columns: dict[str, list] = {"t_ns": list(self._t_ns),
-                                        "t_unix_ns": list(self._unix_ns),
-                                        "dt_s": [_compact(v) for v in self._dt_s]}
+            kept = [(src, name) for src, names in self._layout for name in names]
+            cells = (self._rows.columns() if self._rows is not None
+                     else [array("q"), array("q")] + [array("d") for _ in range(len(kept) + 1)])
+        self._spool_error()
+        with self._lock:
+            columns: dict[str, list] = {"t_ns": list(cells[0]), "t_unix_ns": list(cells[1]),
+                                        "dt_s": [_compact(v) for v in cells[2]]}
             units = {"t_ns": "ns (monotonic)", "t_unix_ns": "ns (wall clock, UTC)", "dt_s": "s"}
-            for src, cols in self._layout:
-                for name, col in zip(src.columns, cols):
-                    columns[name] = [_compact(v) for v in col]
-                    units[name] = src.units.get(name, "")
+            for (src, name), col in zip(kept, cells[3:]):
+                columns[name] = [_compact(v) for v in col]
+                units[name] = src.units.get(name, "")
             errors = [dict(e) for e in self._errors]
+        del cells
         n = len(columns["t_ns"])
         elapsed = (self._last - self._t0) if self._t0 is not None else 0
         db = None

@@ -26,6 +26,8 @@ devices (/sys/block/X/slaves) and up from a partition to its disk. The device be
 the storage served (telemetry/derive.py ``datastore``). An explicit list may name any device
 of /proc/diskstats, partitions included. A device that leaves during the run (a btrfs device
 removed, a loop device detached) keeps its columns: null once /proc/diskstats no longer has it.
+A device that may join during the run (a datastore's spare, which a replacement makes a member)
+is named beforehand (``spares``: {role: [device names]}), sampled, and counted with the members.
 """
 
 from __future__ import annotations
@@ -240,7 +242,7 @@ class DiskSource(Source):
     name = "disks"
 
     def __init__(self, devices="auto", paths: dict | None = None, proc_root: str = "/proc",
-                 sys_root: str = "/sys"):
+                 sys_root: str = "/sys", spares: dict | None = None):
         super().__init__()
         self.path = f"{proc_root}/diskstats"
         try:
@@ -249,6 +251,13 @@ class DiskSource(Source):
         except OSError:
             known = set()
         self.devices, self.roles = choose_devices(devices, paths, known, sys_root)
+        for role, names in (spares or {}).items():
+            if role not in self.roles:
+                continue
+            self.roles[role]["spares"] = [n for n in names if n in known]
+            if devices == "auto" or devices is None:
+                self.devices.extend(n for n in self.roles[role]["spares"]
+                                    if n not in self.devices)
         self._virtual = whole_disks(sys_root)
         self.columns = [column(dev, m) for dev in self.devices for m in METRICS]
         self.units = {column(dev, m): UNITS[m] for dev in self.devices for m in METRICS}
@@ -279,7 +288,8 @@ class DiskSource(Source):
         info = {}
         for dev in self.devices:
             roles = [r for r, v in self.roles.items()
-                     if dev == v["device"] or dev in v.get("members", ())]
+                     if dev == v["device"] or dev in v.get("members", ())
+                     or dev in v.get("spares", ())]
             info[dev] = {"roles": roles, "virtual": self._virtual.get(dev),
                          "whole_disk": dev in self._virtual}
         return info
