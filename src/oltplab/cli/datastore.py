@@ -37,16 +37,19 @@ def datastore_create(name: str, root: Path, **options):
 
 
 def _policy(doc: dict) -> str:
+    dedupe = ", dedupe on (duperemove after each build)" if doc.get("dedupe") else ""
     if doc["fs"] != "btrfs":
-        return doc["fs"]
+        return doc["fs"] + dedupe
     return (f"btrfs data {doc['raid']}, metadata {doc['metadata']}, checksum "
-            f"{doc['checksum']}, compress {doc['compress']}")
+            f"{doc['checksum']}, compress {doc['compress']}{dedupe}")
 
 
 @datastore.command("list")
 @table_options(DATASTORE_ROOT)
 def datastore_list(root: Path):
     """The datastores in ROOT, one line each."""
+    if not service.names(root):
+        click.echo(f"no datastores in {root}")
     for name in service.names(root):
         doc = service.load(name, root)
         state = "mounted" if service.mounted(doc) else "NOT MOUNTED"
