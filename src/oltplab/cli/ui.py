@@ -178,9 +178,10 @@ def _event_line(e: dict[str, Any], rate: str = "TPM") -> str:
     parts = [f"event {e['event']}: at {e['at_s']:.1f} s"]
     if e.get("recovery_s") is not None:
         parts.append(f"recovery {e['recovery_s']:.1f} s")
-    if e.get("seconds") is not None:  # the file system's work (a device fault)
-        moved = f"{e['bytes_moved'] / 1024**2:,.0f} MiB" if e.get("bytes_moved") else "done"
-        speed = f" at {e['mb_per_s']:,.0f} MB/s" if e.get("mb_per_s") else ""
+    if e.get("seconds") is not None:  # the file system's work (a device fault); MB = 10^6 B
+        verb = "scrubbed" if e.get("kind") == "scrub" else "written"
+        moved = f"{e['bytes_moved'] / 1e6:,.0f} MB {verb}" if e.get("bytes_moved") else "done"
+        speed = f" at {e['mb_per_s']:,.1f} MB/s" if e.get("mb_per_s") else ""
         parts.append(f"{moved} in {e['seconds']:.1f} s{speed}")
     if e.get("dip_avg_pct") is not None:
         parts.append(f"dip {e['dip_avg_pct']:.0f}% avg, {e['dip_max_pct']:.0f}% max "

@@ -13,15 +13,37 @@ run while the workload runs; each waits for the file system's work to end and re
   device writes with direct IO, which the kernel then refuses); the event records what the
   file system did: the errors btrfs counted per device, and whether it went read-only.
 
-The event records ``seconds`` (start to end), ``bytes_moved`` (the chunks the removal, the
-replacement or the conversion relocated, the bytes the scrub read) and ``mb_per_s``, with the
-throughput dip and recovery that every fault gets. When the run ends first, the work is cancelled
-(the file system goes back as it was) and the event says so. The btrfs commands run in a session of
-their own, so a Ctrl-C reaches only oltplab, which cancels them.
+The event records ``seconds`` (start to end of the btrfs command) and what the devices did
+meanwhile, from their own counters (/proc/diskstats, sectors of 512 bytes), read just before
+the command starts and just after it ends:
+
+- ``bytes_moved``: for a removal, a replacement or a conversion, the bytes written by the
+  remaining devices during the work (the workload's writes in that time included): the
+  members that stay, and the spare of a replacement; ``devices_written_bytes`` holds each
+  one's share (they add up to ``bytes_moved``). For a scrub, the bytes it read and verified,
+  as its own summary counts them (data_bytes_scrubbed + tree_bytes_scrubbed).
+- ``bytes_read``: the bytes read from all the devices involved during the work (the one that
+  leaves included: the rebuild reads the surviving copies), ``devices_read_bytes`` per device.
+- ``background_write_bytes_s``: the write rate of the devices counted in ``bytes_moved`` from
+  the moment the fault was made ready (before the run's ramp-up) to the moment it fired, over
+  ``background_s`` seconds: the workload's own writes, to tell from the rebuild's.
+- ``allocated_bytes``: the chunks allocated on the device that leaves, before it leaves (data,
+  metadata and system, as ``btrfs device usage`` counts them); for a conversion, the data
+  chunks' total before it (what it rewrites).
+- ``mb_per_s``: ``bytes_moved`` / 10^6 / ``seconds`` (MB = 10^6 bytes).
+
+with the throughput dip and recovery that every fault gets. The record names what its
+``bytes_moved`` counts (``bytes_moved_counts``). btrfs names devices its own way (the path it
+was given, or another link to the same node): they are matched to the datastore's by the node
+they resolve to, and to /proc/diskstats by that node's name (loop3 for /dev/loop3). When the
+run ends first, the work is cancelled (the file system goes back as it was) and the event says
+so, with the counters up to then. The btrfs commands run in a session of their own, so a Ctrl-C
+reaches only oltplab, which cancels them.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
@@ -32,9 +54,14 @@ from ..config import InjectEvent
 from ..datastores import service
 from ..datastores.spec import PROFILES
 from ..errors import DatabaseError, UsageError
+from ..telemetry.sources.disks import RD_SECT, WR_SECT, parse_diskstats
 
-MiB = 1024**2
+MB = 10**6
+SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's block size
 POLL_S = 0.2
+WRITTEN_BY_REMAINING = ("bytes written by the remaining devices during the work (the "
+                        "workload's writes in that time included)")
+SCRUBBED = "bytes the scrub read and verified (data_bytes_scrubbed + tree_bytes_scrubbed)"
 
 
 def planned(spec) -> dict:
@@ -76,8 +103,43 @@ def _btrfs(*args: str) -> str:
     return p.stdout
 
 
+def block_name(device: str) -> str:
+    """The name /proc/diskstats gives the node ``device`` resolves to (loop3, sdb1, dm-0)."""
+    return os.path.basename(os.path.realpath(device))
+
+
+def io_bytes(devices, diskstats: str = "/proc/diskstats") -> dict[str, tuple[int, int]]:
+    """Device (as given) -> (bytes read, bytes written) since it appeared; a device that
+    /proc/diskstats does not list is left out."""
+    names = {d: block_name(d) for d in devices}
+    with open(diskstats, "rb") as f:
+        stats = parse_diskstats(f.read(), set(names.values()))
+    return {d: (stats[n][RD_SECT] * SECTOR, stats[n][WR_SECT] * SECTOR)
+            for d, n in names.items() if n in stats}
+
+
+def io_delta(before: dict, after: dict) -> dict[str, tuple[int, int]]:
+    """Per device in both readings: (bytes read, bytes written) between them; a device whose
+    counters went back (detached and attached again meanwhile) is left out."""
+    out = {}
+    for d, (r0, w0) in before.items():
+        if d in after and after[d][0] >= r0 and after[d][1] >= w0:
+            out[d] = (after[d][0] - r0, after[d][1] - w0)
+    return out
+
+
+def same_device(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def allocated_on(mount: str, device: str) -> int:
+    """Bytes of the chunks allocated on ``device`` (named as btrfs names it or otherwise)."""
+    return sum(v for d, v in device_allocated(mount).items() if same_device(d, device))
+
+
 def device_allocated(mount: str) -> dict[str, int]:
-    """Device path -> bytes of chunks allocated on it (data, metadata, system)."""
+    """Device path (as btrfs prints it) -> bytes of chunks allocated on it (data, metadata,
+    system)."""
     out: dict[str, int] = {}
     current = None
     for line in _btrfs("device", "usage", "-b", mount).splitlines():
@@ -101,10 +163,12 @@ def data_total(mount: str) -> int:
 
 
 class _BtrfsWork:
-    """A btrfs command that the fault starts at its time and waits for."""
+    """A btrfs command that the fault starts at its time and waits for, with what the
+    datastore's devices read and wrote meanwhile."""
 
     lasts = False
     cancel: tuple[str, ...] = ()
+    counts = WRITTEN_BY_REMAINING
 
     @classmethod
     def make(cls, target, event: InjectEvent, need_connections: int):
@@ -113,10 +177,25 @@ class _BtrfsWork:
     def __init__(self, target, event: InjectEvent):
         self.event = event
         self.datadir = Path(target.instance.datadir) if target.instance else None
+        self.ready = self._reading()  # the background: from now to the fault
 
-    def command(self, doc: dict) -> tuple[list[str], int, dict]:
-        """(the command, the bytes it will move, fields for the record)"""
+    def _reading(self) -> tuple[float, dict] | None:
+        """(now, the counters of every device and spare of the datastore), or None."""
+        try:
+            doc = service.holding(self.datadir) if self.datadir else None
+            if doc is None:
+                return None
+            return time.monotonic(), io_bytes(doc["devices"] + doc.get("spares", []))
+        except OSError:
+            return None
+
+    def command(self, doc: dict) -> tuple[list[str], dict]:
+        """(the command, fields for the record)"""
         raise NotImplementedError
+
+    def devices(self, doc: dict) -> tuple[list[str], list[str]]:
+        """(the devices whose writes make ``bytes_moved``, every device the work reads)"""
+        return list(doc["devices"]), list(doc["devices"])
 
     def after(self, doc: dict, out: str) -> dict:
         return {}
@@ -127,9 +206,12 @@ class _BtrfsWork:
         doc = service.holding(self.datadir)
         if doc is None:
             raise DatabaseError(f"{self.datadir} is no longer on a datastore")
-        cmd, moved, fields = self.command(doc)
+        cmd, fields = self.command(doc)
+        writers, readers = self.devices(doc)
         rec.update(fields, datastore=doc["name"], command=" ".join(cmd))
+        before = io_bytes(dict.fromkeys(writers + readers))
         t0 = time.monotonic()
+        self._background(rec, writers, t0, before)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         while proc.poll() is None:
@@ -137,18 +219,42 @@ class _BtrfsWork:
                 subprocess.run(["btrfs", *self.cancel, doc["mount"]], capture_output=True,
                                timeout=600)
                 proc.wait()
-                rec["seconds"] = round(time.monotonic() - t0, 3)
+                self._measured(rec, writers, readers, before, time.monotonic() - t0)
                 raise DatabaseError(f"cancelled after {rec['seconds']:.1f} s: the run ended "
                                     "before the file system was done")
         out, err = proc.communicate()
         seconds = time.monotonic() - t0
+        self._measured(rec, writers, readers, before, seconds)
         if proc.returncode != 0:
             raise DatabaseError(f"{' '.join(cmd[:3])}: {_why(err, out, proc.returncode)}")
-        extra = self.after(doc, out)
-        moved = extra.pop("bytes_moved", moved)
-        rec.update(extra)
-        rec.update(seconds=round(seconds, 3), bytes_moved=moved,
-                   mb_per_s=round(moved / MiB / seconds, 1) if seconds > 0 else None)
+        rec.update(self.after(doc, out))
+        rec["mb_per_s"] = rate(rec["bytes_moved"], seconds)
+
+    def _background(self, rec: dict, writers: list[str], now: float, counters: dict) -> None:
+        """The write rate of ``writers`` from the fault's making to now."""
+        if self.ready is None or now <= self.ready[0]:
+            return
+        moved = io_delta({d: v for d, v in self.ready[1].items() if d in writers}, counters)
+        if moved:
+            rec.update(background_s=round(now - self.ready[0], 3),
+                       background_write_bytes_s=round(sum(w for _, w in moved.values())
+                                                      / (now - self.ready[0])))
+
+    def _measured(self, rec: dict, writers: list[str], readers: list[str], before: dict,
+                  seconds: float) -> None:
+        moved = io_delta(before, io_bytes(dict.fromkeys(writers + readers)))
+        written = {d: moved[d][1] for d in writers if d in moved}
+        read = {d: moved[d][0] for d in readers if d in moved}
+        rec.update(seconds=round(seconds, 3), bytes_moved_counts=self.counts,
+                   bytes_moved=sum(written.values()) if written else None,
+                   devices_written_bytes=written,
+                   bytes_read=sum(read.values()) if read else None, devices_read_bytes=read)
+        rec["mb_per_s"] = rate(rec["bytes_moved"], seconds)
+
+
+def rate(nbytes: int | None, seconds: float) -> float | None:
+    """MB/s, MB = 10^6 bytes."""
+    return round(nbytes / MB / seconds, 1) if nbytes is not None and seconds > 0 else None
 
 
 class RemoveDevice(_BtrfsWork):
@@ -180,9 +286,13 @@ class RemoveDevice(_BtrfsWork):
 
     def command(self, doc: dict):
         device = self.pick(doc, self.event)
-        moved = device_allocated(doc["mount"]).get(device, 0)
-        return (["btrfs", "device", "remove", device, doc["mount"]], moved,
-                {"device": device, "devices_before": len(doc["devices"])})
+        return (["btrfs", "device", "remove", device, doc["mount"]],
+                {"device": device, "devices_before": len(doc["devices"]),
+                 "allocated_bytes": allocated_on(doc["mount"], device)})
+
+    def devices(self, doc: dict):
+        device = self.pick(doc, self.event)
+        return [d for d in doc["devices"] if d != device], list(doc["devices"])
 
     def after(self, doc: dict, out: str) -> dict:
         device = self.pick(doc, self.event)
@@ -210,7 +320,8 @@ class Convert(_BtrfsWork):
         force = ["-f"] if self.event.arg in ("raid5", "raid6") else []
         return (["btrfs", "balance", "start", *force, f"-dconvert={self.event.arg}",
                  doc["mount"]],
-                data_total(doc["mount"]), {"from": doc["raid"], "to": self.event.arg})
+                {"from": doc["raid"], "to": self.event.arg,
+                 "allocated_bytes": data_total(doc["mount"])})
 
     def after(self, doc: dict, out: str) -> dict:
         service.update(doc, raid=self.event.arg)
@@ -224,8 +335,10 @@ class Scrub(_BtrfsWork):
     def check(db, event: InjectEvent, planned: dict | None = None) -> None:
         _datastore(db.datadir, event.text, planned)
 
+    counts = SCRUBBED
+
     def command(self, doc: dict):
-        return ["btrfs", "scrub", "start", "-B", "-R", doc["mount"]], 0, {}
+        return ["btrfs", "scrub", "start", "-B", "-R", doc["mount"]], {}
 
     def after(self, doc: dict, out: str) -> dict:
         stats = dict(re.findall(r"^\s*(\w+):\s*(\d+)\s*$", out, re.M))
@@ -249,10 +362,15 @@ class ReplaceDevice(RemoveDevice):
         device = self.pick(doc, self.event)
         if not doc.get("spares"):
             raise DatabaseError(f"datastore {doc['name']!r} has no spare left")
-        moved = device_allocated(doc["mount"]).get(device, 0)
         spare = doc["spares"][0]
-        return (["btrfs", "replace", "start", "-B", "-f", device, spare, doc["mount"]], moved,
-                {"device": device, "spare": spare})
+        return (["btrfs", "replace", "start", "-B", "-f", device, spare, doc["mount"]],
+                {"device": device, "spare": spare,
+                 "allocated_bytes": allocated_on(doc["mount"], device)})
+
+    def devices(self, doc: dict):
+        device, spare = self.pick(doc, self.event), doc["spares"][0]
+        return ([spare if d == device else d for d in doc["devices"]],
+                doc["devices"] + [spare])
 
     def after(self, doc: dict, out: str) -> dict:
         device = self.pick(doc, self.event)

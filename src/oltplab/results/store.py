@@ -226,4 +226,28 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
             if isinstance(run, dict):
                 run.setdefault("workload", "tpcc")
         data["schema_version"] = 3
+    _device_fault_figures(data)
     return data
+
+
+OLD_REBUILDS = ("remove-device", "replace-device", "convert")
+
+
+def _device_fault_figures(data: dict[str, Any]) -> None:
+    """Device faults recorded before their bytes were measured (no ``bytes_moved_counts``):
+    a removal's, a replacement's or a conversion's ``bytes_moved`` was the chunks allocated
+    (now ``allocated_bytes``; the bytes written were not measured), and every ``mb_per_s`` was
+    in MiB/s; a scrub's bytes were what it read, its rate is given again in MB/s (10^6 bytes).
+    Keyed on the field rather than a version: records of every version may hold such events."""
+    for e in data.get("events") or ():
+        if not isinstance(e, dict) or "bytes_moved" not in e or "bytes_moved_counts" in e:
+            continue
+        if e.get("kind") in OLD_REBUILDS:
+            e.update(allocated_bytes=e["bytes_moved"], bytes_moved=None, mb_per_s=None,
+                     bytes_moved_counts="not measured by the version that made this record")
+        elif e.get("kind") == "scrub":
+            seconds, moved = e.get("seconds"), e.get("bytes_moved")
+            e.update(bytes_moved_counts=("bytes the scrub read and verified "
+                                         "(data_bytes_scrubbed + tree_bytes_scrubbed)"),
+                     mb_per_s=(round(moved / 1e6 / seconds, 1)
+                               if moved is not None and seconds else None))

@@ -1,10 +1,12 @@
 """tpcc run --inject on a btrfs datastore: a device removed under load (the data rebuilt on
-the others), an online profile change and a scrub, each timed with the bytes it moved and the
-throughput dip; the database passes its checks after."""
+the others), an online profile change and a scrub, each timed with the bytes the devices wrote
+and read meanwhile (their own counters) and the throughput dip; the database passes its checks
+after."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -17,6 +19,31 @@ def _run(root: Path, flags: list[str], *inject: str, duration: str = "12s") -> d
             "--power", "none", *(x for e in inject for x in ("--inject", e)), "--check",
             cwd=root.parent, check_rc=0)
     return saved_runs(root.parent / "results")[-1]
+
+
+def _written(devices: list[str]) -> dict[str, int]:
+    """Bytes each device has written since it appeared, from /proc/diskstats (read here, apart
+    from oltplab's own reading)."""
+    names = {os.path.basename(os.path.realpath(d)): d for d in devices}
+    out = {}
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        fields = line.split()
+        if fields[2] in names:
+            out[names[fields[2]]] = int(fields[9]) * 512  # sectors written
+    return out
+
+
+def _counted(event: dict, devices: list[str]) -> None:
+    """The event's bytes are its devices' counters: ``bytes_moved`` the sum of what
+    ``devices`` wrote, ``bytes_read`` of what was read, the rate in MB/s (10^6 bytes)."""
+    written = event["devices_written_bytes"]
+    assert sorted(written) == sorted(devices), event
+    assert event["bytes_moved"] == sum(written.values()) and all(written.values()), event
+    assert event["bytes_read"] == sum(event["devices_read_bytes"].values()), event
+    assert event["mb_per_s"] == round(event["bytes_moved"] / 1e6 / event["seconds"], 1)
+    assert event["bytes_moved_counts"] == ("bytes written by the remaining devices during the "
+                                           "work (the workload's writes in that time included)")
+    assert event["background_write_bytes_s"] >= 0 and event["background_s"] > 0, event
 
 
 def _raid1(root: Path, built_w1, *create: str) -> tuple[dict, list[str]]:
@@ -32,14 +59,26 @@ def test_remove_a_device_under_load(datastore_root, built_w1):
     root = datastore_root
     doc, flags = _raid1(root, built_w1, "--loop", "4x2GiB")
     first = doc["devices"][0]["path"]
+    remaining = [d["path"] for d in doc["devices"][1:]]
     try:
+        whole_run = _written(remaining)
         run = _run(root, flags, "at=3s,remove-device=1")
+        whole_run = {d: n - whole_run[d] for d, n in _written(remaining).items()}
         assert run["status"] == "completed", run.get("error")
         [event] = run["events"]
         assert event["kind"] == "remove-device" and "error" not in event, event.get("error")
         assert event["device"] == first and event["devices_before"] == 4
+        _counted(event, remaining)
+        assert all(event["devices_written_bytes"][d] <= whole_run[d] for d in remaining)
         assert event["bytes_moved"] > 8 * 1024**2  # a quarter of two copies of W=1, at least
-        assert event["seconds"] > 0 and event["mb_per_s"] > 0
+        # the rebuild writes again what the device held: less than all the file system holds
+        # (both copies) and the workload's writes meanwhile; the chunks allocated on the
+        # device (what bytes_moved used to be) are another figure
+        holds = run["datastores"]["datadir"]["space_before"]["allocated_bytes"]
+        workload = event["background_write_bytes_s"] * event["seconds"]
+        assert event["bytes_moved"] < holds + 2 * workload, (event, holds)
+        assert event["allocated_bytes"] >= 256 * 1024**2, event  # a data chunk of 256 MiB+
+        assert event["bytes_read"] > 0 and event["seconds"] > 0 and event["mb_per_s"] > 0
         assert (event["before_tpm"] > 0 and "dip_avg_pct" in event
                 and "back_within_10pct_s" in event)
         assert run["check"]["ok"]
@@ -63,8 +102,13 @@ def test_convert_to_raid5_then_scrub_under_load(datastore_root, built_w1):
     steps = [(s.get("partial"), s.get("throughput", {}).get("per_s")) for s in run["steps"]]
     assert "error" not in convert and "error" not in scrub, (convert, scrub, steps)
     assert (convert["from"], convert["to"]) == ("raid1", "raid5")
-    assert convert["bytes_moved"] > 0 and convert["seconds"] > 0
+    _counted(convert, [d["path"] for d in doc["devices"]])
+    assert convert["allocated_bytes"] > 0 and convert["seconds"] > 0  # the data chunks' total
     assert scrub["bytes_moved"] > 50 * 1024**2 and scrub["errors"] == 0
+    assert scrub["bytes_moved_counts"].startswith("bytes the scrub read and verified")
+    assert scrub["bytes_read"] == sum(scrub["devices_read_bytes"].values())
+    assert scrub["bytes_read"] >= scrub["bytes_moved"], scrub  # every copy, and parity
+    assert scrub["mb_per_s"] == round(scrub["bytes_moved"] / 1e6 / scrub["seconds"], 1)
     assert run["check"]["ok"]
     assert json.loads(ds(root, "show", "r1", "--json").stdout)["raid"] == "raid5"
     ds(root, "destroy", "r1")
@@ -106,6 +150,9 @@ def test_replace_a_device_with_the_spare_under_load(datastore_root, built_w1):
     assert "error" not in event, event.get("error")
     old = doc["devices"][1]["path"]
     assert (event["device"], event["spare"]) == (old, spare)
+    _counted(event, [doc["devices"][0]["path"], spare, doc["devices"][2]["path"]])
+    assert event["devices_written_bytes"][spare] > 8 * 1024**2  # the copy it received
+    assert old in event["devices_read_bytes"] and event["allocated_bytes"] > 0
     assert event["bytes_moved"] > 0 and event["seconds"] > 0 and event["mb_per_s"] > 0
     assert run["check"]["ok"]
     after = json.loads(ds(root, "show", "r1", "--json").stdout)

@@ -97,8 +97,8 @@ def test_the_command_line_prints_a_line_per_event():
               "before_tpm": 22533.0, "dip_avg_pct": 61.5, "dip_max_pct": 95.5,
               "back_within_10pct_s": 7.0}
     assert event_lines({"kind": "tpcc", "events": [device]}) == [
-        "event at=20s,remove-device=1: at 20.0 s, 2,048 MiB in 6.4 s at 319 MB/s, dip 62% avg, "
-        "96% max against 22,533 TPM before, back within 10% after 7 s"]
+        "event at=20s,remove-device=1: at 20.0 s, 2,147 MB written in 6.4 s at 319.1 MB/s, "
+        "dip 62% avg, 96% max against 22,533 TPM before, back within 10% after 7 s"]
 
 
 def test_the_command_line_prints_the_consistency_check_a_run_ended_with():
