@@ -79,10 +79,14 @@ def datastore_show(name: str, as_json: bool, root: Path):
     space = doc["space"]
     if space:
         ratio = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
+        allocated = (f"{space['allocated_bytes']:,} B" if space["allocated_bytes"] is not None
+                     else "n/a")
         click.echo(f"  space: {space['logical_bytes']:,} B logical, "
-                   f"{space['allocated_bytes']:,} B allocated, data ratio "
+                   f"{allocated} allocated, data ratio "
                    f"{ratio(space['data_ratio'])}, compression ratio "
                    f"{ratio(space['compression_ratio'])}")
+        if space.get("reason"):
+            click.echo(f"  space: allocated and data ratio unavailable: {space['reason']}")
     for line in doc["warnings"]:
         click.echo(f"  warning: {line}")
 

@@ -50,9 +50,12 @@ def tpcc_build(warehouses, build_users, force, seed, **kw):
 
 def dedupe_line(entry: dict) -> str:
     mib = 1024**2
+
+    def size(n):  # None where btrfs-progs cannot count RAID-5/6 chunks (datastores/space.py)
+        return "n/a" if n is None else f"{n / mib:,.1f}"
     return (f"dedupe: duperemove took {entry['seconds']:.1f} s; allocated "
-            f"{entry['allocated_before_bytes'] / mib:,.1f} -> "
-            f"{entry['allocated_after_bytes'] / mib:,.1f} MiB, "
+            f"{size(entry['allocated_before_bytes'])} -> "
+            f"{size(entry['allocated_after_bytes'])} MiB, "
             f"{(entry['dedupe_saved_bytes'] or 0) / mib:,.1f} MiB shared"
             + (f" (duperemove: {entry['duperemove_shared_bytes'] / mib:,.1f} MiB newly shared)"
                if entry.get("duperemove_shared_bytes") is not None else ""))

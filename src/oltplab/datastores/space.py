@@ -11,6 +11,15 @@
 - ``dedupe_saved_bytes``: bytes the files reference beyond the extents that hold them (shared
   extents counted once); null where the file system cannot tell.
 
+Where btrfs-progs does not count every chunk, ``allocated_bytes`` and ``data_ratio`` are None
+and the figures say why: ``available`` is false, ``reason`` is btrfs-progs' own words and
+``unavailable`` names the figures left out (the others, read from the files' extents, stand).
+That is a RAID-5/6 file system under btrfs-progs before 5.7 ("RAID56 detected, not
+implemented": its "Used" leaves the RAID-5/6 chunks out, so a RAID-5 datastore would show a
+data ratio near zero), or one whose chunk tree it could not read ("cannot read detailed chunk
+info"): either prints a ratio of 0.00 for the profiles it skipped. Otherwise ``available`` is
+true and ``reason`` null.
+
 The file system is synced before it is measured: until then data still in the page cache has
 no extents, and the extents of files removed stay allocated until btrfs' next commit (up to 30
 s later), so the figures would depend on where in that cycle they were taken.
@@ -21,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import re
 import struct
 import subprocess
 from dataclasses import dataclass
@@ -99,21 +109,56 @@ def _files(mount: Path):
         dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(folder, d))]
 
 
-def btrfs_raw_used(mount: Path) -> int:
+@dataclass(frozen=True)
+class RawUsed:
+    """``btrfs filesystem usage``'s raw Used, and why it does not count every chunk (None
+    when it does)."""
+
+    printed: int
+    not_counted: str | None = None
+
+
+RAID56 = re.compile(r"^(Data|Metadata|System)(,\w+)?,RAID[56]\b", re.I | re.M)
+ZERO_RATIO = re.compile(r"^\s*(Data|Metadata) ratio:\s*0\.00\s*$", re.M)
+
+
+def parse_usage(out: str, err: str, where: str = "btrfs filesystem usage") -> RawUsed:
+    """The raw Used of ``btrfs filesystem usage -b``'s output, with the reason it leaves
+    chunks out, if it does: btrfs-progs' warning (before 5.7, "RAID56 detected, not
+    implemented"; without the chunk tree, "cannot read detailed chunk info") where RAID-5/6
+    chunks exist or a ratio came out 0.00."""
+    printed = None
+    for line in out.splitlines():
+        words = line.split()
+        if words[:1] == ["Used:"] and len(words) > 1 and words[1].isdigit():
+            printed = int(words[1])
+            break
+    if printed is None:
+        raise OltplabError(f"{where}: {(err or out).strip()}")
+    said = [line.strip().removeprefix("WARNING: ").strip() for line in err.splitlines()
+            if "RAID56" in line or "chunk info" in line]
+    zero = [m.group(1) for m in ZERO_RATIO.finditer(out)]
+    if not said and not zero:
+        return RawUsed(printed)
+    if not RAID56.search(out) and not zero and not any("RAID56" in w for w in said):
+        return RawUsed(printed)  # a warning that leaves no chunk out
+    why = "; ".join(dict.fromkeys(said)) or f"{' and '.join(zero)} ratio 0.00"
+    return RawUsed(printed, "btrfs filesystem usage cannot count the RAID-5/6 chunks here "
+                            f"({why}): its Used leaves them out")
+
+
+def btrfs_usage(mount: Path) -> RawUsed:
     """btrfs' raw bytes used on all devices (data, metadata and system, every copy)."""
     p = subprocess.run(["btrfs", "filesystem", "usage", "-b", str(mount)],
                        capture_output=True, text=True, timeout=60)
-    for line in p.stdout.splitlines():
-        words = line.split()
-        if words[:1] == ["Used:"] and len(words) > 1 and words[1].isdigit():
-            return int(words[1])
-    raise OltplabError(f"btrfs filesystem usage {mount}: {(p.stderr or p.stdout).strip()}")
+    return parse_usage(p.stdout, p.stderr, f"btrfs filesystem usage {mount}")
 
 
 def used_bytes(fs: str, mount: Path) -> int:
-    """What the file system uses on its devices now."""
+    """What the file system uses on its devices now, as it says (the empty file system's
+    figure: a RAID-5/6 data chunk it does not count holds nothing yet)."""
     if fs == "btrfs":
-        return btrfs_raw_used(mount)
+        return btrfs_usage(mount).printed
     st = os.statvfs(mount)
     return (st.f_blocks - st.f_bfree) * st.f_frsize
 
@@ -150,13 +195,17 @@ def measure(fs: str, mount: Path, empty_used: int) -> dict:
             finally:
                 os.close(fd)
     logical = totals.referenced_bytes if fs == "btrfs" else blocks
-    allocated = max(0, used_bytes(fs, mount) - empty_used)
     btrfs = fs == "btrfs"
+    raw = btrfs_usage(mount) if btrfs else RawUsed(used_bytes(fs, mount))
+    allocated = None if raw.not_counted else max(0, raw.printed - empty_used)
     return {
+        "available": raw.not_counted is None,
+        "reason": raw.not_counted,
+        "unavailable": ["allocated_bytes", "data_ratio"] if raw.not_counted else [],
         "logical_bytes": logical,
         "apparent_bytes": apparent,
         "allocated_bytes": allocated,
-        "data_ratio": round(allocated / logical, 3) if logical else None,
+        "data_ratio": round(allocated / logical, 3) if logical and allocated is not None else None,
         "compression_ratio": (round(totals.uncompressed_bytes / totals.disk_bytes, 3)
                               if btrfs and totals.disk_bytes else None),
         "dedupe_saved_bytes": (max(0, totals.referenced_bytes - totals.uncompressed_bytes)
