@@ -282,9 +282,9 @@ def _run_cell(plan: Plan, states: list[ItemState], results_dir: Path,
                     store = item.cell.datastore
                     if store is not None:
                         _made_again(store, servers, progress)
+                        check_at_start(store)
                     restarted = servers.up(item.cell) if item.kind.needs_db else None
                     if store is not None:
-                        check_at_start(store)
                         mark_altering(store, getattr(item.spec, "inject", ()))
                     labels = _labels(plan, item, repeat, host)
                     if restarted:  # recorded with each run

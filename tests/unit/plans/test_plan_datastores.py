@@ -4,9 +4,14 @@ plan made it."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from oltplab.config import parse_inject
 from oltplab.datastores.spec import Difference, altering, make_spec
-from oltplab.plans.datastores import made_as_asked, why_restore
+from oltplab.errors import OltplabError
+from oltplab.plans.datastores import check_at_start, made_as_asked, mark_altering, why_restore
 
 GiB = 1024**3
 
@@ -79,3 +84,25 @@ def test_only_faults_that_change_a_datastore_mark_it():
     assert altering(events) == ["at=2s,remove-device=1", "at=4s,convert=raid5",
                                 "at=6s,replace-device=2", "at=7s,fail-device=1"]
     assert altering(()) == []
+
+
+def test_a_run_starts_only_on_the_datastore_its_cell_asks_for(tmp_path):
+    spec = make_spec("r1", raid="raid1", metadata="raid1", loop="3x1GiB", root=tmp_path)
+    (tmp_path / "r1").mkdir()
+    doc = record("r1", loops=3, asked=spec.policy(), mount=str(tmp_path / "r1" / "mnt"))
+    (tmp_path / "r1" / "datastore.json").write_text(json.dumps(doc))
+    check_at_start(spec)  # as made
+    assert mark_altering(spec, [parse_inject("at=1s,kill-server")]) == []
+    assert "altered" not in json.loads((tmp_path / "r1" / "datastore.json").read_text())
+    assert mark_altering(spec, [parse_inject("at=2s,remove-device=1")]) == [
+        "at=2s,remove-device=1"]
+    marked = json.loads((tmp_path / "r1" / "datastore.json").read_text())
+    assert marked["altered"] == ["at=2s,remove-device=1"]
+    with pytest.raises(OltplabError, match="changed by --inject at=2s,remove-device=1 and "
+                                           "not made again"):
+        check_at_start(spec)
+    gone = {**doc, "devices": doc["devices"][1:], "removed": doc["devices"][:1]}
+    (tmp_path / "r1" / "datastore.json").write_text(json.dumps(gone))
+    with pytest.raises(OltplabError) as e:
+        check_at_start(spec)
+    assert str(e.value) == "datastore 'r1' has 2 devices, the cell asks for 3"
