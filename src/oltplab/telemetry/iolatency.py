@@ -101,7 +101,9 @@ class IoLatency:
         self._lock = threading.Lock()
         self._windows: list[tuple[int, int, int]] = []  # (step, start_ns, end_ns)
         self._open: dict[int, int] = {}  # step -> its ramp_end, until its measure_end
-        self._hists: dict[tuple[int, int, int], HdrHistogram] = {}  # (step, dev, op)
+        # (step, dev, op) -> {latency us: IOs}: a few entries for a device with few IOs
+        # (another's loop device), where an HDR histogram takes 92 KiB; histograms at stop()
+        self._counts: dict[tuple[int, int, int], dict[int, int]] = {}
         self._ios = 0
         self._dumps = 0
 
@@ -153,8 +155,13 @@ class IoLatency:
         return None
 
     def _read(self) -> None:
+        self.feed(self.proc.stdout)
+
+    def feed(self, lines) -> None:
+        """Count bpftrace's dumps (``T <nsecs>`` lines, then ``@c[dev, op, shift, base]: n``
+        lines) into the step whose window holds each dump."""
         step = None
-        for line in self.proc.stdout:
+        for line in lines:
             if line.startswith("T "):
                 with self._lock:
                     step = self._step_at(int(line.split()[1]))
@@ -164,12 +171,13 @@ class IoLatency:
             if not m or step is None:
                 continue
             dev, op, shift, base, n = map(int, m.groups())
+            us = min(max(bucket_value(shift, base), 1), MAX_US)
             with self._lock:
                 key = (step, dev, min(op, 2))
-                h = self._hists.get(key)
-                if h is None:
-                    h = self._hists[key] = HdrHistogram(1, MAX_US, 3)
-                h.record_value(min(max(bucket_value(shift, base), 1), MAX_US), n)
+                counts = self._counts.get(key)
+                if counts is None:
+                    counts = self._counts[key] = {}
+                counts[us] = counts.get(us, 0) + n
                 self._ios += n
 
     def stop(self) -> dict:
@@ -189,8 +197,11 @@ class IoLatency:
                "ios": self._ios, "steps": {}}
         names: dict[int, str] = {}
         with self._lock:
-            for (step, dev, op), h in sorted(self._hists.items()):
+            for (step, dev, op), counts in sorted(self._counts.items()):
                 name = names.setdefault(dev, device_name(dev))
+                h = HdrHistogram(1, MAX_US, 3)
+                for us, n in counts.items():
+                    h.record_value(us, n)
                 per = out["steps"].setdefault(str(step), {}).setdefault(name, {})
                 per[OPS[op]] = {"ios": h.get_total_count(),
                                 "p50_us": h.get_value_at_percentile(50),
