@@ -38,6 +38,7 @@ from ..engines.base import SnapshotFailed, counters_delta
 from ..engines.common.loop import UserPlan, WorkerPlan
 from ..metrics.histogram import encode, merge, new_histogram
 from ..metrics.summary import TypeCounts, client_rates, rate, server_rates, transaction_entry
+from ..metrics.throughput import Points
 from .. import engines, workloads
 from . import worker
 from .messages import Connected, Failed, Final, Flushed, Go, Progress, Start, Stop
@@ -178,8 +179,9 @@ class Step:
         self.connected: set[int] = set()
         self.flushed: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self.progress: dict[int, tuple[int, int]] = {}
-        # per worker: (t_ns, completed), or (t_ns, units) for a workload with a unit row
-        self.points: dict[int, list[tuple[int, int]]] = {}
+        # per worker: (t_ns, completed), or (t_ns, units) for a workload with a unit row, a
+        # point a second kept in two arrays (the step's counts per 10 s and per second)
+        self.points: dict[int, Points] = {}
         self.rates = collections.deque(maxlen=RATE_WINDOW + 1)
         self.t0 = self.ramp_end = self.measure_end = None
         self.s0 = self.s1 = None
@@ -206,8 +208,10 @@ class Step:
             self.progress[msg.worker] = (msg.completed, msg.headline)
             if msg.live is not None:
                 self.live[msg.worker] = msg.live
-            self.points.setdefault(msg.worker, []).append(
-                (msg.t_ns, msg.headline if self.workload.unit_row else msg.completed))
+            points = self.points.get(msg.worker)
+            if points is None:
+                points = self.points[msg.worker] = Points()
+            points.append(msg.t_ns, msg.headline if self.workload.unit_row else msg.completed)
         elif isinstance(msg, Final):
             self.finals[msg.worker] = msg
         elif isinstance(msg, Flushed):
