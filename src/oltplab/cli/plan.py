@@ -51,9 +51,10 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
                + (f" ({_n(len(p.steps), 'step')}: "
                   f"{', '.join(p.step_name(s) for s in p.steps)})" if len(p.steps) > 1 or
                   p.steps[0].kind != kinds.DEFAULT_STEP else ""))
-    for spec, keep in p.datastores:  # what plan run will do with each
+    for spec, keep in p.datastores:  # what plan run will do with each (here, or on its host)
+        state = datastore_state(spec) if p.hosts is None else "made on the host that offers it"
         click.echo(f"datastore {spec.name}: {spec.describe()}{', kept' if keep else ''}; "
-                   f"{datastore_state(spec)}")
+                   f"{state}")
     for c in p.cells:
         click.echo(f"{c.index + 1:>4}  {c.name}")
         items = [i for i in p.items if i.cell.index == c.index]
