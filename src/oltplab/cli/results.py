@@ -50,6 +50,7 @@ def results_show(run, results_dir, as_json):
     data = load_run(results_dir, run)
     if as_json:
         data = {k: v for k, v in data.items() if not k.startswith("_")}
+        _with_io(data.get("steps") or [])
         click.echo(json.dumps(data, indent=2, default=str))
         return
     kind = kinds.find(data.get("kind"))
@@ -63,6 +64,15 @@ def results_show(run, results_dir, as_json):
         if data.get("error"):
             click.echo(f"error: {data['error']}")
     click.echo(f"folder: {data.get('_path')}")
+
+
+def _with_io(steps: list) -> None:
+    """Each step with telemetry gets its front end beside its back end (``io``), which runs
+    recorded before it was stored get from their figures (null where they had none)."""
+    from ..telemetry.derive import io_figures
+    for step in steps:
+        if isinstance(step, dict) and isinstance(step.get("telemetry"), dict):
+            step.setdefault("io", io_figures(step["telemetry"]))
 
 
 @results.command("export")

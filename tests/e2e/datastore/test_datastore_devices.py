@@ -65,6 +65,13 @@ def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(datast
     # the run's timeline charts draw every member
     saved = load_run(root.parent / "results", record["id"])
     assert set(members) <= set(busy_devices(prepare(saved)))
+    # a record made before steps had ``io`` shows it from its telemetry
+    path = Path(saved["_path"]) / "run.json"
+    older = json.loads(path.read_text())
+    del older["steps"][0]["io"]
+    path.write_text(json.dumps(older))
+    again = oltplab("results", "show", record["id"], "--json", cwd=root.parent, check_rc=0)
+    assert json.loads(again.stdout)["steps"][0]["io"] == io
     ds(root, "destroy", "r1")
 
 
