@@ -96,15 +96,15 @@ def test_throttle_mariadb_holds_every_thread_then_lets_go(server_tmp, built_w1):
         io_root()
     except UsageError as e:
         pytest.skip(str(e))
-    _, event, step, _ = _one_fault(server_tmp, built_w1, "at=3s,for=3s,throttle=write-iops:20")
+    _, event, step, _ = _one_fault(server_tmp, built_w1, "at=3s,for=3s,throttle=write-iops:3")
     assert event["kind"] == "throttle" and event["processes"] == 1  # mariadbd alone
     assert event["threads"] > 5, event  # with all its threads
     if event["file"] == "io.max":  # cgroup v2
-        assert "wiops=20" in event["limit_set"] and "wiops=20" not in event["limit_after"]
+        assert "wiops=3" in event["limit_set"] and "wiops=3" not in event["limit_after"]
     else:
-        assert event["limit_set"] == f"{event['device']} 20" and event["limit_after"] == ""
+        assert event["limit_set"] == f"{event['device']} 3" and event["limit_after"] == ""
     assert not Path(event["cgroup"]).exists() and 5.5 <= event["ended_at_s"] < 8
-    # every commit waits for its redo log write, which the group now limits to 20 a second
+    # every commit waits for its redo log write, which the group now limits to 3 a second
     assert event["dip_avg_pct"] > 20, event
     assert step["tpm"] is not None  # no crash: the server's counts hold
 
