@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .model import FAULT_COLOR, FEW_POINTS, STYLES, Band, Chart, Series, label_leftwards
+from .model import (FAULT_COLOR, FEW_POINTS, LABEL_ROW, STYLES, Band, Chart, Series,
+                    label_leftwards, label_rows)
 
 HEIGHT = 440
 
@@ -53,14 +54,16 @@ def _shade(b: Band, i: int) -> dict:
             "line": {"width": 0}, "layer": "below"}
 
 
-def _band_label(b: Band, chart: Chart) -> dict:
-    """A step's label centred above the axes; a fault's inside them, from its start."""
+def _band_label(b: Band, chart: Chart, row: int) -> dict:
+    """A step's label centred above the axes; a fault's inside them from its start (or to its
+    end), in its row (``model.label_rows``)."""
     if b.fault:
         leftwards = label_leftwards(chart, b)
-        return {"x": b.x1 if leftwards else b.x0, "y": 1, "xref": "x", "yref": "paper",
+        return {"x": b.x1 if leftwards else b.x0, "y": 1 - row * LABEL_ROW, "xref": "x",
+                "yref": "paper",
                 "text": b.label, "showarrow": False, "yanchor": "top",
                 "xanchor": "right" if leftwards else "left",
-                "font": {"size": 10, "color": FAULT_COLOR}}
+                "bgcolor": "rgba(255,255,255,0.75)", "font": {"size": 10, "color": FAULT_COLOR}}
     return {"x": (b.x0 + b.x1) / 2, "y": 1, "xref": "x", "yref": "paper", "text": b.label,
             "showarrow": False, "yanchor": "bottom", "font": {"size": 10, "color": "#555"}}
 
@@ -97,5 +100,6 @@ def figure(chart: Chart) -> dict:
                                ticktext=[f"{v:g}" for v in chart.x_ticks])
     if chart.bands:
         layout["shapes"] = [_shade(b, i) for i, b in enumerate(chart.bands)]
-        layout["annotations"] = [_band_label(b, chart) for b in chart.bands]
+        layout["annotations"] = [_band_label(b, chart, row)
+                                 for b, row in zip(chart.bands, label_rows(chart))]
     return {"data": data, "layout": layout}

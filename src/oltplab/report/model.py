@@ -66,13 +66,40 @@ class Chart:
         return self.note is not None
 
 
+LABEL_CHAR = 0.006  # the width of a band label's character, as a share of the axes' width
+LABEL_ROW = 0.06  # the height of a row of fault labels, as a share of the axes' height
+
+
+def _x_extent(chart: Chart) -> tuple[float, float]:
+    xs = [v for s in chart.series for v in s.x if isinstance(v, (int, float))]
+    return chart.x_range or ((min(xs), max(xs)) if xs else (0.0, 0.0))
+
+
 def label_leftwards(chart: Chart, band: Band) -> bool:
     """Whether a fault's label ends at its band's end (the band lies in the right part of the
     x axis, where a label from its start would run off the chart) rather than starts at its
     start."""
-    xs = [v for s in chart.series for v in s.x if isinstance(v, (int, float))]
-    lo, hi = chart.x_range or ((min(xs), max(xs)) if xs else (band.x0, band.x0))
+    lo, hi = _x_extent(chart)
     return hi > lo and band.x0 > lo + 0.6 * (hi - lo)
+
+
+def label_rows(chart: Chart) -> list[int]:
+    """Per band, the row its label goes in, 0 at the top of the axes: a fault's label goes one
+    row down while it would overlap the label of a fault before it (steps' labels: 0)."""
+    lo, hi = _x_extent(chart)
+    width = (hi - lo) or 1.0
+    ends: list[float] = []  # per row, where its last label ends (share of the axes)
+    rows = []
+    for b in chart.bands:
+        if not b.fault:
+            rows.append(0)
+            continue
+        w = (len(b.label) + 2) * LABEL_CHAR
+        start = ((b.x1 - lo) / width - w) if label_leftwards(chart, b) else (b.x0 - lo) / width
+        row = next((i for i, end in enumerate(ends) if end <= start), len(ends))
+        ends[row:row + 1] = [start + w]
+        rows.append(row)
+    return rows
 
 
 def no_data(key: str, title: str, why: str, section: str = "") -> Chart:

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from .output import write_file
-from .model import FAULT_COLOR, FEW_POINTS, STYLES, Chart, label_leftwards
+from .model import FAULT_COLOR, FEW_POINTS, LABEL_ROW, STYLES, Chart, label_leftwards, label_rows
 
 WIDTH_IN, AXES_H_IN, DPI = 10.0, 3.8, 100
 
@@ -60,13 +60,14 @@ def _lines(ax, chart: Chart) -> None:
             few = len(xs) <= FEW_POINTS  # a line of one point would not show
             ax.plot(xs, ys, style, color=s.color, label=s.name, lw=1.1,
                     marker="o" if few else None, ms=3)
-    for i, b in enumerate(chart.bands):
+    for i, (b, row) in enumerate(zip(chart.bands, label_rows(chart))):
         if b.fault:  # in red, its label inside the axes from its start (figure.py alike)
             ax.axvspan(b.x0, b.x1, color=FAULT_COLOR, alpha=0.18, lw=0)
             leftwards = label_leftwards(chart, b)
-            ax.text(b.x1 if leftwards else b.x0, 0.99, f" {b.label} ",
+            ax.text(b.x1 if leftwards else b.x0, 0.99 - row * LABEL_ROW, f" {b.label} ",
                     transform=ax.get_xaxis_transform(), ha="right" if leftwards else "left",
-                    va="top", fontsize=7, color=FAULT_COLOR)
+                    va="top", fontsize=7, color=FAULT_COLOR,
+                    bbox={"facecolor": "white", "alpha": 0.75, "lw": 0, "pad": 0.5})
             continue
         ax.axvspan(b.x0, b.x1, color="#4c72b0" if i % 2 == 0 else "#dd8452", alpha=0.08, lw=0)
         ax.text((b.x0 + b.x1) / 2, 1.0, b.label, transform=ax.get_xaxis_transform(),

@@ -80,7 +80,13 @@ def test_faults_are_shaded_in_red_with_their_label_inside_the_axes(tmp_path):
     assert (removal["x"], removal["xanchor"], removal["yanchor"]) == (3.0, "left", "top")
     # right of the axis' middle: the label ends where the fault ends, within the chart
     assert (kill["x"], kill["xanchor"]) == (pytest.approx(19.501), "right")
+    assert removal["y"] == kill["y"] == 1  # apart: one row
     assert layout["xaxis"]["range"] == pytest.approx([-1.22, 21.22])
+    # a kill 6 s after the removal: its label would cover the removal's, so it goes below
+    near = write_run(tmp_path / "near", faulty(events=(REMOVAL, {**KILL, "at_s": 9.0})),
+                     timeline_dict(users=(2,), measure_s=WINDOW_S))
+    removal, kill = figure(events_chart(prepare(near)))["layout"]["annotations"]
+    assert (removal["y"], kill["y"]) == (1, pytest.approx(0.94))
 
 
 def test_export_writes_a_row_per_event(tmp_path):
