@@ -68,15 +68,15 @@ def fault_label(e: dict, detail: bool = True) -> str:
     return ", ".join(parts)
 
 
-def fault_bands(run: RunData, divisor: float = 1.0, shift_s: float = 0.0,
-                span_s: float = 0.0, detail: bool = False) -> tuple[Band, ...]:
-    """Each fault from its start to its end (``lasted_s``) in axis units, for an axis whose
-    zero lies ``shift_s`` seconds before the measured window's start; at least 1/200 of
-    ``span_s`` (and 0.5 s) wide, so that an instant still shows."""
+def fault_bands(run: RunData, divisor: float = 1.0, span_s: float = 0.0,
+                detail: bool = False) -> tuple[Band, ...]:
+    """Each fault from its start to its end (``lasted_s``) in units of an axis whose zero is
+    the measured window's start; at least 1/200 of ``span_s`` seconds (and 0.5 s) wide, so
+    that an instant still shows."""
     least = max(0.5, span_s / 200)
     out = []
     for e in faults(run):
-        at = e["at_s"] + shift_s
+        at = e["at_s"]
         end = at + max(lasted_s(e) or 0.0, least)
         out.append(Band(at / divisor, end / divisor, fault_label(e, detail), fault=True))
     return tuple(out)
