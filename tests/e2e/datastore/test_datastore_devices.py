@@ -29,7 +29,9 @@ IO_KEYS = {"front_read_iops", "front_write_iops", "back_read_iops", "back_write_
 LOOP_CTL_REMOVE = 0x4C81
 
 
-def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(datastore_root, built_w1):
+@pytest.mark.parametrize("engine", ["postgres", "mariadb"])
+def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(
+        engine, datastore_root, built_w1):
     root = datastore_root
     ds(root, "create", "r1", "--raid", "raid1", "--metadata", "raid1", "--loop", "4x1GiB",
        "--spares", "1")
@@ -37,8 +39,9 @@ def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(datast
     members = [Path(d["path"]).name for d in doc["devices"]]
     [spare] = [Path(d).name for d in json.loads((root / "r1" / "datastore.json").read_text())[
         "spares"]]
-    flags = ["--datadir", str(built_w1("postgres", Path(doc["mount"]) / "pg")), "--port",
-             str(free_port()), "--db-memory", "64MiB"]
+    datadir = str(built_w1(engine, Path(doc["mount"]) / engine))
+    flags = ["--engine", engine, "--datadir", datadir, "--port", str(free_port()),
+             "--db-memory", "64MiB"]
     try:
         oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "5s",
                 "--power", "none", cwd=root.parent, check_rc=0)
@@ -52,7 +55,7 @@ def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(datast
     for name in members:
         assert devices[name]["write_iops"] > 0, (name, devices)
     store = step["telemetry"]["datastore"]
-    assert store["devices"] == [*members, spare] and store["paths"] == {"datadir": flags[1]}
+    assert store["devices"] == [*members, spare] and store["paths"] == {"datadir": datadir}
     assert devices[spare]["write_iops"] == 0  # sampled in case a replacement makes it one
     assert store["write_iops"] == pytest.approx(sum(devices[n]["write_iops"] for n in members))
     assert store["written_gb"] == pytest.approx(sum(devices[n]["written_gb"] for n in members))
