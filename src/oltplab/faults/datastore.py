@@ -186,7 +186,7 @@ class _BtrfsWork:
             if doc is None:
                 return None
             return time.monotonic(), io_bytes(doc["devices"] + doc.get("spares", []))
-        except OSError:
+        except Exception:  # noqa: BLE001 - without it the event only lacks its background
             return None
 
     def command(self, doc: dict) -> tuple[list[str], dict]:
