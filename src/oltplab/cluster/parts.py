@@ -52,6 +52,9 @@ from typing import Callable
 from .client import (forward_lines, put_quietly, queue_pairs, read_queue, release,
                      serve_orders, submit_on)
 
+# where a part's output stays on its host until the coordinator has it: a host marked failed
+# keeps what its part measured there (a later fetch_kept brings it back)
+KEEP_ROOT = Path("/var/tmp/oltplab-parts")
 HEARTBEAT_S = 1.0
 SILENCE_S = 10.0
 STOP_TIMEOUT_S = 90.0  # for a part to stop as on Ctrl-C (its servers stop, its record closes)
@@ -62,14 +65,21 @@ RESULT_TIMEOUT_S = 30.0
 # --------------------------------------------------------------------------- on the host
 
 def serve(host: str, up_name: str, down_name: str, payload: bytes,
-          silence_s: float = SILENCE_S) -> dict:
+          silence_s: float = SILENCE_S, keep: str | None = None) -> dict:
     """The host's side (a Dask task there): run the part's process, relay, return how it
-    ended and its output folder packed: ``{"host", "ended", "code", "error", "files"}``."""
+    ended and its output folder packed: ``{"host", "ended", "code", "error", "files",
+    "kept"}``. With ``keep`` (a folder name under KEEP_ROOT) the output stays there until the
+    coordinator, once it has the files, drops it (``drop_kept``)."""
     from distributed import Queue, get_worker
     worker = get_worker()
     key = worker.get_current_task()
     up, down = Queue(up_name), Queue(down_name)
-    folder = tempfile.mkdtemp(prefix="oltplab-part-")
+    if keep is not None:
+        KEEP_ROOT.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder = str(KEEP_ROOT / keep)
+        os.mkdir(folder, 0o700)
+    else:
+        folder = tempfile.mkdtemp(prefix="oltplab-part-")
     out = os.path.join(folder, "out")
     os.mkdir(out)
     part = os.path.join(folder, "part.pickle")
@@ -79,6 +89,7 @@ def serve(host: str, up_name: str, down_name: str, payload: bytes,
     proc = subprocess.Popen([sys.executable, "-m", "oltplab.cluster.partmain", part, out],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                             text=True, bufsize=1, start_new_session=True)
+    Path(folder, "pid").write_text(f"{proc.pid}\n")  # collect_kept leaves a live part alone
     forward = threading.Thread(target=forward_lines, args=(proc, up), daemon=True,
                                name=f"oltplab-part-{host}")
     forward.start()
@@ -103,9 +114,50 @@ def serve(host: str, up_name: str, down_name: str, payload: bytes,
         tail = err.read().decode("utf-8", "replace").strip().splitlines()[-1:]
         err.close()
         files = _pack(out)
-        shutil.rmtree(folder, ignore_errors=True)
+        if keep is None or files is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:  # the output stays until the coordinator has it
+            for name in ("part.pickle", "stderr", "pid"):
+                Path(folder, name).unlink(missing_ok=True)
     error = None if code == 0 else (tail[0] if tail else f"its process exited with code {code}")
-    return {"host": host, "ended": ended, "code": code, "error": error, "files": files}
+    return {"host": host, "ended": ended, "code": code, "error": error, "files": files,
+            "kept": folder if keep is not None and files is not None else None}
+
+
+def collect_kept(prefix: str) -> list[tuple[str, bytes | None]]:
+    """(A task on a host.) Each kept output folder named ``prefix``-... under KEEP_ROOT whose
+    part no longer runs: (its path, its output packed)."""
+    import psutil
+    out = []
+    for folder in sorted(KEEP_ROOT.glob(f"{prefix}-*")) if KEEP_ROOT.is_dir() else ():
+        try:
+            pid = int((folder / "pid").read_text())
+            if "oltplab.cluster.partmain" in " ".join(psutil.Process(pid).cmdline()):
+                continue  # its part still runs (its task was lost, not its process)
+        except (OSError, ValueError, psutil.Error):
+            pass
+        if (folder / "out").is_dir():
+            out.append((str(folder), _pack(str(folder / "out"))))
+    return out
+
+
+def drop_kept(folder: str) -> None:
+    """(A task on a host.) Remove a kept output folder, once its files are safe elsewhere."""
+    path = Path(folder)
+    if path.parent == KEEP_ROOT:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def fetch_kept(client, hosts, prefix: str, into: Path) -> dict[str, list[tuple[str, list[str]]]]:
+    """What the hosts kept of earlier parts named ``prefix``: unpacked under ``into``, then
+    dropped there; host -> (the folder it was in, the names brought back) per folder."""
+    got: dict[str, tuple[str, list[str]]] = {}
+    for host in hosts:
+        for folder, files in submit_on(client, host, collect_kept, prefix).result(60):
+            names = unpack(files, into)
+            submit_on(client, host, drop_kept, folder).result(60)
+            got.setdefault(host, []).append((folder, names))
+    return got
 
 
 def _tell(proc: subprocess.Popen, line: str) -> None:
@@ -165,9 +217,13 @@ class Parts:
     """The parts of one experiment on the cluster's hosts, seen from here."""
 
     def __init__(self, client, parts: dict[str, tuple[Callable, dict]],
-                 silence_s: float = SILENCE_S):
+                 silence_s: float = SILENCE_S, keep_as: str | None = None):
         self.client = client
         self.hosts = list(parts)
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        # each host's output folder there (under KEEP_ROOT), kept until ``release``
+        self.kept = ({h: f"{keep_as}-{h}-{stamp}-{os.getpid()}" for h in self.hosts}
+                     if keep_as else {})
         self.payload = {h: pickle.dumps((*p, list(sys.argv)), protocol=pickle.HIGHEST_PROTOCOL)
                         for h, p in parts.items()}  # the command line its records name
         self.silence_s = silence_s
@@ -189,7 +245,8 @@ class Parts:
         for h in self.hosts:
             self._heard[h] = time.monotonic()
             self._futures[h] = submit_on(self.client, h, serve, h, self._up[h].name,
-                                         self._down[h].name, self.payload[h], self.silence_s)
+                                         self._down[h].name, self.payload[h], self.silence_s,
+                                         self.kept.get(h))
             self._thread(self._read, h)
         self._thread(self._beat)
 
@@ -255,8 +312,22 @@ class Parts:
                     error = _lost(h, e)
             self.results[h] = {"status": "failed" if error else "ended",
                                "error": error or (result or {}).get("error"),
-                               "files": (result or {}).get("files")}
+                               "files": (result or {}).get("files"),
+                               "kept": (result or {}).get("kept")}
         return self.results
+
+    def kept_path(self, host: str) -> str | None:
+        """Where ``host`` keeps its part's output (when parts keep it)."""
+        return str(KEEP_ROOT / self.kept[host]) if host in self.kept else None
+
+    def release(self, host: str) -> None:
+        """The host's output is safe here: its kept folder there goes."""
+        kept = self.results.get(host, {}).get("kept")
+        if kept:
+            try:
+                submit_on(self.client, host, drop_kept, kept).result(60)
+            except Exception:  # noqa: BLE001 - it stays there; nothing is lost
+                pass
 
     def close(self) -> None:
         """Cancel what still runs (a host that hangs stops its part when it runs again and

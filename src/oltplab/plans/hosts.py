@@ -107,7 +107,7 @@ def run_on_hosts(plan: Plan, states: list, results_dir: Path, progress, part, se
         return
     interrupted, completed = None, []
     with open_hosts(tuple(shares), cluster_dir, "[hosts]") as (client, _):
-        parts = Parts(client, shares)
+        parts = Parts(client, shares, keep_as=kept_prefix(plan, results_dir))
         try:
             parts.start()
             while parts.running:
@@ -123,15 +123,41 @@ def run_on_hosts(plan: Plan, states: list, results_dir: Path, progress, part, se
             parts.close()
         for host, res in results.items():
             unpack(res.get("files"), Path(results_dir))
+            parts.release(host)  # its runs are here: the host's copy goes
             end = parts.ended.get(host) or {}
             error = res["error"] if res["status"] == "failed" else (
                 end.get("error") if end.get("status") == "failed" else None)
+            if res["status"] == "failed":
+                error += (f"; what it measured stays there in {parts.kept_path(host)} until "
+                          "plan run --resume fetches it")
             if error:
                 progress.item_failed(_first(items, where, host), f"on {host}: {error}")
     for item, run in completed:
         settle(item, run)
     if interrupted:
         raise Interrupted(interrupted)
+
+
+def kept_prefix(plan: Plan, results_dir: Path) -> str:
+    """The name under which the hosts keep this plan's parts' output for this results
+    folder (cluster.parts.KEEP_ROOT)."""
+    import hashlib
+    where = hashlib.sha256(str(Path(results_dir).absolute()).encode()).hexdigest()[:10]
+    return f"plan-{plan.name}-{where}"
+
+
+def fetch_kept_runs(plan: Plan, results_dir: Path, progress) -> None:
+    """Bring back into ``results_dir`` what the plan's hosts kept of parts that failed (a host
+    marked failed while its part went on, or whose output never came), before ``--resume``
+    decides what is left to run."""
+    from ..cluster.client import open_hosts
+    from ..cluster.parts import fetch_kept
+    with open_hosts(tuple(plan.hosts.names), plan.hosts.cluster_dir, "[hosts]") as (client, _):
+        got = fetch_kept(client, plan.hosts.names, kept_prefix(plan, results_dir),
+                         Path(results_dir))
+    for host, folders in got.items():
+        for folder, names in folders:
+            progress.fetched(host, folder, names)
 
 
 def _first(items: dict, where: dict, host: str):

@@ -158,7 +158,7 @@ class _Director:
         unit = get_workload(self.spec.workload).unit_key
         parts = {h: (part, {"spec": self.spec, "host": h, "indices": ix})
                  for h, ix in self.shares.items()}
-        self.parts = Parts(self.client, parts)
+        self.parts = Parts(self.client, parts, keep_as=f"neighbours-{self.record.path.name}")
         try:
             with recording(self.record, self.sampler, self.progress, after=self._after,
                            metrics=self.live, unit=unit, hosts=self.samplers) as end:
@@ -294,8 +294,11 @@ class _Director:
                     part.update(status="failed", error=res["error"])
                 try:
                     unpack(res.get("files"), self.record.path / HOSTS_DIR / h)
+                    self.parts.release(h)  # here now: the host's copy goes
                 except Exception as e:  # noqa: BLE001 - the record says what was lost
                     part["files_error"] = f"cannot unpack its files: {e}"
+                if res["status"] == "failed":  # what it measured stays on the host
+                    part["kept"] = f"{h}:{self.parts.kept_path(h)}"
                 if h in self.runs and (self.record.path / HOSTS_DIR / h / self.runs[h]).is_dir():
                     part["run"] = f"{HOSTS_DIR}/{h}/{self.runs[h]}"
         for e in self.entries:

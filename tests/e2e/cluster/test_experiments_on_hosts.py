@@ -9,42 +9,21 @@ import json
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from clusters import UP_TIMEOUT, resume_workers, wait_until, write_hosts
+from clusters import wait_until
 from conftest import free_port
 
-from oltplab.cluster import load_hosts, load_state, service
+from oltplab.cluster import load_state
 from oltplab.scenarios.neighbours import NeighboursProgress, NeighboursSpec
 from oltplab.scenarios.neighbours_hosts import deal, run_neighbours_on_hosts
 from oltplab.telemetry.sampler import Timeline
 
 from ..conftest import oltplab, server_pids
-
-HOSTS = [{"name": "h1", "address": "127.0.0.1"}, {"name": "h2", "address": "127.0.0.2"}]
-
-
-@pytest.fixture(scope="module")
-def site():
-    """A cluster of two "hosts", and a folder outside pytest's 0700 base directory for the
-    instances' data (see tests/conftest.py)."""
-    root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))
-    service.up(load_hosts(write_hosts(root / "hosts.toml", HOSTS)), root / "cluster",
-               timeout=UP_TIMEOUT)
-    try:
-        yield root
-    finally:
-        resume_workers(root / "cluster")
-        service.down(root / "cluster")
-        for d in sorted((root / "nb").glob("h*/*")) if (root / "nb").exists() else ():
-            if (d / "postmaster.pid").exists():
-                oltplab("db", "stop", "--datadir", str(d), cwd=root)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _parts() -> list[int]:
@@ -217,6 +196,17 @@ def test_a_stopped_host_fails_as_hung_and_every_server_stops(site):
     assert pg1["status"] == "stopped" and "stopped after host h2 failed" in pg1["error"], pg1
     assert pg1["tpm"] > 0 and pg1["partial"], pg1  # what h1 measured until then is kept
     assert [h["status"] for h in run["hosts"]] == ["failed", "failed"]
+    _kept_on_h2(run)
+
+
+def _kept_on_h2(run: dict) -> None:
+    """The failed host's part keeps its output there, where the record says (its instance's
+    run record among it), until somebody takes it."""
+    where = run["hosts"][1].get("kept") or ""
+    assert where.startswith("h2:/var/tmp/oltplab-parts/neighbours-"), run["hosts"]
+    kept = Path(where.split(":", 1)[1])
+    assert wait_until(lambda: any(kept.glob("out/*/run.json")), 60), list(kept.rglob("*"))
+    shutil.rmtree(kept)
 
 
 def test_a_killed_host_fails_within_30_s_and_leaves_nothing_running(site):
@@ -226,5 +216,6 @@ def test_a_killed_host_fails_within_30_s_and_leaves_nothing_running(site):
     assert after < 30, after
     pg1, pg2 = run["instances"]
     assert pg2["status"] == "failed" and pg1["status"] == "stopped", run["instances"]
+    _kept_on_h2(run)
     assert wait_until(lambda: not server_pids(site / "nb") and not _parts(), 60), \
         (server_pids(site / "nb"), _parts())
