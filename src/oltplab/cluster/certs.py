@@ -2,10 +2,17 @@
 
 ``cluster up`` makes them in ``<cluster dir>/certs`` the first time and reuses them after: a CA
 (its key never leaves this machine), one certificate for the scheduler, one for the client
-that oltplab connects with, and one per host for its worker (a host gets only its own key and
-the CA's certificate). Every node asks its peer for a certificate signed by this CA (Dask's
-TLS: ``verify_mode = CERT_REQUIRED``), so a process without one is refused. Keys are EC P-256,
-written 0600; certificates last a year and are made afresh when they near their end.
+that oltplab connects with (client use only; no worker has it), and one per host for its
+worker (a host gets only its own key and the CA's certificate). Every node asks its peer for a
+certificate signed by this CA (Dask's TLS: ``verify_mode = CERT_REQUIRED``), so a process
+without one is refused. Keys are EC P-256, written 0600; certificates last a year and are made
+afresh when they near their end.
+
+What this proves is membership, not a role: Dask's TLS checks that a peer's certificate is
+the CA's, and a worker's certificate (server and client use, as Dask's workers need) connects
+to the scheduler as a client as well as the coordinator's does. So whoever holds a host's key
+can submit code to every worker of the cluster: each host of a cluster trusts every other one
+as much as the machine that runs ``cluster up``.
 """
 
 from __future__ import annotations
