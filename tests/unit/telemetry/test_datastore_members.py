@@ -48,7 +48,8 @@ def _btrfs(root, fsid: str, *names: str) -> None:
 def sys_tree(tmp_path):
     """loop0..loop11 (a 4-device raid1 btrfs on loop8..loop11, another on loop2 and loop3);
     sda and sdb with a partition each under md0, dm-0 (an encrypted volume) over md0; vda with
-    two partitions; a btrfs over vda2 and dm-1, itself over sdc."""
+    two partitions; a btrfs over vda2 and dm-1, itself over sdc; a btrfs over dm-0 and dm-2,
+    two volumes over md0."""
     for i in range(12):
         _disk(tmp_path, "virtual/block", f"loop{i}")
     for name in ("sda", "sdb", "sdc"):
@@ -57,9 +58,11 @@ def sys_tree(tmp_path):
     _disk(tmp_path, "virtual/block", "md0", slaves=("sda1", "sdb1"))
     _disk(tmp_path, "virtual/block", "dm-0", slaves=("md0",))
     _disk(tmp_path, "virtual/block", "dm-1", slaves=("sdc",))
+    _disk(tmp_path, "virtual/block", "dm-2", slaves=("md0",))
     _btrfs(tmp_path, "0a42-raid1", "loop8", "loop9", "loop10", "loop11")
     _btrfs(tmp_path, "6447-other", "loop2", "loop3")
     _btrfs(tmp_path, "77aa-mixed", "vda2", "dm-1")
+    _btrfs(tmp_path, "88bb-lvm", "dm-0", "dm-2")
     return str(tmp_path)
 
 
@@ -79,6 +82,8 @@ def test_md_and_device_mapper_are_walked_down_to_their_disks(sys_tree):
     assert member_disks("dm-0", None, "ext4", sys_tree) == ["sda", "sdb"]  # dm over md
     # a btrfs on a partition and on an encrypted disk: the disks under both
     assert member_disks("vda", "vda2", "btrfs", sys_tree) == ["sdc", "vda"]  # dm-1, vda2
+    # two volumes over one md: its disks once, never a volume taken for a disk
+    assert member_disks("dm-2", None, "btrfs", sys_tree) == ["sda", "sdb"]
 
 
 def test_a_plain_disk_is_its_own_member_and_an_unknown_one_has_none(sys_tree):

@@ -133,13 +133,13 @@ def _leaves(disk: str, seen: set[str]) -> list[str]:
         slaves = sorted(os.listdir(os.path.join(disk, "slaves")), key=_natural)
     except OSError:
         slaves = []
+    below = [d for d in (_disk_dir(os.path.join(disk, "slaves", s)) for s in slaves) if d]
+    if not below:
+        return [os.path.basename(disk)]
     out: list[str] = []
-    for name in slaves:
-        below = _disk_dir(os.path.join(disk, "slaves", name))
-        for leaf in _leaves(below, seen) if below else ():
-            if leaf not in out:
-                out.append(leaf)
-    return out or [os.path.basename(disk)]
+    for d in below:  # one reached already (two volumes over one md) adds nothing again
+        out.extend(leaf for leaf in _leaves(d, seen) if leaf not in out)
+    return out
 
 
 def btrfs_devices(name: str, sys_root: str = "/sys") -> list[str]:
