@@ -245,8 +245,9 @@ class _BtrfsWork:
         moved = io_delta(before, io_bytes(dict.fromkeys(writers + readers)))
         written = {d: moved[d][1] for d in writers if d in moved}
         read = {d: moved[d][0] for d in readers if d in moved}
+        by_writes = self.counts == WRITTEN_BY_REMAINING  # a scrub's come from its summary
         rec.update(seconds=round(seconds, 3), bytes_moved_counts=self.counts,
-                   bytes_moved=sum(written.values()) if written else None,
+                   bytes_moved=sum(written.values()) if written and by_writes else None,
                    devices_written_bytes=written,
                    bytes_read=sum(read.values()) if read else None, devices_read_bytes=read)
         rec["mb_per_s"] = rate(rec["bytes_moved"], seconds)

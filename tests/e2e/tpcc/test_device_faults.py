@@ -10,6 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from ..conftest import datastore as ds
 from ..conftest import free_port, loops_over, oltplab, saved_runs
 
@@ -182,4 +184,38 @@ def test_a_device_that_fails_its_writes_under_load(datastore_root, built_w1):
     images = root / "r1" / "images"
     assert "i" not in subprocess.run(["lsattr", str(images / "disk1.img")], capture_output=True,
                                      text=True).stdout.split()[0]  # writable again
+    ds(root, "destroy", "r1")
+
+
+def _slow_scrub(mount: str, bytes_s: int) -> None:
+    """The kernel's scrub speed limit on each device of the file system at ``mount``."""
+    fsid = subprocess.run(["findmnt", "-no", "UUID", mount], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    limits = list(Path(f"/sys/fs/btrfs/{fsid}/devinfo").glob("*/scrub_speed_max"))
+    if not limits:
+        pytest.skip("this kernel has no scrub speed limit (scrub_speed_max, Linux 5.14)")
+    for limit in limits:
+        limit.write_text(str(bytes_s))
+
+
+def test_a_scrub_cut_short_by_the_run_s_end_records_what_the_devices_did(datastore_root,
+                                                                        built_w1):
+    """A scrub held to 5 MB/s a device still runs when the run ends: it is cancelled, with
+    the devices' counters up to then; its bytes_moved (what its summary would have said it
+    verified) is unknown, never the devices' writes."""
+    root = datastore_root
+    doc, flags = _raid1(root, built_w1, "--loop", "2x1GiB")
+    _slow_scrub(doc["mount"], 5 * 10**6)  # W=1's 290 MB would take a minute
+    try:
+        oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "4s",
+                "--power", "none", "--inject", "at=2s,scrub", cwd=root.parent)
+        run = saved_runs(root.parent / "results")[-1]
+    finally:
+        oltplab("db", "stop", *flags, cwd=root.parent)
+    [event] = run["events"]
+    assert event["error"].startswith("cancelled after"), event
+    assert event["bytes_moved"] is None and event["mb_per_s"] is None, event
+    assert event["bytes_moved_counts"].startswith("bytes the scrub read and verified")
+    assert event["bytes_read"] == sum(event["devices_read_bytes"].values()) > 0, event
+    assert sorted(event["devices_written_bytes"]) == sorted(d["path"] for d in doc["devices"])
     ds(root, "destroy", "r1")
