@@ -85,7 +85,7 @@ class DatastoreSpec:
                      if x]
             what += f", {', '.join(extra)}" if extra else ""
         what += ", dedupe" if self.dedupe else ""
-        on = (f"{_count(self.loop_count, 'loop device')} of {format_size(self.loop_bytes)}"
+        on = (f"{self.loop_count} loop devices of {format_size(self.loop_bytes)}"
               if self.loop_count else ", ".join(map(str, self.devices)))
         if self.spares or self.spare_loops:
             on += f", {len(self.spares) or self.spare_loops} spare"
