@@ -104,8 +104,10 @@ def test_throttle_mariadb_holds_every_thread_then_lets_go(server_tmp, built_w1):
     else:
         assert event["limit_set"] == f"{event['device']} 3" and event["limit_after"] == ""
     assert not Path(event["cgroup"]).exists() and 5.5 <= event["ended_at_s"] < 8
-    # every commit waits for its redo log write, which the group now limits to 3 a second
-    assert event["dip_avg_pct"] > 20, event
+    # every commit waits for its redo log write, which the group now limits to 3 a second: a
+    # second of the window completes next to nothing (the mean over the dip also holds the
+    # burst after the limit goes: 13, 1, 0, then 248 a second against 67 before)
+    assert event["dip_max_pct"] > 80, (event, step["throughput"]["per_s"])
     assert step["tpm"] is not None  # no crash: the server's counts hold
 
 
