@@ -122,12 +122,12 @@ def _timeline(roles: dict | None = None, front: bool = True) -> Timeline:
                 "util": [None, 50, 50, 50, 50, 50]},
     }
     for dev, figures in series.items():
+        # writes of 4 KiB (wMB_s in MiB/s); no read bytes, queue or flushes to speak of
+        figures["wMB_s"] = [None if w is None else w / 256 for w in figures["w_s"]]
+        for m in ("rMB_s", "aqu_sz", "f_s"):
+            figures[m] = [None if r is None else 0.0 for r in figures["r_s"]]
         for m in METRICS:
-            values = figures.get(m) or [None] + [
-                (w or 0) / 256 for w in figures["w_s"][1:]]  # 4 KiB writes, in MiB/s
-            if m in ("rMB_s", "aqu_sz", "f_s"):
-                values = [None if v is None else 0.0 for v in figures["r_s"]]
-            cols[f"disk.{dev}.{m}"] = values
+            cols[f"disk.{dev}.{m}"] = figures[m]
     if front:  # the database: 60 writes/s of 16 KiB, 20 reads/s of 8 KiB
         cols["db.front_reads_s"] = [None] + [20] * 5
         cols["db.front_writes_s"] = [None] + [60] * 5
