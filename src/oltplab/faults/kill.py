@@ -10,9 +10,9 @@ first connection the server accepts again, asked through the engine's driver (en
 - a server of threads (MariaDB: the driver gives ``end_session``): ``KILL CONNECTION`` of one
   of the run's users' sessions, one running a statement when there is one within BUSY_WAIT_S.
   That user's transaction in flight is lost and it reconnects; the others and the server's
-  counters go on (no crash). ``session``: its id; ``command``: what it was doing ('Query',
-  or 'Sleep' between two transactions); ``reconnected_s``: until the users hold as many
-  sessions as before again (missing when the run ended first).
+  counters go on (no crash). ``session``: its id; ``session_command``: what it was doing
+  ('Query', or 'Sleep' between two transactions); ``reconnected_s``: until the users hold as
+  many sessions as before again (missing when the run ended first).
 """
 
 from __future__ import annotations
@@ -144,7 +144,8 @@ class KillBackend:
         watch = driver.watch(self.dsn)
         try:
             session, command, before, t0 = self._end_one(driver, watch, stop)
-            rec.update(session=session, command=command, sessions=before, crash_recovery=False)
+            rec.update(session=session, session_command=command, sessions=before,
+                       crash_recovery=False)
             rec["recovery_s"] = round(_wait_accepts(self.dsn, t0, stop), 3)
             deadline = t0 + ACCEPT_WAIT_S
             while not stop.is_set() and time.monotonic() < deadline:

@@ -79,7 +79,7 @@ def test_kill_server_mariadb_restarts_recovers_and_the_users_reconnect(server_tm
 def test_kill_backend_mariadb_ends_one_session_whose_user_reconnects(server_tmp, built_w1):
     run, event, step, out = _one_fault(server_tmp, built_w1, "at=3s,kill-backend")
     assert event["kind"] == "kill-backend" and event["crash_recovery"] is False
-    assert event["session"] > 0 and event["command"] in ("Query", "Sleep")
+    assert event["session"] > 0 and event["session_command"] in ("Query", "Sleep")
     assert event["sessions"] == 2  # the run's two users, not the sampler's or the monitor's
     assert 0 <= event["recovery_s"] <= event["reconnected_s"] < 10, event
     assert step["driver"]["lost_connections"] == 1  # that user only
