@@ -267,6 +267,7 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
             i.kind.searches(i.spec) for i in items)):
         raise UsageError("users = \"auto\" searches for the best user count in one run; "
                          "give plan.repeat = 1")
+    _unmade_stores_stay_as_made(items, repeat)
     baseline = head.get("baseline")
     if baseline is not None:
         found = [c for c in cells if baseline in (c.name, c.label) or (
@@ -281,6 +282,24 @@ def _plan(path: Path, doc: dict, results_dir: Path) -> Plan:
                 baseline=baseline, steps=steps, items=items,
                 datastores=tuple(v for k, v in stores.items() if k in used),
                 hosts=_hosts(_table(doc, "hosts")))
+
+
+def _unmade_stores_stay_as_made(items: tuple[Item, ...], repeat: int) -> None:
+    """A fault that changes the datastore (a device removed ...) under a data directory the
+    plan does not make (no ``[datastores.NAME]``) is refused where another run would follow
+    on it: the plan could not make it again, and that run would measure another datastore."""
+    from ..datastores.spec import altering
+    for n, item in enumerate(items):
+        changing = altering(getattr(item.spec, "inject", ()))
+        if not changing or item.cell.datastore is not None:
+            continue
+        after = [i for i in items[n + 1:] if i.cell.db.datadir == item.cell.db.datadir]
+        if repeat > 1 or after:
+            why = f"plan.repeat = {repeat}" if repeat > 1 else f"{after[0].name} runs after it"
+            raise UsageError(f"inject {changing[0]!r} in {item.name} changes the datastore under "
+                             f"{item.cell.db.datadir}, and {why}: declare it as a "
+                             "[datastores.NAME] table, which the plan makes again before each "
+                             "run, or run it once")
 
 
 def _hosts(table: dict) -> PlanHosts | None:

@@ -10,8 +10,9 @@ import pytest
 
 from oltplab.config import parse_inject
 from oltplab.datastores.spec import Difference, altering, make_spec
-from oltplab.errors import OltplabError
+from oltplab.errors import OltplabError, UsageError
 from oltplab.plans.datastores import check_at_start, made_as_asked, mark_altering, why_restore
+from oltplab.plans.model import load_plan
 
 GiB = 1024**3
 
@@ -106,3 +107,40 @@ def test_a_run_starts_only_on_the_datastore_its_cell_asks_for(tmp_path):
     with pytest.raises(OltplabError) as e:
         check_at_start(spec)
     assert str(e.value) == "datastore 'r1' has 2 devices, the cell asks for 3"
+
+
+TARGET = """
+[plan]
+name = "t"
+repeat = 2
+[defaults]
+target = "mine"
+users = [1]
+duration = "20s"
+inject = ["at=5s,remove-device=1"]
+[targets.mine]
+datadir = "/srv/ds/r1/mnt/postgres"
+"""
+
+
+def test_a_changing_fault_on_a_datastore_the_plan_does_not_make_is_run_once(tmp_path,
+                                                                            monkeypatch):
+    """The plan cannot make a datastore it did not declare again: a second run would measure
+    what the first left."""
+    monkeypatch.setattr("oltplab.faults.datastore.service.holding", lambda path: {
+        "name": "r1", "fs": "btrfs", "raid": "raid1", "metadata": "raid1", "mount": "/srv/ds",
+        "devices": ["/dev/loop0", "/dev/loop1", "/dev/loop2"], "spares": []})
+    monkeypatch.setattr("oltplab.faults.datastore.service.mounted", lambda doc: True)
+    plan = tmp_path / "t.toml"
+    plan.write_text(TARGET)
+    with pytest.raises(UsageError, match=r"inject 'at=5s,remove-device=1' in all changes the "
+                                         r"datastore under /srv/ds/r1/mnt/postgres, and "
+                                         r"plan.repeat = 2: declare it as a \[datastores.NAME\]"):
+        load_plan(plan, tmp_path / "results")
+    plan.write_text(TARGET.replace("repeat = 2", "repeat = 1") + '[matrix]\nusers = [1, 2]\n')
+    with pytest.raises(UsageError, match="and users=2 runs after it"):
+        load_plan(plan, tmp_path / "results")
+    plan.write_text(TARGET.replace("repeat = 2", "repeat = 1"))
+    assert load_plan(plan, tmp_path / "results").items[0].spec.inject[0].kind == "remove-device"
+    plan.write_text(TARGET.replace("remove-device=1", "scrub"))
+    assert load_plan(plan, tmp_path / "results").repeat == 2
