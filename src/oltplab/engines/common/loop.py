@@ -29,7 +29,7 @@ from .recorder import Recorder, UserFailed
 
 RECONNECT_TIMEOUT_S = 120.0  # a lost user gives up (and fails the run) after this long
 RECONNECT_THREADS = 4
-LOOP_SAMPLES = 1 << 16  # response times the loop holds per type (512 KiB) before Python takes them
+LOOP_SAMPLES = 1 << 13  # response times the loop holds per type (64 KiB) before Python takes them
 
 
 @dataclass(frozen=True)
