@@ -1,7 +1,9 @@
 """The telemetry sampler: host and database figures on the run's timeline.
 
 One thread reads every source (sources/) once per interval, on ``time.monotonic_ns()``, the
-clock the driver uses for ramp_end and measure_end, and keeps the values in compact columns.
+clock the driver uses for ramp_end and measure_end, and appends each sample to a temporary
+file (spool.py) that the timeline reads back at the end: the memory held does not grow with
+the run's length.
 Step boundaries are marked with ``mark()``; a mark in the future (ramp_end and measure_end are
 known when a step starts) gets a sample of its own at that instant, so that a step's window
 starts and ends on sample boundaries and its figures cover exactly the measured interval.
