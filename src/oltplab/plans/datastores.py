@@ -88,13 +88,19 @@ def state(spec) -> str:
     return "exists, matches"
 
 
-def ensure(spec, on_step=lambda s: None) -> str:
-    """Make the datastore, make it again (a fault changed it), or check that the one there has
-    what the plan asks; what was done: "made", "made again (why)" or "reused"."""
+def owner(plan) -> str:
+    """What a datastore a plan made records as its maker (``made_by``)."""
+    return f"plan {plan.name}"
+
+
+def ensure(spec, on_step=lambda s: None, made_by: str | None = None) -> str:
+    """Make the datastore (its record naming ``made_by``), make it again (a fault changed it),
+    or check that the one there has what the plan asks; what was done: "made", "made again
+    (why)" or "reused"."""
     from ..datastores import service
     doc = _record(spec)
     if doc is None:
-        service.create(spec, on_step=on_step)
+        service.update(service.create(spec, on_step=on_step), made_by=made_by)
         return "made"
     why = why_restore(spec, doc)
     if why is not None:
@@ -113,9 +119,10 @@ def ensure(spec, on_step=lambda s: None) -> str:
 def restore(spec, on_step=lambda s: None) -> None:
     """Destroy the datastore and make it as the spec asks (nothing may use its mount)."""
     from ..datastores import service
+    maker = (_record(spec) or {}).get("made_by")  # a datastore made again keeps its maker
     on_step("destroying it")
     service.destroy(spec.name, spec.root, on_step=on_step)
-    service.create(spec, on_step=on_step)
+    service.update(service.create(spec, on_step=on_step), made_by=maker)
 
 
 def mark_altering(spec, events) -> list[str]:
@@ -143,7 +150,15 @@ def check_at_start(spec) -> None:
                            f"{', '.join(doc['altered'])} and not made again")
 
 
-def release(spec) -> None:
+def release(spec, made_by: str) -> str:
+    """Destroy the datastore at the plan's end when ``made_by`` made it; one the plan found
+    (the user's, or another plan's) is never destroyed. What was done, in words."""
     from ..datastores import service
-    if (service.folder(spec.name, spec.root) / "datastore.json").exists():
-        service.destroy(spec.name, spec.root)
+    doc = _record(spec)
+    if doc is None:
+        return "gone already"
+    if doc.get("made_by") != made_by:
+        return (f"kept: {made_by} did not make it (made by "
+                f"{doc.get('made_by') or 'oltplab datastore create'})")
+    service.destroy(spec.name, spec.root)
+    return "destroyed"

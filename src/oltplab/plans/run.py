@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Interrupted, OltplabError, UsageError
-from .datastores import (check_at_start, ensure, last_cells, mark_altering, release,
+from .datastores import (check_at_start, ensure, last_cells, mark_altering, owner, release,
                          restore, restore_reason)
 from .model import Cell, Item, Plan
 
@@ -192,8 +192,7 @@ def run_cells(plan: Plan, cells, states: list[ItemState], results_dir: Path,
         for spec, keep in plan.datastores:
             if last.get(spec.name) == cell.index and not keep:
                 try:
-                    release(spec)
-                    progress.datastore(spec.name, "destroyed")
+                    progress.datastore(spec.name, release(spec, owner(plan)))
                 except OltplabError as e:
                     progress.datastore(spec.name, f"not destroyed: {e}")
 
@@ -237,8 +236,9 @@ def _stores_ready(plan: Plan, states: list[ItemState], progress: PlanProgress,
     specs = {s.item.cell.datastore for s in states if s.item.cell.datastore is not None}
     for spec in sorted(specs, key=lambda x: x.name):
         try:
-            progress.datastore(spec.name, ensure(spec, on_step=lambda text, n=spec.name:
-                                                  progress.datastore(n, text)))
+            said = ensure(spec, on_step=lambda text, n=spec.name: progress.datastore(n, text),
+                          made_by=owner(plan))
+            progress.datastore(spec.name, said)
         except KeyboardInterrupt:
             raise Interrupted(f"plan {plan.name} interrupted while datastore {spec.name} was "
                               "made; --resume goes on from there") from None

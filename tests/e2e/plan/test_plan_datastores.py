@@ -77,6 +77,20 @@ def test_a_datastore_made_as_the_readme_shows_is_taken_and_a_differing_key_named
     assert run["status"] == "completed" and run["kind"] == "fio"
     assert run["datastores"]["target"]["name"] == "r1two", run["datastores"]
 
+    # without keep, a plan destroys at its end only what it made: never the user's
+    mine = _plan(here, "mine", FIO_PLAN.format(name="mine", metadata="raid1")
+                 .replace("keep = true\n", ""))
+    p = oltplab("plan", "run", str(mine), "--results-dir", "mine", cwd=here, check_rc=0,
+                timeout=120)
+    assert "datastore r1two: reused" in p.stderr and "datastore r1two: kept: plan mine did " \
+        "not make it (made by oltplab datastore create)" in p.stderr, p.stderr
+    assert oltplab("datastore", "show", "r1two", cwd=here).returncode == 0
+    oltplab("datastore", "destroy", "r1two", cwd=here, check_rc=0)
+    p = oltplab("plan", "run", str(mine), "--results-dir", "made", cwd=here, check_rc=0,
+                timeout=120)
+    assert "datastore r1two: made" in p.stderr and "datastore r1two: destroyed" in p.stderr
+    assert oltplab("datastore", "show", "r1two", cwd=here).returncode == 2
+
 
 REMOVAL_PLAN = """
 [plan]
