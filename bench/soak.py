@@ -6,8 +6,9 @@ One recorded `tpcc run` step (services.run_tpcc_recorded, as the CLI runs it: th
 this process, with its telemetry sampler) on the managed server of bench/common.py. Every
 --interval seconds it prints the RSS of the manager and of each worker; at the end, for each
 process, the least-squares slope of its RSS after the first minute of the run, in MiB per
-minute and as the change over the rest of the run relative to the RSS at the first minute.
-A driver whose memory does not grow with the number of transactions stays within 5%.
+minute, in % per minute and as the change over the rest of the run relative to the fitted
+RSS at the first minute, beside the first and the last RSS read. A driver whose memory does
+not grow with the run's length stays within 5%.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from common import db_spec, ensure_schema, run_args
 
 from oltplab import engines
 from oltplab.config import RunSpec
-from oltplab.runs.lifecycle import run_tpcc_recorded
+from oltplab.runs.lifecycle import TpccProgress, run_tpcc_recorded
 
 MiB = 1024 * 1024
 SETTLE_S = 60.0  # RSS before this (connections, ramp-up, first buffers) is not in the slope
@@ -48,8 +49,21 @@ def rss_mib(p: psutil.Process) -> float | None:
         return None
 
 
-def watch(interval: float, done: threading.Event, series: dict[str, list]) -> None:
-    """Every ``interval`` seconds: (seconds since start, RSS MiB) per process, printed too."""
+class StepEnd(TpccProgress):
+    """Sets ``ended`` when the step's measurement is over: the RSS read after it (the run's
+    record and timeline being written) is printed but not fitted."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+
+    def step(self, step: dict) -> None:
+        self.ended.set()
+
+
+def watch(interval: float, done: threading.Event, ended: threading.Event,
+          series: dict[str, list]) -> None:
+    """Every ``interval`` seconds: (seconds since start, RSS MiB) per process, printed too;
+    kept in ``series`` until ``ended`` is set."""
     t0 = time.monotonic()
     me = psutil.Process()
     while not done.wait(interval):
@@ -59,14 +73,16 @@ def watch(interval: float, done: threading.Event, series: dict[str, list]) -> No
         for name, p in procs.items():
             v = rss_mib(p)
             if v is not None:
-                series.setdefault(name, []).append((t, v))
+                if not ended.is_set():
+                    series.setdefault(name, []).append((t, v))
                 line.append(f"{name} {v:7.1f}")
-        print(f"{t:7.0f} s  " + "  ".join(line) + "  (MiB RSS)", flush=True)
+        print(f"{t:7.0f} s  " + "  ".join(line) + "  (MiB RSS)"
+              + ("  (after the step)" if ended.is_set() else ""), flush=True)
 
 
 def slope(points: list[tuple[float, float]]) -> tuple[float, float, float] | None:
-    """(MiB per minute, RSS fitted at the first point, change over the points in %) of the
-    least-squares line, or None with fewer than 3 points."""
+    """(MiB per minute, RSS fitted at the first point, change over the points in % of that)
+    of the least-squares line, or None with fewer than 3 points."""
     if len(points) < 3:
         return None
     n = len(points)
@@ -90,27 +106,34 @@ def main() -> None:
         ensure_schema(target.dsn, a.warehouses)
     series: dict[str, list] = {}
     done = threading.Event()
-    watcher = threading.Thread(target=watch, args=(a.interval, done, series), daemon=True)
+    progress = StepEnd()
+    watcher = threading.Thread(target=watch, args=(a.interval, done, progress.ended, series),
+                               daemon=True)
     with tempfile.TemporaryDirectory(prefix="oltplab-soak-") as results:
         rspec = RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration, seed=a.seed,
                         mode=a.mode, name="soak", results_dir=Path(results), check=False)
         watcher.start()
         try:
-            run = run_tpcc_recorded(spec, rspec)
+            run = run_tpcc_recorded(spec, rspec, progress)
         finally:
             done.set()
             watcher.join()
     step = (run.get("steps") or [{}])[0]
     print(f"\nrun {run.get('status')}: {step.get('tpm')} TPM, {step.get('nopm')} NOPM, "
-          f"{a.users} users, W={a.warehouses}, {a.duration:g} s measured")
+          f"{a.users} users, W={a.warehouses}, {a.duration:g} s measured"
+          + (f" ({run.get('error')})" if run.get("status") != "completed" else ""))
     for name, points in series.items():
-        fit = slope([(t, v) for t, v in points if t >= SETTLE_S])
+        kept = [(t, v) for t, v in points if t >= SETTLE_S]
+        fit = slope(kept)
         if fit is None:
             print(f"{name}: too few samples after {SETTLE_S:g} s")
             continue
         per_min, start, pct = fit
-        print(f"{name}: {start:.1f} MiB at {SETTLE_S:g} s, slope {per_min:+.3f} MiB/min, "
-              f"{pct:+.1f}% over the rest of the run (target within 5%)")
+        minutes = (kept[-1][0] - kept[0][0]) / 60
+        print(f"{name}: {kept[0][1]:.1f} MiB at {kept[0][0]:.0f} s, {kept[-1][1]:.1f} MiB at "
+              f"{kept[-1][0]:.0f} s; fitted {start:.1f} MiB, slope {per_min:+.3f} MiB/min "
+              f"({pct / minutes:+.3f}%/min), {pct:+.1f}% over {minutes:.1f} min "
+              "(target within 5%)")
 
 
 if __name__ == "__main__":
