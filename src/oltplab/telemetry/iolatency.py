@@ -30,6 +30,7 @@ DUMP_S = 0.25
 OPS = ("read", "write", "other")
 MAX_US = 3_600_000_000  # an hour: anything longer is clamped
 START_WAIT_S = 20.0
+FEW_LATENCIES = 256  # distinct latencies of a device kept as counts before a histogram
 ATTACH_WAIT_S = 60.0  # bpftrace compiles and attaches in a second or two; a hung one is left
 
 PROGRAM = """
@@ -101,9 +102,9 @@ class IoLatency:
         self._lock = threading.Lock()
         self._windows: list[tuple[int, int, int]] = []  # (step, start_ns, end_ns)
         self._open: dict[int, int] = {}  # step -> its ramp_end, until its measure_end
-        # (step, dev, op) -> {latency us: IOs}: a few entries for a device with few IOs
-        # (another's loop device), where an HDR histogram takes 92 KiB; histograms at stop()
-        self._counts: dict[tuple[int, int, int], dict[int, int]] = {}
+        # (step, dev, op) -> {latency us: IOs} while they are few (another's loop device with
+        # a handful of IOs), then an HDR histogram (190 kB whatever it holds): never both
+        self._counts: dict[tuple[int, int, int], dict[int, int] | HdrHistogram] = {}
         self._ios = 0
         self._dumps = 0
 
@@ -177,7 +178,12 @@ class IoLatency:
                 counts = self._counts.get(key)
                 if counts is None:
                     counts = self._counts[key] = {}
-                counts[us] = counts.get(us, 0) + n
+                if isinstance(counts, dict):
+                    counts[us] = counts.get(us, 0) + n
+                    if len(counts) > FEW_LATENCIES:
+                        self._counts[key] = _histogram(counts)
+                else:
+                    counts.record_value(us, n)
                 self._ios += n
 
     def stop(self) -> dict:
@@ -199,9 +205,7 @@ class IoLatency:
         with self._lock:
             for (step, dev, op), counts in sorted(self._counts.items()):
                 name = names.setdefault(dev, device_name(dev))
-                h = HdrHistogram(1, MAX_US, 3)
-                for us, n in counts.items():
-                    h.record_value(us, n)
+                h = _histogram(counts) if isinstance(counts, dict) else counts
                 per = out["steps"].setdefault(str(step), {}).setdefault(name, {})
                 per[OPS[op]] = {"ios": h.get_total_count(),
                                 "p50_us": h.get_value_at_percentile(50),
@@ -209,6 +213,13 @@ class IoLatency:
                                 "p999_us": h.get_value_at_percentile(99.9),
                                 "max_us": h.get_max_value()}
         return out
+
+
+def _histogram(counts: dict[int, int]) -> HdrHistogram:
+    h = HdrHistogram(1, MAX_US, 3)
+    for us, n in counts.items():
+        h.record_value(us, n)
+    return h
 
 
 def wait_started(lat: IoLatency, timeout: float = START_WAIT_S) -> None:

@@ -107,10 +107,12 @@ def test_io_latency_of_many_devices_with_few_ios_holds_their_counts_not_a_histog
     lat = IoLatency("on")  # never started: fed bpftrace's dump lines as its reader is
     lat.mark("ramp_end", 0, {"step": 0})
     lines = [f"T {S}\n"]
-    # 200 loop devices (another's tests') with one read of 87 us each, and a busy one
+    # 200 loop devices (another's tests') with one read of 87 us each, and a busy one whose
+    # writes took 10,240 distinct latencies (buckets of 10 bits from 512 us to 9 minutes)
     lines += [f"@c[{(7 << 20) | m}, 0, 0, 87]: 1\n" for m in range(200)]
     busy_dev = (259 << 20) | 4000
-    lines += [f"@c[{busy_dev}, 1, 3, {b}]: {b}\n" for b in range(512, 1024)]
+    buckets = [(s, b) for s in range(20) for b in range(512, 1024)]
+    lines += [f"@c[{busy_dev}, 1, {s}, {b}]: {b}\n" for s, b in buckets]
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -118,7 +120,8 @@ def test_io_latency_of_many_devices_with_few_ios_holds_their_counts_not_a_histog
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    # an HDR histogram (1 us .. an hour, 3 digits) is 92 KiB: 201 of them were 18 MiB
+    # an HDR histogram (1 us .. an hour, 3 digits) is 190 kB: 201 of them were 38 MB; and the
+    # busy device's 10,240 latencies as counts would take more than its histogram
     assert grown < 512 * 1024, grown
     out = lat.stop()["steps"]["0"]
     assert len(out) == 201
@@ -126,9 +129,9 @@ def test_io_latency_of_many_devices_with_few_ios_holds_their_counts_not_a_histog
         "read": {"ios": 1, "p50_us": 87, "p99_us": 87, "p999_us": 87, "max_us": 87}}
     # the same figures as an HDR histogram given every IO
     h = HdrHistogram(1, MAX_US, 3)
-    for b in range(512, 1024):
-        h.record_value(bucket_value(3, b), b)
+    for s, b in buckets:
+        h.record_value(bucket_value(s, b), b)
     assert out[device_name(busy_dev)] == {"write": {
-        "ios": sum(range(512, 1024)), "p50_us": h.get_value_at_percentile(50),
+        "ios": 20 * sum(range(512, 1024)), "p50_us": h.get_value_at_percentile(50),
         "p99_us": h.get_value_at_percentile(99), "p999_us": h.get_value_at_percentile(99.9),
         "max_us": h.get_max_value()}}
