@@ -50,11 +50,15 @@ def rss_mib(p: psutil.Process) -> float | None:
 
 
 class StepEnd(TpccProgress):
-    """Sets ``ended`` when the step's measurement is over: the RSS read after it (the run's
-    record and timeline being written) is printed but not fitted."""
+    """Sets ``ended`` when the step's measured window is over: the RSS read after it (the
+    step's record, the run's record and timeline being made) is printed but not fitted."""
 
     def __init__(self) -> None:
         self.ended = threading.Event()
+
+    def tick(self, tick) -> None:
+        if tick.phase == "measure" and tick.phase_s and tick.elapsed_s >= tick.phase_s:
+            self.ended.set()
 
     def step(self, step: dict) -> None:
         self.ended.set()
