@@ -228,7 +228,7 @@ class _BtrfsWork:
         if proc.returncode != 0:
             raise DatabaseError(f"{' '.join(cmd[:3])}: {_why(err, out, proc.returncode)}")
         rec.update(self.after(doc, out))
-        rec["mb_per_s"] = rate(rec["bytes_moved"], seconds)
+        rec["mb_per_s"] = rate(rec["bytes_moved"], rec["seconds"])
 
     def _background(self, rec: dict, writers: list[str], now: float, counters: dict) -> None:
         """The write rate of ``writers`` from the fault's making to now."""
@@ -250,7 +250,7 @@ class _BtrfsWork:
                    bytes_moved=sum(written.values()) if written and by_writes else None,
                    devices_written_bytes=written,
                    bytes_read=sum(read.values()) if read else None, devices_read_bytes=read)
-        rec["mb_per_s"] = rate(rec["bytes_moved"], seconds)
+        rec["mb_per_s"] = rate(rec["bytes_moved"], rec["seconds"])
 
 
 def rate(nbytes: int | None, seconds: float) -> float | None:

@@ -214,8 +214,8 @@ def _sample_families(names, samples: list[tuple[list, dict]]):
             if v is not None:
                 cpu.add_metric([*base, mode], v / 100.0)
         user, system = _value(sample.get("cpu.user")), _value(sample.get("cpu.system"))
-        if user is not None and system is not None:
-            busy.add_metric(base, (user + system) / 100.0)
+        if user is not None and system is not None:  # a second with no idle tick sums to
+            busy.add_metric(base, min(1.0, (user + system) / 100.0))  # 1 + 2e-16 in floats
         for kind in ("used", "cached", "dirty"):
             v = _value(sample.get(f"mem.{kind}_bytes"))
             if v is not None:

@@ -216,3 +216,13 @@ def test_the_spec_of_the_options():
         metrics_spec(None, "0.0.0.0")
     with pytest.raises(UsageError, match="--metrics-port"):
         MetricsSpec(70000)
+
+
+def test_a_second_without_an_idle_tick_is_busy_1_not_a_hair_above():
+    from oltplab.telemetry.sources.cpu import cpu_percent
+    # two /proc/stat readings of a saturated interval: 1 user tick and 5 system ticks
+    user, system, *_ = cpu_percent((0, 0, 0, 0, 0, 0, 0, 0), (1, 0, 5, 0, 0, 0, 0, 0))
+    assert (user + system) / 100 > 1  # what the floats give
+    page = _page(_measuring(LiveFigures("db1"), {**SAMPLE, "cpu.user": user,
+                                                 "cpu.system": system, "cpu.idle": 0.0}))
+    assert _by(page, "oltplab_cpu_busy_ratio") == {(): 1.0}

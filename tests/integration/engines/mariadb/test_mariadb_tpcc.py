@@ -109,7 +109,8 @@ def test_connections_outside_the_load_refuse_load_data_local(mariadb, tmp_path):
     dsn = mariadb.dsn("no_local")
     load = f"LOAD DATA LOCAL INFILE '{secret}' INTO TABLE leak"
     c = client.connect(dsn)
-    user = driver.connect(SimpleNamespace(dsn=dsn, connect_timeout=10))  # a virtual user's
+    user = driver.connect(SimpleNamespace(dsn=dsn, connect_timeout=10,  # a virtual user's
+                                          application_name="oltplab-test"))
     try:
         assert not c.client_flag & CLIENT.LOCAL_FILES
         with c.cursor() as cur:
