@@ -37,42 +37,43 @@ def run_tool(cmd: list[str], what: str, timeout: float = 600) -> str:
     return p.stdout
 
 
+def _blkid(device: Path) -> tuple[int | None, dict[str, str], str]:
+    """blkid's low-level probe of ``device``: (its exit code, or None when it did not answer
+    in 60 s; the fields it printed: TYPE, PTTYPE, UUID, UUID_SUB ...; its last error line)."""
+    try:
+        p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, {}, "no answer in 60 s"
+    fields = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+    why = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
+    return p.returncode, fields, why
+
+
 def signature(device: Path) -> str | None:
     """What blkid finds on ``device`` (a file system, RAID member or partition table), or None
     only when blkid read the device and found nothing (its exit code 2). Two signatures at
     once (exit code 8, "ambivalent": an old RAID label beside a file system) and a device blkid
     cannot read count as carrying one: nothing proves them empty."""
-    try:
-        p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
-                           text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return "a content blkid could not read in 60 s"
-    if p.returncode == 2:  # nothing found
+    code, fields, why = _blkid(device)
+    if code == 2:  # nothing found
         return None
-    if p.returncode == 8:
+    if code == 8:
         return "two or more signatures (blkid: ambivalent result)"
-    fields = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
     if "PTTYPE" in fields:
         return f"a partition table ({fields['PTTYPE']})"
     if "TYPE" in fields:
         return f"a signature ({fields['TYPE']})"
-    if p.returncode == 0:
+    if code == 0:
         return "a signature blkid could not name"
-    why = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
     return f"a content blkid could not read ({why})"
 
 
 def probe(device: Path) -> dict[str, str]:
-    """blkid's low-level probe of ``device``: TYPE, UUID (the file system's), UUID_SUB (the
-    device's within a multi-device btrfs) ...; empty when it finds nothing or cannot read."""
-    try:
-        p = subprocess.run(["blkid", "-p", "-o", "export", str(device)], capture_output=True,
-                           text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if p.returncode != 0:
-        return {}
-    return dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+    """blkid's fields for ``device`` (UUID: the file system's, UUID_SUB: the device's within a
+    multi-device btrfs ...); empty when it finds nothing, finds two, or cannot read."""
+    code, fields, _ = _blkid(device)
+    return fields if code == 0 else {}
 
 
 def by_id(device: Path, folder: Path = Path("/dev/disk/by-id")) -> list[str]:
