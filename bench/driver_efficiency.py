@@ -32,7 +32,7 @@ from common import (bench_database, ensure_schema, fetchval, ratio_with_noise, r
                     sum_next_o_id)
 
 from oltplab.config import RunSpec
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.workloads.tpcc.inputs import assign_terminals, draw_constants
 
 SCRIPTS = Path(__file__).resolve().parent / "pgbench"
@@ -64,9 +64,9 @@ def run_oltplab(dsn: str, a, seed: int) -> tuple[float, float, int]:
     pgbench's process: the manager (this process; no telemetry sampler runs here) and the
     worker processes from spawn to exit, connection set-up included."""
     cpu0 = own_cpu() + children_cpu()
-    outcome = run_tpcc(dsn, RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration,
-                                    seed=seed, workers=a.workers, name="bench",
-                                    results_dir=Path("/tmp")))
+    outcome = run_workload(dsn, RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration,
+                                        seed=seed, workers=a.workers, name="bench",
+                                        results_dir=Path("/tmp")))
     cpu = own_cpu() + children_cpu() - cpu0
     if outcome.status != "completed":
         sys.exit(f"oltplab run {outcome.status}: {outcome.error}")

@@ -23,7 +23,7 @@ from common import bench_database, ensure_schema, ratio_with_noise, run_args
 
 from oltplab.cluster import load_hosts, service
 from oltplab.config import RunSpec
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.loadgen.remote import open_loadgen
 
 HOSTS = """\
@@ -56,8 +56,8 @@ class Window:
 
 def step(dsn: str, folder: Path, hosts: tuple[str, ...], spec: RunSpec, window=None) -> dict:
     with open_loadgen(hosts, folder) as fleets:
-        out = run_tpcc(dsn, spec, fleets=fleets.with_dsn(dsn),
-                       on_tick=window.tick if window else None)
+        out = run_workload(dsn, spec, fleets=fleets.with_dsn(dsn),
+                           on_tick=window.tick if window else None)
     if out.status != "completed":
         sys.exit(f"run {out.status}: {out.error}")
     return out.steps[0]

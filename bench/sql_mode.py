@@ -22,7 +22,7 @@ from pathlib import Path
 from common import bench_database, ensure_schema, fetchval, ratio_with_noise, run_args
 
 from oltplab.config import RunSpec
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 
 MODES = ("sql", "procedures")
 
@@ -35,9 +35,9 @@ def children_cpu() -> float:
 def run_mode(dsn: str, mode: str, a) -> tuple[float, float, float, int]:
     """(NOPM, driving CPU s, whole-life CPU s, transactions) of one run."""
     cpu0 = children_cpu()
-    outcome = run_tpcc(dsn, RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration,
-                                    seed=a.seed, workers=a.workers, mode=mode, name="bench",
-                                    results_dir=Path("/tmp")))
+    outcome = run_workload(dsn, RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration,
+                                        seed=a.seed, workers=a.workers, mode=mode, name="bench",
+                                        results_dir=Path("/tmp")))
     life = children_cpu() - cpu0
     if outcome.status != "completed":
         sys.exit(f"{mode} run {outcome.status}: {outcome.error}")

@@ -17,7 +17,7 @@ import psutil
 from common import bench_database, db_args, ensure_schema
 
 from oltplab.config import RunSpec
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 
 
 def driver_memory() -> tuple[int, int]:
@@ -58,9 +58,9 @@ def main() -> None:
         th = threading.Thread(target=sample, daemon=True)
         th.start()
         t0 = time.monotonic()
-        outcome = run_tpcc(target.dsn, RunSpec(users=(a.users,), rampup=a.rampup,
-                                               duration=a.duration, keying_thinking=True,
-                                               name="vu-bench", results_dir=Path("/tmp")))
+        outcome = run_workload(target.dsn, RunSpec(users=(a.users,), rampup=a.rampup,
+                                                   duration=a.duration, keying_thinking=True,
+                                                   name="vu-bench", results_dir=Path("/tmp")))
         stop.set()
         th.join()
     step = outcome.steps[0] if outcome.steps else {}

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..config import RunSpec, metrics_spec
 from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN, LOADGEN
-from ..runs.lifecycle import check_record, raise_for_status, run_group, run_tpcc_recorded
+from ..runs.lifecycle import check_record, raise_for_status, run_group, run_workload_recorded
 from .db import make_db_spec
 from .options import (check_repeats, metrics_options, print_repeats, repeat_option,
                       table_options, telemetry_options)
@@ -106,7 +106,7 @@ class DvdsLines(TpccLines):
 
     def tick(self, t) -> None:
         self.line.show(f"step {t.step + 1} of {self.steps}  users {t.users}  {t.phase:<10} "
-                       f"{t.elapsed_s:6.0f} s  client OPM {t.nopm:>9,.0f}  "
+                       f"{t.elapsed_s:6.0f} s  client OPM {t.headline:>9,.0f}  "
                        f"calls/min {t.tpm:>9,.0f}")
 
     def step(self, step: dict) -> None:
@@ -129,8 +129,8 @@ def _ms(x: Any) -> str:
 
 def run_dvds_printed(spec, rspec: RunSpec, labels: dict | None = None, metrics=None,
                      loadgen=None) -> dict:
-    run = run_tpcc_recorded(spec, rspec, DvdsLines(len(rspec.users), bool(rspec.users_auto)),
-                            labels, metrics=metrics, loadgen=loadgen)
+    run = run_workload_recorded(spec, rspec, DvdsLines(len(rspec.users), bool(rspec.users_auto)),
+                                labels, metrics=metrics, loadgen=loadgen)
     print_run(run)
     return run
 

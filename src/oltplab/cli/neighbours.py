@@ -31,8 +31,9 @@ def neighbours():
 @table_options(NEIGHBOURS_HOSTS)
 def neighbours_run(metrics_port, metrics_listen, hosts, cluster_dir, **kw):
     """Run the workload on N - K instances while K back up every interval, all at once;
-    record each instance, the average TPM/NOPM per workload instance and the host's devices
-    over time in one run. With --hosts, the instances are dealt over the cluster's hosts."""
+    record each instance, the average TPM and NOPM (the shop's OPM) per workload instance and
+    the host's devices over time in one run. With --hosts, the instances are dealt over the
+    cluster's hosts."""
     spec = NeighboursSpec(**kw)
     lines = NeighboursLines(spec)
     metrics = metrics_spec(metrics_port, metrics_listen)
@@ -66,11 +67,11 @@ class NeighboursLines(NeighboursProgress):
         from .ui import err
         err.print(f"run {run_dir}")
 
-    def tick(self, elapsed_s, tpm, nopm, measuring, workloads, cycles) -> None:
+    def tick(self, elapsed_s, tpm, headline, measuring, workloads, cycles) -> None:
         backups = f"  backup cycles {cycles}" if self.spec.backup else ""
         unit = get_workload(self.spec.workload).unit
         self.line.show(f"{elapsed_s:6.0f} s  {measuring}/{workloads} measuring  "
-                       f"client TPM {tpm:>9,.0f}  client {unit} {nopm:>9,.0f}{backups}")
+                       f"client TPM {tpm:>9,.0f}  client {unit} {headline:>9,.0f}{backups}")
 
     def instance(self, entry: dict) -> None:
         wl = get_workload(self.spec.workload)

@@ -12,8 +12,8 @@ import click
 from ..config import BuildSpec, DbSpec, RunSpec, loadgen_spec, metrics_spec
 from ..errors import OltplabError, UsageError
 from ..options import BUILD, LOADGEN, QUICKSTART, RUN
-from ..runs.lifecycle import (TpccProgress, check_record, raise_for_status, run_group,
-                              run_tpcc_recorded)
+from ..runs.lifecycle import (WorkloadProgress, check_record, raise_for_status, run_group,
+                              run_workload_recorded)
 from .db import db_options, make_db_spec
 from .options import (check_repeats, metrics_options, print_repeats, repeat_option,
                       table_options, telemetry_options)
@@ -105,7 +105,7 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     raise_for_status(runs[-1])
 
 
-class TpccLines(TpccProgress):
+class TpccLines(WorkloadProgress):
     """The run folder, the live line and one line per step, on stderr."""
 
     def __init__(self, steps: int, auto: bool = False):
@@ -120,7 +120,7 @@ class TpccLines(TpccProgress):
     def tick(self, t) -> None:
         self.line.show(f"step {t.step + 1} of {self.steps}  users {t.users}  {t.phase:<10} "
                        f"{t.elapsed_s:6.0f} s  client TPM {t.tpm:>9,.0f}  "
-                       f"client NOPM {t.nopm:>9,.0f}")
+                       f"client NOPM {t.headline:>9,.0f}")
 
     def step(self, step: dict) -> None:
         from .ui import fmt_int
@@ -153,8 +153,8 @@ def checked_loadgen(hosts, cluster_dir, rspec: RunSpec):
 def run_tpcc_printed(spec: DbSpec, rspec: RunSpec, labels: dict | None = None,
                      metrics=None, loadgen=None) -> dict:
     """One recorded run with its progress on stderr, then its table and folder."""
-    run = run_tpcc_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
-                            labels, metrics=metrics, loadgen=loadgen)
+    run = run_workload_recorded(spec, rspec, TpccLines(len(rspec.users), bool(rspec.users_auto)),
+                                labels, metrics=metrics, loadgen=loadgen)
     print_run(run)
     return run
 

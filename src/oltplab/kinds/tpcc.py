@@ -20,8 +20,8 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
 
 
 def _run(item, progress, labels: dict, metrics=None) -> dict:
-    from ..runs.lifecycle import run_tpcc_recorded
-    return run_tpcc_recorded(item.cell.db, item.spec, progress, labels, metrics=metrics)
+    from ..runs.lifecycle import run_workload_recorded
+    return run_workload_recorded(item.cell.db, item.spec, progress, labels, metrics=metrics)
 
 
 STEP = StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,

@@ -1,4 +1,5 @@
-"""The manager of ``tpcc run``: the user sequence, one step after another (step.py).
+"""The manager of a workload's run (``tpcc run``, ``dvds run``): the user sequence, one step
+after another (step.py).
 
 For each user count of the sequence (HammerDB's autopilot) a new ``Step`` starts its worker
 processes, measures, and hands its record to ``on_step``; the next step starts with new
@@ -45,9 +46,9 @@ def effective_spec(spec: RunSpec, constants) -> RunSpec:
     return dataclasses.replace(spec, params=params)
 
 
-def run_tpcc(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
-             sampler_db=None, engine: str = engines.DEFAULT,
-             stop: threading.Event | None = None, on_log=None, fleets=None) -> RunOutcome:
+def run_workload(dsn: str, spec: RunSpec, on_tick=None, on_step=None, on_mark=None,
+                 sampler_db=None, engine: str = engines.DEFAULT,
+                 stop: threading.Event | None = None, on_log=None, fleets=None) -> RunOutcome:
     """Run the steps of ``spec.users`` against the loaded database at ``dsn``: every one, or
     with ``spec.users_auto`` those the search decides after each step (sequence.py).
 

@@ -67,9 +67,9 @@ class Tick:
     phase: str  # 'connecting' | 'rampup' | 'measure'
     elapsed_s: float  # since the phase began
     phase_s: float | None  # length of the phase (None while connecting)
-    tpm: int  # client-side, over the last few seconds
-    nopm: int
-    rate_s: float | None = None  # the seconds tpm and nopm span (None: no rate yet, they are 0)
+    tpm: int  # client-side calls per minute, over the last few seconds
+    headline: int  # the workload's headline unit per minute (tpcc: NOPM; the shop: OPM), alike
+    rate_s: float | None = None  # the seconds the rates span (None: no rate yet, they are 0)
 
 
 def default_workers(users: int, requested: int | None = None, local_server: bool = False,
@@ -228,13 +228,14 @@ class Step:
         self.rates.append((now, completed, headline))
         if self.on_tick is None:
             return
-        tpm = nopm = 0
+        tpm = per_min = 0
         rate_s = None
         if len(self.rates) > 1:
             t_a, c_a, n_a = self.rates[0]
             dt = (now - t_a) / 1e9
             if dt > 0:
-                tpm, nopm = round((completed - c_a) * 60 / dt), round((headline - n_a) * 60 / dt)
+                tpm = round((completed - c_a) * 60 / dt)
+                per_min = round((headline - n_a) * 60 / dt)
                 rate_s = round(dt, 3)
         if self.ramp_end is None:
             phase, elapsed, length = "connecting", (now - self.t0) / 1e9, None
@@ -245,7 +246,7 @@ class Step:
             phase, elapsed, length = "measure", (now - self.ramp_end) / 1e9, self.spec.duration
             elapsed = min(elapsed, length)
         self.on_tick(Tick(self.index, self.steps, self.users, phase, round(elapsed, 3), length,
-                          tpm, nopm, rate_s))
+                          tpm, per_min, rate_s))
 
     # -- the step ----------------------------------------------------------------------------
     def _mark(self, name: str, t_ns: int | None = None) -> None:

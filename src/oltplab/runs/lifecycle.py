@@ -36,14 +36,16 @@ from ..errors import Interrupted, OltplabError
 ENGINE_RECORD_NAMES = {"postgres": "postgresql", "mariadb": "mariadb"}
 
 
-class TpccProgress:
-    """Hooks a TPC-C run calls while it goes; every one does nothing here."""
+class WorkloadProgress:
+    """Hooks a workload's run (tpcc, dvds) calls while it goes; every one does nothing
+    here."""
 
     def started(self, run_dir: Path) -> None:
         """The run folder exists and the workload is about to start."""
 
     def tick(self, tick: Any) -> None:
-        """About once a second: a ``runner.messages`` tick (step, users, phase, TPM, NOPM)."""
+        """About once a second: a ``loadgen.step.Tick`` (step, users, phase, TPM and the
+        workload's headline unit per minute)."""
 
     def step(self, step: dict) -> None:
         """A step ended; its record is about to be saved."""
@@ -100,16 +102,16 @@ def check_record(dsn: str, after_run: bool, engine: str = "postgres",
     return {"ok": all(c["ok"] for c in conds), "after_run": after_run, "conditions": conds}
 
 
-# --------------------------------------------------------------------------- TPC-C
+# --------------------------------------------------------------------------- a workload
 
-def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None = None,
-                      labels: dict | None = None, stop: threading.Event | None = None,
-                      metrics=None, loadgen=None) -> dict:
+def run_workload_recorded(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | None = None,
+                          labels: dict | None = None, stop: threading.Event | None = None,
+                          metrics=None, loadgen=None) -> dict:
     """Run the user sequence of ``rspec.workload`` against the (managed) database and keep
     the record on disk (its kind is the workload's name).
 
     ``labels`` are extra top-level fields of the record (e.g. ``group``, ``plan``); ``stop``,
-    when set, ends the run as Ctrl-C does (run_tpcc); ``metrics`` (a config.MetricsSpec, or
+    when set, ends the run as Ctrl-C does (run_workload); ``metrics`` (a config.MetricsSpec, or
     a running telemetry.openmetrics.Endpoint) serves the run's live figures, bound before
     anything starts; ``loadgen`` (a config.LoadgenSpec) runs the users on the cluster's hosts
     (loadgen/remote.py): an unknown host, no cluster, a host not alive or a database the
@@ -117,7 +119,7 @@ def run_tpcc_recorded(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | Non
     whatever the run's status."""
     from ..telemetry.openmetrics import endpoint
     with endpoint(metrics) as live, _fleets(loadgen) as fleets:
-        return _run_tpcc(spec, rspec, progress, labels, stop, live, fleets)
+        return _run_workload(spec, rspec, progress, labels, stop, live, fleets)
 
 
 def _host_samplers(fleets, rspec: RunSpec):
@@ -140,17 +142,18 @@ def _fleets(loadgen):
         yield fleets
 
 
-def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, labels: dict | None,
-              stop: threading.Event | None, live, fleets=None) -> dict:
+def _run_workload(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | None,
+                  labels: dict | None, stop: threading.Event | None, live,
+                  fleets=None) -> dict:
     from .. import engines
     from ..engines.base import restart_note
     from ..host.memory import RunMemory
-    from ..loadgen.manager import effective_spec, run_tpcc
+    from ..loadgen.manager import effective_spec, run_workload
     from ..loadgen.sequence import summary
     from ..workloads.tpcc.schema import require_warehouses
     from .. import workloads
 
-    progress = progress or TpccProgress()
+    progress = progress or WorkloadProgress()
     wl = workloads.get(rspec.workload)
     labels = dict(labels or {})
     restarted = labels.pop("restarted", None)  # by a plan's cell, before its runs
@@ -214,13 +217,13 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
                        unit=wl.unit_key, hosts=_host_samplers(fleets, rspec)) as end:
             memory.begin()
             try:
-                outcome = run_tpcc(target.dsn, rspec, on_tick=_ticks(progress, live),
-                                   on_step=on_step,
-                                   on_mark=injector.mark if injector else memory.mark,
-                                   sampler_db=sampler.database if sampler else None,
-                                   engine=engine.name, stop=stop,
-                                   on_log=_driver_log(record.path) if wl.unit_row else None,
-                                   fleets=fleets)
+                outcome = run_workload(target.dsn, rspec, on_tick=_ticks(progress, live),
+                                       on_step=on_step,
+                                       on_mark=injector.mark if injector else memory.mark,
+                                       sampler_db=sampler.database if sampler else None,
+                                       engine=engine.name, stop=stop,
+                                       on_log=_driver_log(record.path) if wl.unit_row else None,
+                                       fleets=fleets)
             finally:
                 if injector is not None:  # a restart under way ends before anything else
                     injector.close()
@@ -245,7 +248,7 @@ def _run_tpcc(spec: DbSpec, rspec: RunSpec, progress: TpccProgress | None, label
     return {**record.data, "_path": str(record.path)}
 
 
-def _ticks(progress: TpccProgress, live) -> Callable[[Any], None]:
+def _ticks(progress: WorkloadProgress, live) -> Callable[[Any], None]:
     """The manager's ticks to the progress object and the metrics endpoint, if any."""
     if live is None:
         return progress.tick
@@ -419,7 +422,7 @@ def run_fio_recorded(spec, sample_interval: float = 1.0, power: str = "auto",
                      progress: FioProgress | None = None, labels: dict | None = None,
                      io_latency: str = "auto", metrics=None) -> dict:
     """Check everything, then run the fio plan and keep the record (and fio's raw json+) on
-    disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_tpcc_recorded``;
+    disk. ``spec`` is a ``storage.spec.FioSpec``; ``labels`` as for ``run_workload_recorded``;
     ``metrics``, a running telemetry.openmetrics.Endpoint, serves the sampler's figures."""
     from ..results.store import atomic_write
     from ..fio.steps import plan_jobs, run_plan

@@ -10,7 +10,7 @@ shared_buffers. The last K instances are the backup ones, so a baseline (K = 0) 
 of the same N share the names of their workload instances.
 
 Each instance runs through the services the commands use, in a thread (the workload's drivers
-are processes of their own): ``run_tpcc_recorded`` and ``run_backup`` (``pg_basebackup``, no
+are processes of their own): ``run_workload_recorded`` and ``run_backup`` (``pg_basebackup``, no
 restore, as E5 only backs up), each with a run folder of its own under the neighbours run's
 ``instances/`` and no sampler; one sampler records the host for the whole run. Backups start
 when every workload measures and stop, after the cycle under way, when the workloads end.
@@ -38,7 +38,7 @@ from ..config import DbSpec, RunSpec, format_size, io_latency_default
 from ..engines.base import MIN_DB_MEMORY
 from ..errors import DatabaseError, OltplabError, UsageError
 from ..results.store import atomic_write
-from ..runs.lifecycle import TpccProgress, new_record, recording, spec_dict
+from ..runs.lifecycle import WorkloadProgress, new_record, recording, spec_dict
 from ..workloads import get as get_workload
 from ..workloads import of_record
 from .backup import BackupSpec, remove_tree
@@ -182,13 +182,13 @@ class NeighboursProgress:
     def started(self, run_dir: Path) -> None:
         """The run folder exists; the servers are about to start."""
 
-    def tick(self, elapsed_s: float, tpm: int, nopm: int, measuring: int, workloads: int,
+    def tick(self, elapsed_s: float, tpm: int, headline: int, measuring: int, workloads: int,
              cycles: int) -> None:
-        """About once a second: summed client TPM/NOPM of the workloads (over their last few
-        seconds), how many of them measure, and the backup cycles done."""
+        """About once a second: summed client TPM and headline (NOPM, the shop's OPM) per
+        minute of the workloads, how many of them measure, and the backup cycles done."""
 
     def ticks(self, ticks: list) -> None:
-        """With each tick: the last tick of each workload still running (TpccProgress's)."""
+        """With each tick: the last tick of each workload still running (WorkloadProgress's)."""
 
     def mark(self, name: str, t_ns: int, **attrs) -> None:
         """A backup cycle's instant (``t_ns`` on the monotonic clock), as the timeline's
@@ -271,7 +271,7 @@ def clone(template: Path, datadir: Path) -> None:
 # --------------------------------------------------------------------------- the instances
 
 
-class _Ticks(TpccProgress):
+class _Ticks(WorkloadProgress):
     def __init__(self):
         self.last = None
 
@@ -339,15 +339,15 @@ class _Race:
     # ----- the bodies, in the threads
 
     def _tpcc(self, r: _Runner) -> dict:
-        from ..runs.lifecycle import run_tpcc_recorded
+        from ..runs.lifecycle import run_workload_recorded
         s = self.spec
         index = r.member.index
         rspec = RunSpec(users=(s.users,), rampup=s.rampup, duration=s.duration, mode=s.mode,
                         name=r.member.name, results_dir=self.sub_dir, sample_interval=0,
                         power="none", seed=None if s.seed is None else s.seed + index,
                         workload=s.workload)
-        return run_tpcc_recorded(r.member.db, rspec, r.ticks, {"neighbours": self._label(r)},
-                                 stop=self.cancel)
+        return run_workload_recorded(r.member.db, rspec, r.ticks, {"neighbours": self._label(r)},
+                                     stop=self.cancel)
 
     def _backup(self, r: _Runner) -> dict:
         from .backup import run_backup
@@ -425,7 +425,7 @@ class _Race:
                 self.measuring.set()
         elif measuring == len(workloads) or any(r.done for r in workloads):
             self.measuring.set()
-        self.progress.tick(elapsed, sum(t.tpm for t in ticks), sum(t.nopm for t in ticks),
+        self.progress.tick(elapsed, sum(t.tpm for t in ticks), sum(t.headline for t in ticks),
                            measuring, len(workloads), sum(r.cycles for r in self.runners))
         self.progress.ticks(ticks)
         if self.live is not None and ticks:

@@ -36,7 +36,7 @@ from .neighbours import (NeighboursProgress, NeighboursSpec, Share, averages, me
 
 HOSTS_DIR = "hosts"  # each host's own record, under the run's folder
 _RUNNING = ("pending", "started")
-_TICK_KEYS = ("phase", "tpm", "nopm", "users", "rate_s")
+_TICK_KEYS = ("phase", "tpm", "headline", "users", "rate_s")
 
 
 def deal(instances: int, hosts: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
@@ -62,7 +62,7 @@ class _PartProgress(NeighboursProgress):
     def started(self, run_dir: Path) -> None:
         self.link.emit("started", run=run_dir.name)
 
-    def tick(self, elapsed_s, tpm, nopm, measuring, workloads, cycles) -> None:
+    def tick(self, elapsed_s, tpm, headline, measuring, workloads, cycles) -> None:
         self.figures = {"measuring": measuring, "workloads": workloads, "cycles": cycles}
 
     def ticks(self, ticks: list) -> None:
@@ -259,7 +259,7 @@ class _Director:
         ticks = [SimpleNamespace(**t) for h, ev in self.ticks.items() if h in running
                  for t in ev.get("ticks") or ()]
         self.progress.tick(time.monotonic() - self.t0, sum(t.tpm or 0 for t in ticks),
-                           sum(t.nopm or 0 for t in ticks), measuring, len(workloads),
+                           sum(t.headline or 0 for t in ticks), measuring, len(workloads),
                            sum(ev.get("cycles") or 0 for ev in self.ticks.values()))
         if self.live is not None and ticks:
             self.live.figures.tick_sum(ticks)

@@ -84,7 +84,7 @@ class LiveFigures:
         phases = {t.phase for t in ticks}
         spans = [getattr(t, "rate_s", None) for t in ticks]
         self._tick = Throughput(phases.pop() if len(phases) == 1 else None,
-                                sum(t.tpm for t in ticks), sum(t.nopm for t in ticks),
+                                sum(t.tpm for t in ticks), sum(t.headline for t in ticks),
                                 sum(t.users for t in ticks),
                                 rate_s=min(spans) if spans and all(spans) else None)
 
@@ -116,7 +116,7 @@ class Throughput:
 
     phase: str | None
     tpm: int
-    nopm: int
+    headline: int  # the workload's headline unit per minute (NOPM, the shop's OPM)
     users: int | None = None
     step: int | None = None  # from 0
     rate_s: float | None = None  # the seconds the rates span (None: no rate yet)
@@ -177,7 +177,7 @@ def _run_families(names, base, tick, unit):
                    "opm) per minute.", names, ("kind",))
         g.add_metric([*base, "tpm"], tick.tpm)
         if unit:
-            g.add_metric([*base, unit], tick.nopm)
+            g.add_metric([*base, unit], tick.headline)
         yield g
 
 

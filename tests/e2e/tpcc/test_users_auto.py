@@ -121,10 +121,10 @@ def test_cold_auto_run_drops_no_cache_after_its_last_step(scratch_w1, tmp_path):
 
 def test_step_end_says_whether_another_step_follows(scratch_w1):
     from oltplab.config import RunSpec, parse_user_option
-    from oltplab.loadgen.manager import run_tpcc
+    from oltplab.loadgen.manager import run_workload
     marks = []
     spec = RunSpec(**parse_user_option("auto:2"), rampup=0, duration=1, workers=1)
-    outcome = run_tpcc(scratch_w1, spec, on_mark=lambda name, t, **a: marks.append((name, a)))
+    outcome = run_workload(scratch_w1, spec, on_mark=lambda name, t, **a: marks.append((name, a)))
     assert outcome.status == "completed" and outcome.stopped_because is not None
     ends = [a for name, a in marks if name == "step_end"]
     assert [(a["step"], a["users"]) for a in ends] == [(i, s["users"])

@@ -20,7 +20,7 @@ from clusters import (UP_TIMEOUT, children_of_workers, resume_workers, running, 
 from oltplab.cluster import load_hosts, load_state, service
 from oltplab.config import DbSpec, LoadgenSpec, RunSpec
 from oltplab.errors import OltplabError, UsageError
-from oltplab.runs.lifecycle import TpccProgress, run_tpcc_recorded
+from oltplab.runs.lifecycle import WorkloadProgress, run_workload_recorded
 from oltplab.telemetry.sampler import Timeline
 
 HOSTS = [{"name": "h1", "address": "127.0.0.1"}, {"name": "h2", "address": "127.0.0.2"}]
@@ -43,7 +43,7 @@ def _spec(tmp_path: Path, users: int, duration: float, rampup: float = 1.0,
                    results_dir=tmp_path / "results", name="split")
 
 
-class Phases(TpccProgress):
+class Phases(WorkloadProgress):
     """Sets ``measuring`` once the step has measured for 3 s (its first snapshot taken)."""
 
     def __init__(self):
@@ -60,8 +60,8 @@ def _workers_of(cluster_dir: Path) -> dict[int, str]:
 
 
 def test_a_split_step_merges_every_host_exactly(cluster_dir, quiet_w1, tmp_path):
-    run = run_tpcc_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 5.0, sample_interval=0.5),
-                            loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
+    run = run_workload_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 5.0, sample_interval=0.5),
+                                loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
     assert run["status"] == "completed", run.get("error")
     assert run["config"]["loadgen"]["hosts"] == ["h1", "h2"]
     [step] = run["steps"]
@@ -140,11 +140,11 @@ def test_bad_input_is_refused_in_one_line_and_records_nothing(cluster_dir, quiet
                                                               tmp_path):
     spec = _spec(tmp_path, 2, 2.0)
     with pytest.raises(UsageError, match="no host named 'h9'"):
-        run_tpcc_recorded(DbSpec(dsn=quiet_w1), spec, loadgen=LoadgenSpec(("h1", "h9"),
-                                                                          cluster_dir))
+        run_workload_recorded(DbSpec(dsn=quiet_w1), spec, loadgen=LoadgenSpec(("h1", "h9"),
+                                                                              cluster_dir))
     with pytest.raises(OltplabError, match="no cluster is up in"):
-        run_tpcc_recorded(DbSpec(dsn=quiet_w1), spec, loadgen=LoadgenSpec(("h1",),
-                                                                          tmp_path / "none"))
+        run_workload_recorded(DbSpec(dsn=quiet_w1), spec, loadgen=LoadgenSpec(("h1",),
+                                                                              tmp_path / "none"))
     from oltplab.options import a_host_list
     for text, why in (("h1,,h2", "not a list of host names"), ("h1,h1", "names h1 twice")):
         with pytest.raises(UsageError, match=why):
@@ -194,8 +194,8 @@ def test_ctrl_c_keeps_what_every_host_measured_and_stops_them_all(cluster_dir, q
 
     helper = threading.Thread(target=interrupt, daemon=True)
     helper.start()
-    run = run_tpcc_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 90.0), progress,
-                            stop=stop, loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
+    run = run_workload_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 4, 90.0), progress,
+                                stop=stop, loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
     helper.join(5)
     assert run["status"] == "interrupted", run.get("error")
     [step] = run["steps"]
@@ -246,8 +246,8 @@ def _run_and(cluster_dir, dsn, tmp_path, signal_h2, duration):
 
     helper = threading.Thread(target=hit, daemon=True)
     helper.start()
-    run = run_tpcc_recorded(DbSpec(dsn=dsn), _spec(tmp_path, 4, duration), progress,
-                            loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
+    run = run_workload_recorded(DbSpec(dsn=dsn), _spec(tmp_path, 4, duration), progress,
+                                loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
     helper.join(5)
     return run, time.monotonic() - box["t"], box["pids"]
 
@@ -289,6 +289,6 @@ def test_a_killed_host_fails_the_step_within_30_s_and_leaves_no_process(
 
 def test_a_host_whose_worker_is_dead_is_refused(cluster_dir, quiet_w1, tmp_path):
     with pytest.raises(OltplabError, match="--loadgen: the worker of h2 is not alive"):
-        run_tpcc_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 2, 2.0),
-                          loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
+        run_workload_recorded(DbSpec(dsn=quiet_w1), _spec(tmp_path, 2, 2.0),
+                              loadgen=LoadgenSpec(("h1", "h2"), cluster_dir))
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

@@ -20,7 +20,7 @@ from oltplab.config import RunSpec
 from oltplab.engines.postgres.tpcc.checks import run_checks
 from oltplab.errors import SchemaError
 from oltplab.metrics.histogram import decode
-from oltplab.loadgen.manager import RunOutcome, Tick, run_tpcc
+from oltplab.loadgen.manager import RunOutcome, Tick, run_workload
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
@@ -50,7 +50,7 @@ def test_procedures_run_measures_both_sides_and_keeps_consistency(scratch_w1):
     ticks: list[Tick] = []
     steps: list[dict] = []
     spec = RunSpec(users=(2,), rampup=1.0, duration=4.0, seed=11, workers=2)
-    out = run_tpcc(scratch_w1, spec, on_tick=ticks.append, on_step=steps.append)
+    out = run_workload(scratch_w1, spec, on_tick=ticks.append, on_step=steps.append)
 
     assert isinstance(out, RunOutcome)
     assert out.status == "completed", out.error
@@ -94,12 +94,13 @@ def test_procedures_run_measures_both_sides_and_keeps_consistency(scratch_w1):
 MANAGER = """
 import json, sys
 from oltplab.config import RunSpec
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 
 def tick(t):
     print("TICK", t.phase, flush=True)
 
-out = run_tpcc(sys.argv[1], RunSpec(users=(2,), rampup=0.5, duration=120, seed=5), on_tick=tick)
+out = run_workload(sys.argv[1], RunSpec(users=(2,), rampup=0.5, duration=120, seed=5),
+                   on_tick=tick)
 print("OUTCOME", json.dumps({"status": out.status, "steps": out.steps}), flush=True)
 """
 
@@ -154,7 +155,7 @@ def test_lost_database_connections_fail_the_run_within_seconds(scratch_w1):
     killer.start()
     t0 = time.monotonic()
     try:
-        out = run_tpcc(scratch_w1, RunSpec(users=(2,), rampup=0.5, duration=120, seed=2))
+        out = run_workload(scratch_w1, RunSpec(users=(2,), rampup=0.5, duration=120, seed=2))
     finally:
         stop.set()
         killer.join()
@@ -168,7 +169,7 @@ def test_lost_database_connections_fail_the_run_within_seconds(scratch_w1):
 def test_missing_functions_are_reported_before_starting(scratch_w1):
     sql(scratch_w1, "DROP FUNCTION slev(int, int, int)")
     with pytest.raises(SchemaError, match="slev"):
-        run_tpcc(scratch_w1, RunSpec(users=(1,), rampup=0, duration=1))
+        run_workload(scratch_w1, RunSpec(users=(1,), rampup=0, duration=1))
     assert not worker_processes(os.getpid())
 
 
@@ -178,7 +179,7 @@ def test_functions_of_an_older_build_are_reported_before_starting(scratch_w1):
     sql(scratch_w1, "CREATE FUNCTION neword(int, int, int, int, int, int, int) RETURNS int"
                     " LANGUAGE sql AS 'SELECT 1'")
     with pytest.raises(SchemaError, match="older oltplab"):
-        run_tpcc(scratch_w1, RunSpec(users=(1,), rampup=0, duration=1))
+        run_workload(scratch_w1, RunSpec(users=(1,), rampup=0, duration=1))
     assert not worker_processes(os.getpid())
 
 
@@ -188,7 +189,7 @@ def test_autopilot_steps_end_on_time_while_users_key_and_think(scratch_w1):
     spec = RunSpec(users=(1, 3), rampup=0.0, duration=1.5, keying_thinking=True,
                    all_warehouses=True, seed=8)
     t0 = time.monotonic()
-    out = run_tpcc(scratch_w1, spec, on_step=steps.append)
+    out = run_workload(scratch_w1, spec, on_step=steps.append)
     elapsed = time.monotonic() - t0
     assert out.status == "completed", out.error
     assert [s["users"] for s in out.steps] == [1, 3] and steps == out.steps

@@ -15,7 +15,7 @@ from oltplab.config import BuildSpec, RunSpec
 from oltplab.engines.postgres import driver as pquser
 from oltplab.engines.postgres.tpcc.loader import build
 from oltplab.engines.postgres.tpcc.schema import schema_info
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.engines.common.loop import UserPlan
 from oltplab.engines.common.recorder import Recorder
 from oltplab.workloads.tpcc.inputs import NOT_AN_ITEM, draw_constants, terminal
@@ -56,7 +56,7 @@ def test_one_user_procedures_runs_with_the_same_seed_enter_the_same_order_lines(
     runs = []
     for seed in (31, 31, 32):
         dsn = copy_of(pg, loaded_w2)
-        out = run_tpcc(dsn, RunSpec(users=(1,), rampup=0.0, duration=1.5, seed=seed))
+        out = run_workload(dsn, RunSpec(users=(1,), rampup=0.0, duration=1.5, seed=seed))
         assert out.status == "completed", out.error
         runs.append(entered_lines(dsn))
     same_a, same_b, other = runs

@@ -4,7 +4,7 @@ the sampler is connected, and the client's count agrees within 0.5%."""
 from __future__ import annotations
 
 from oltplab.config import RunSpec
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.telemetry.sampler import Sampler
 
 
@@ -13,8 +13,8 @@ def test_workload_tpm_subtracts_a_sampler_that_counts_in_the_workload_database(q
     sampler = Sampler(0.05, db_dsn=dsn, power="none", db_maintenance=None)
     sampler.start()
     try:
-        out = run_tpcc(dsn, RunSpec(users=(2,), rampup=1.0, duration=8.0, mode="sql", seed=3),
-                       on_mark=sampler.mark, sampler_db=sampler.database)
+        out = run_workload(dsn, RunSpec(users=(2,), rampup=1.0, duration=8.0, mode="sql", seed=3),
+                           on_mark=sampler.mark, sampler_db=sampler.database)
     finally:
         timeline = sampler.stop()
     assert out.status == "completed", out.error

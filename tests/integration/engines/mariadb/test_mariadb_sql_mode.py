@@ -20,7 +20,7 @@ from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.engines.mariadb.tpcc import DIALECT
 from oltplab.engines.mariadb.tpcc import transactions as reference
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.engines.common.loop import UserPlan, WorkerPlan
 from oltplab.workloads.tpcc.inputs import RunConstants
 
@@ -292,7 +292,7 @@ def test_a_sql_mode_run_agrees_with_the_server_and_keeps_consistency(scratch):
     CC1-CC12 after the run."""
     dsn = scratch("sqlmode_run")
     spec = RunSpec(users=(2,), rampup=1.0, duration=6.0, mode="sql", seed=3)
-    out = run_tpcc(dsn, spec, engine="mariadb")
+    out = run_workload(dsn, spec, engine="mariadb")
     assert out.status == "completed", out.error
     step = out.steps[0]
     assert step["tpm"] > 0 and step["nopm"] > 0

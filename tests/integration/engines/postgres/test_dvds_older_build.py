@@ -7,7 +7,7 @@ from __future__ import annotations
 from oltplab.config import RunSpec
 from oltplab.engines.postgres.dvds.loader import build
 from oltplab.engines.postgres.dvds.schema import schema_info
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.workloads.dvds.build import DvdsBuildSpec
 from oltplab.workloads.dvds.params import DvdsParams
 from oltplab.workloads.dvds.schema import DS3_FUNCTIONS
@@ -25,7 +25,7 @@ def test_a_ds2_shop_without_ds3s_functions_runs_in_procedures_mode(pg):
     spec = RunSpec(users=(2,), rampup=0.5, duration=2.0, workload="dvds", name="older",
                    params=DvdsParams(), seed=5, sample_interval=0, power="none",
                    io_latency="off")
-    outcome = run_tpcc(dsn, spec, engine="postgres")
+    outcome = run_workload(dsn, spec, engine="postgres")
     assert outcome.status == "completed", outcome.error
     [step] = outcome.steps
     assert step["transactions"]["order"]["committed"] > 0

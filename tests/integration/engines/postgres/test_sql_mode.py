@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from oltplab.config import RunSpec
 from oltplab.engines.postgres.tpcc.checks import run_checks
-from oltplab.loadgen.manager import run_tpcc
+from oltplab.loadgen.manager import run_workload
 from oltplab.workloads.tpcc.inputs import NOT_AN_ITEM
 from oltplab.workloads.tpcc.random import last_name
 from oltplab.engines.postgres.tpcc.transactions import (delivery, new_order, order_status,
@@ -155,7 +155,7 @@ def test_delivery_delivers_the_oldest_order_of_all_ten_districts(scratch_w1):
 
 def test_sql_mode_run_counts_and_keeps_consistency(scratch_w1):
     spec = RunSpec(users=(2,), rampup=1.0, duration=4.0, mode="sql", seed=3)
-    out = run_tpcc(scratch_w1, spec)
+    out = run_workload(scratch_w1, spec)
     assert out.status == "completed", out.error
     step = out.steps[0]
     assert step["tpm"] > 0 and step["nopm"] > 0
