@@ -2,7 +2,9 @@
 
 bpftrace times each request from ``block:block_rq_issue`` to ``block:block_rq_complete`` (in
 microseconds, keyed by device and sector; requests without data, such as flushes, are left
-out) and counts it in the kernel under (device, read/write/other, bucket), the bucket keeping
+out) of the devices the sampler samples (the datastore's members and the physical disks; every
+block device of the host only when no list is given) and counts it in the kernel under
+(device, read/write/other, bucket), the bucket keeping
 ten significant bits of the latency (0.1% at worst). Every ``DUMP_S`` seconds it prints the
 counts and clears them; the counts go into the histograms (HdrHistogram) of the step whose
 measured window holds the dump's time (bpftrace's ``nsecs`` is the monotonic clock the driver
@@ -34,7 +36,7 @@ FEW_LATENCIES = 256  # distinct latencies of a device kept as counts before a hi
 ATTACH_WAIT_S = 60.0  # bpftrace compiles and attaches in a second or two; a hung one is left
 
 PROGRAM = """
-tracepoint:block:block_rq_issue /args->nr_sector > 0/ {
+tracepoint:block:block_rq_issue /args->nr_sector > 0%(only)s/ {
   @start[args->dev, args->sector] = nsecs;
 }
 tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ {
@@ -45,7 +47,7 @@ tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ {
   while ($b >= 1024) { $b = $b >> 1; $s = $s + 1; }
   @c[args->dev, $op, $s, $b] = count();
 }
-interval:ms:%d { printf("T %%lld\\n", nsecs); print(@c); clear(@c); }
+interval:ms:%(ms)d { printf("T %%lld\\n", nsecs); print(@c); clear(@c); }
 """
 _COUNT = re.compile(r"@c\[(\d+), (\d+), (\d+), (\d+)\]: (\d+)")
 
@@ -62,6 +64,26 @@ def device_name(dev: int, sys_root: str = "/sys") -> str:
         return Path(os.path.realpath(f"{sys_root}/dev/block/{major}:{minor}")).name
     except OSError:
         return f"{major}:{minor}"
+
+
+def device_number(name: str, sys_root: str = "/sys") -> int | None:
+    """'loop3' -> its dev_t as a block tracepoint gives it (major << 20 | minor); a partition's
+    requests are its disk's; None for a name that is not a block device."""
+    try:
+        path = Path(os.path.realpath(f"{sys_root}/class/block/{name}"))
+        if (path / "partition").exists():
+            path = path.parent
+        major, minor = (path / "dev").read_text().split(":")
+        return (int(major) << 20) | int(minor)
+    except (OSError, ValueError):
+        return None
+
+
+def program(dev_numbers: list[int] | None, dump_ms: int) -> str:
+    """The bpftrace program: every device's requests, or only those of ``dev_numbers``."""
+    only = "" if dev_numbers is None else " && (" + " || ".join(
+        f"args->dev == {n}" for n in dev_numbers) + ")"
+    return PROGRAM % {"only": only, "ms": dump_ms}
 
 
 def why_unavailable() -> str | None:
@@ -94,8 +116,12 @@ def _first_line(proc: subprocess.Popen, within_s: float) -> str | None:
 class IoLatency:
     """The bpftrace process, its reader thread and the per-step histograms."""
 
-    def __init__(self, mode: str = "auto"):
+    def __init__(self, mode: str = "auto", devices: list[str] | None = None):
+        """``devices``: the names of the devices whose IOs are timed (None: all the host's).
+        Another's loop device with a few hundred IOs would otherwise get histograms in this
+        process (190 kB each, for the run's length) and rows in the record."""
         self.mode = mode
+        self.devices = None if devices is None else list(dict.fromkeys(devices))
         self.reason: str | None = None
         self.proc: subprocess.Popen | None = None
         self.thread: threading.Thread | None = None
@@ -115,9 +141,15 @@ class IoLatency:
         self.reason = why_unavailable()
         if self.reason:
             return
-        program = PROGRAM % int(DUMP_S * 1000)
+        numbers = None
+        if self.devices is not None:
+            numbers = [n for n in map(device_number, self.devices) if n is not None]
+            if not numbers:
+                self.reason = "no block device is sampled"
+                return
+        text = program(numbers, int(DUMP_S * 1000))
         self._stderr = tempfile.TemporaryFile(mode="w+")  # never a pipe that could fill
-        self.proc = subprocess.Popen(["bpftrace", "-e", program], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(["bpftrace", "-e", text], stdout=subprocess.PIPE,
                                      stderr=self._stderr, text=True, start_new_session=True)
         first = _first_line(self.proc, ATTACH_WAIT_S)  # "Attaching 3 probes..." once it runs
         if first is None or not first.startswith("Attaching"):
@@ -200,7 +232,7 @@ class IoLatency:
                 self.thread.join(timeout=10)
         out = {"available": self.proc is not None, "reason": self.reason,
                "tool": "bpftrace block_rq_issue/complete", "dump_interval_s": DUMP_S,
-               "ios": self._ios, "steps": {}}
+               "devices": self.devices, "ios": self._ios, "steps": {}}
         names: dict[int, str] = {}
         with self._lock:
             for (step, dev, op), counts in sorted(self._counts.items()):

@@ -224,7 +224,7 @@ class Sampler:
         self._cpu_ns = 0
         self._opened: dict[int, bool] = {}
         self._timeline: Timeline | None = None
-        self._iolat = IoLatency(io_latency)
+        self._iolat = IoLatency(io_latency, devices=self._disks.devices)
 
     # -- public ---------------------------------------------------------------------------------
     def start(self) -> "Sampler":
