@@ -21,6 +21,10 @@ ssh = { user = "bench", key = "~/.ssh/oltplab", port = 22, known_hosts = "~/.ssh
 
 ``load_hosts`` reads and checks the whole file and raises one UsageError line that names the
 file and the key; the result is a frozen ``ClusterSpec``.
+
+A host's name here is its one identity: placement, records, timelines and the live endpoint's
+``host`` label all use it. This machine has one too when a host's worker runs here (no
+[ssh]): ``here`` gives it (the first such by name, for a cluster of "hosts" on one machine).
 """
 
 from __future__ import annotations
@@ -101,6 +105,12 @@ class ClusterSpec:
             if h.name == name:
                 return h
         raise UsageError(f"no host named {name!r} in {self.path}")
+
+
+def here(hosts) -> str | None:
+    """This machine's name among ``hosts`` (HostSpecs): the host whose worker is started here
+    (no [ssh]), the first by name where several are; None when each is reached over ssh."""
+    return min((h.name for h in hosts if h.ssh is None), default=None)
 
 
 # --------------------------------------------------------------------------- loading

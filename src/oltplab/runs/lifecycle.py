@@ -119,7 +119,16 @@ def run_workload_recorded(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgre
     whatever the run's status."""
     from ..telemetry.openmetrics import endpoint
     with endpoint(metrics) as live, _fleets(loadgen) as fleets:
-        return _run_workload(spec, rspec, progress, labels, stop, live, fleets)
+        here = cluster_here(loadgen.cluster_dir) if loadgen is not None else None
+        return _run_workload(spec, rspec, progress, labels, stop, live, fleets, here)
+
+
+def cluster_here(cluster_dir: Path) -> str | None:
+    """This machine's name in the cluster of ``cluster_dir`` (cluster.hosts.here): the one
+    its records and live figures carry in a run on that cluster."""
+    from ..cluster import load_state
+    from ..cluster.hosts import here
+    return here(w.host for w in load_state(cluster_dir).workers)
 
 
 def _host_samplers(fleets, rspec: RunSpec):
@@ -144,7 +153,7 @@ def _fleets(loadgen):
 
 def _run_workload(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | None,
                   labels: dict | None, stop: threading.Event | None, live,
-                  fleets=None) -> dict:
+                  fleets=None, here: str | None = None) -> dict:
     from .. import engines
     from ..engines.base import restart_note
     from ..host.memory import RunMemory
@@ -214,7 +223,7 @@ def _run_workload(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | Non
 
         injector = _injector(rspec, target, memory.mark)
         with recording(record, sampler, progress, after=after, metrics=live,
-                       unit=wl.unit_key, hosts=_host_samplers(fleets, rspec)) as end:
+                       unit=wl.unit_key, hosts=_host_samplers(fleets, rspec), here=here) as end:
             memory.begin()
             try:
                 outcome = run_workload(target.dsn, rspec, on_tick=_ticks(progress, live),
@@ -348,7 +357,7 @@ class _Ending:
 
 @contextmanager
 def recording(record, sampler, progress=None, after: Callable[[], None] | None = None,
-              metrics=None, unit: str | None = None, hosts=None):
+              metrics=None, unit: str | None = None, hosts=None, here: str | None = None):
     """Start the sampler, run the body, and close the record however the body ends: Ctrl-C
     is "interrupted", an OltplabError "failed" with its message (raised again when the sampler's
     start raised it, before the body); the body sets ``status`` (and ``error``) of the object
@@ -357,11 +366,15 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
     ``metrics``, a running telemetry.openmetrics.Endpoint, serves the run's figures (the
     sampler's, the headline ``unit``'s) meanwhile; the record names it (``metrics``).
     ``hosts`` (cluster.sampling.HostSamplers, not started) samples other hosts beside this
-    one's sampler, and the timeline keeps theirs too."""
+    one's sampler, and the timeline keeps theirs too. ``here``: this machine's name in the
+    cluster the run uses (its hosts.toml name, cluster_here), in the record's ``host.name``
+    and the live figures' ``host`` label."""
     end, started = _Ending(), False
+    if here is not None:
+        record.data.setdefault("host", {})["name"] = here
     if metrics is not None:
         record.data["metrics"] = metrics.record()
-        metrics.figures.begin(record.data["id"], unit, sampler, hosts)
+        metrics.figures.begin(record.data["id"], unit, sampler, hosts, here)
     try:
         if sampler is not None:
             sampler.start()

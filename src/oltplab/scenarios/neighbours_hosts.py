@@ -29,7 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ..errors import UsageError
-from ..runs.lifecycle import new_record, recording, spec_dict
+from ..runs.lifecycle import cluster_here, new_record, recording, spec_dict
 from ..workloads import get as get_workload
 from .neighbours import (NeighboursProgress, NeighboursSpec, Share, averages, members,
                          run_neighbours)
@@ -112,18 +112,18 @@ def run_neighbours_on_hosts(spec: NeighboursSpec, hosts: tuple[str, ...], cluste
     with open_hosts(hosts, cluster_dir, "--hosts") as (client, specs), \
             endpoint(metrics) as live:
         return _Director(client, spec, shares, specs, progress or NeighboursProgress(),
-                         labels, live).run()
+                         labels, live, cluster_here(cluster_dir)).run()
 
 
 class _Director:
     """One run over several hosts: the record, the parts, what they say, what they are told."""
 
     def __init__(self, client, spec: NeighboursSpec, shares: dict, specs: list, progress,
-                 labels: dict | None, live):
+                 labels: dict | None, live, here: str | None = None):
         from ..cluster.sampling import HostSamplers
         from ..runs.timeline import make_sampler
-        self.client, self.spec, self.shares, self.progress, self.live = (
-            client, spec, shares, progress, live)
+        self.client, self.spec, self.shares, self.progress, self.live, self.here = (
+            client, spec, shares, progress, live, here)
         self.hosts = tuple(shares)
         placed = sorted(((m, h) for h, ixs in shares.items() for m in members(
             dataclasses.replace(spec, root=spec.root / h), ixs)), key=lambda p: p[0].index)
@@ -161,7 +161,8 @@ class _Director:
         self.parts = Parts(self.client, parts, keep_as=f"neighbours-{self.record.path.name}")
         try:
             with recording(self.record, self.sampler, self.progress, after=self._after,
-                           metrics=self.live, unit=unit, hosts=self.samplers) as end:
+                           metrics=self.live, unit=unit, hosts=self.samplers,
+                           here=self.here) as end:
                 self.progress.preparing(f"starting the parts on {', '.join(self.hosts)}")
                 self.parts.start()
                 while self.parts.running:

@@ -16,8 +16,12 @@ power without a meter, the latencies before the first step has ended).
     # the server is closed here, however the body ended
 
 Every metric carries the labels ``run`` (the run's id, its folder's name), ``step`` (the step
-under way, from 1 as the live line counts; empty when none is) and ``host``. The server
-answers GET on any path with the page; it listens on 127.0.0.1 unless told otherwise.
+under way, from 1 as the live line counts; empty when none is) and ``host``: a host's one
+name, its hosts.toml name in a run on a cluster (this machine's too when it is one of the
+cluster's hosts), else this machine's host name. A host sampled both here and by a sampler
+of its own (this machine as one of the ``--loadgen`` hosts) is served once, as sampled here.
+The server answers GET on any path with the page; it listens on 127.0.0.1 unless told
+otherwise.
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ class LiveFigures:
     time. Each hook stores a reference or a few numbers under a lock: nothing else."""
 
     def __init__(self, host: str | None = None):
-        self.host = host or socket.gethostname()
+        self.host = host or socket.gethostname()  # this machine's name when a run gives none
+        self._here = self.host
         self._lock = threading.Lock()
         self._run: str | None = None
         self._unit: str | None = None
@@ -60,12 +65,15 @@ class LiveFigures:
         self._tick = None
         self._latencies: tuple[int, dict] | None = None  # (step from 1, its transactions)
 
-    def begin(self, run: str, unit: str | None = None, sampler=None, hosts=None) -> None:
+    def begin(self, run: str, unit: str | None = None, sampler=None, hosts=None,
+              here: str | None = None) -> None:
         """A run starts: its id, its headline unit's key ("nopm", "opm"; None for a run without
-        one), its sampler (None: no telemetry) and the other hosts' samplers (``hosts``, with
-        ``latest() -> {host: (t_ns, columns)}``; None: this host alone)."""
+        one), its sampler (None: no telemetry), the other hosts' samplers (``hosts``, with
+        ``latest() -> {host: (t_ns, columns)}``; None: this host alone) and this machine's
+        name for the run (``here``: its hosts.toml name; None: ``host``)."""
         with self._lock:
             self._run, self._unit, self._sampler, self._hosts = run, unit, sampler, hosts
+            self._here = here or self.host
             self._tick, self._latencies = None, None
 
     def end(self) -> None:
@@ -102,11 +110,12 @@ class LiveFigures:
                 return None
             sampler, hosts, tick = self._sampler, self._hosts, self._tick
             snap = {"run": self._run, "unit": self._unit, "tick": tick,
-                    "latencies": self._latencies}
+                    "latencies": self._latencies, "host": self._here}
         latest = sampler.latest() if sampler is not None else None
         snap["sample"] = latest[1] if latest is not None else {}
         others = hosts.latest() if hosts is not None else {}
-        snap["hosts"] = {name: values for name, (_, values) in others.items()}
+        snap["hosts"] = {name: values for name, (_, values) in others.items()
+                         if name != snap["host"]}  # this machine: served as sampled here
         return snap
 
 
@@ -144,10 +153,10 @@ class FiguresCollector(Collector):
             return
         tick = snap["tick"]
         step = "" if tick is None or tick.step is None else str(tick.step + 1)
-        base = [snap["run"], step, self.figures.host]
+        base = [snap["run"], step, snap["host"]]
         names = ["run", "step", "host"]
         yield from _run_families(names, base, tick, snap["unit"])
-        yield from _latency_families(names, snap, self.figures.host)
+        yield from _latency_families(names, snap, snap["host"])
         samples = [(base, snap["sample"])]
         samples += [([snap["run"], step, name], values)
                      for name, values in snap.get("hosts", {}).items()]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from clusters import (UP_TIMEOUT, children_of_workers, resume_workers, running, wait_until,
                       write_hosts)
+from conftest import free_port
 
 from oltplab.cluster import load_hosts, load_state, service
 from oltplab.config import DbSpec, LoadgenSpec, RunSpec
@@ -100,6 +101,58 @@ def test_a_split_step_merges_every_host_exactly(cluster_dir, quiet_w1, tmp_path)
         assert run["telemetry"]["hosts"][h]["samples"] == len(t)
         figures = step["telemetry"]["hosts"][h]
         assert figures["samples"] >= 8 and figures["cpu"]["cpu_idle_pct"] is not None
+
+
+class Scraper(Phases):
+    """Scrapes the run's live endpoint over HTTP once it has measured for 3 s and every host's
+    sample is in."""
+
+    def __init__(self, address: tuple[str, int]):
+        super().__init__()
+        self.url = "http://%s:%d/" % address
+        self.page: dict = {}
+
+    def tick(self, tick) -> None:
+        super().tick(tick)
+        if self.measuring.is_set() and not self.page:
+            from urllib.request import urlopen
+
+            from prometheus_client.openmetrics.parser import text_string_to_metric_families
+            with urlopen(self.url, timeout=5) as r:
+                page = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
+            busy = page.get("oltplab_cpu_busy_ratio")
+            if busy is not None and len(busy.samples) >= 2:
+                self.page = page
+
+
+def test_each_host_has_one_name_its_hosts_toml_one_in_the_record_and_the_endpoint(
+        cluster_dir, quiet_w1, tmp_path):
+    """This machine is h1 of the cluster (its worker runs here): the live page labels its
+    figures h1, as the record names it, beside h2's; never by its OS host name, and h1's own
+    sampler's figures are not served a second time under the same name."""
+    from oltplab.config import MetricsSpec
+    from oltplab.telemetry.openmetrics import Endpoint
+    endpoint = Endpoint(MetricsSpec(port=free_port())).start()
+    try:
+        scraper = Scraper(endpoint.address)
+        run = run_workload_recorded(DbSpec(dsn=quiet_w1),
+                                    _spec(tmp_path, 2, 6.0, sample_interval=0.5), scraper,
+                                    metrics=endpoint, loadgen=LoadgenSpec(("h1", "h2"),
+                                                                          cluster_dir))
+    finally:
+        endpoint.stop()
+    assert run["status"] == "completed", run.get("error")
+    page = scraper.page
+    assert page, "no page with every host's sample was scraped"
+    busy = [s.labels["host"] for s in page["oltplab_cpu_busy_ratio"].samples]
+    assert sorted(busy) == ["h1", "h2"], busy  # one series per host, by its one name
+    hosts = {s.labels["host"] for f in page.values() for s in f.samples}
+    assert hosts == {"h1", "h2"}, hosts
+    [rate] = [s for s in page["oltplab_throughput_per_minute"].samples
+              if s.labels["kind"] == "nopm"]
+    assert rate.labels["host"] == "h1" and rate.value > 0
+    assert run["host"]["name"] == "h1"
+    assert [p["host"] for p in run["steps"][0]["loadgen"]] == ["h1", "h2"]
 
 
 def _oltplab(capsys, *args: str) -> tuple[int, str]:
