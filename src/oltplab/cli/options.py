@@ -76,7 +76,7 @@ def print_repeats(runs: list[dict]) -> None:
     from .. import kinds
     from ..report.compare import repeat_lines
     kind = kinds.find(runs[0].get("kind")) if runs else None
-    lines = repeat_lines(runs, kind.metrics if kind is not None else ())
+    lines = repeat_lines(runs, kind.metrics_for(runs) if kind is not None else ())
     if lines:
         click.echo(f"{len(runs)} repeats, group {runs[0]['group']['id']}:")
     for line in lines:

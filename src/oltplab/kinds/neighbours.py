@@ -1,5 +1,5 @@
 """Runs of several managed servers on one datastore, some backing up while the others run the
-workload: NOPM and TPM per workload instance and of the average one."""
+workload: NOPM (the shop's OPM) and TPM per workload instance and of the average one."""
 
 from __future__ import annotations
 
@@ -30,6 +30,15 @@ def _make(cell, opts: dict, label: str, results_dir: Path):
     return NeighboursSpec(**{**given, **opts}, name=label, results_dir=results_dir)
 
 
+def _metrics(records: list[dict]) -> tuple[Metric, ...]:
+    """The headline per workload instance in the runs' workload's unit (NOPM, the shop's
+    OPM; each group's own where runs of both are compared), then TPM."""
+    names = sorted({report.unit(r)[1] for r in records}) or ["NOPM"]
+    return (Metric(" or ".join(names), lambda g: report.per_instance(g, report.units([g])[0]),
+                   report.at),
+            Metric("TPM", lambda g: report.per_instance(g, "tpm"), report.at))
+
+
 def _run(item, progress, labels: dict, metrics=None) -> dict:
     from ..scenarios.neighbours import run_neighbours
     return run_neighbours(item.spec, progress, labels=labels, metrics=metrics)
@@ -47,8 +56,8 @@ KIND = RunKind(
     headline=report.headline,
     tables=report.tables,
     charts=report.charts,
-    metrics=(Metric("NOPM", lambda g: report.per_instance(g, "nopm"), report.at),
-             Metric("TPM", lambda g: report.per_instance(g, "tpm"), report.at)),
+    metrics=_metrics([]),
+    metrics_of=_metrics,
     plan_charts=lambda groups: (plancharts.neighbours_charts(groups),
                                 [plancharts.neighbours_table(groups)]),
     bands=phase_bands,

@@ -65,9 +65,10 @@ def headline_section(kind: RunKind, groups: list[Group], baseline: str | None = 
                      links: dict | None = None) -> Section | None:
     """The headline table of ``groups`` (runs of one kind) and the sentence naming the best;
     None when the kind has no metric or no group measured it. ``links``: {run id: page}."""
-    if not kind.metrics or not groups:
+    metrics = kind.metrics_for([r.record for g in groups for r in g.runs])
+    if not metrics or not groups:
         return None
-    metric = kind.metrics[0]
+    metric = metrics[0]
     base = baseline_group(groups, baseline)
     base_values = metric.values(base)
     rows, peaks = [], []

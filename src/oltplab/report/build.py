@@ -159,7 +159,8 @@ def _kind_sections(declared, kind: str, kgroups: list[Group], single: bool,
                    only: bool) -> list[Section]:
     """The comparison (several runs) and the charts of the runs of one kind."""
     out = []
-    metrics = declared.metrics if declared is not None else ()
+    metrics = (declared.metrics_for([r.record for g in kgroups for r in g.runs])
+               if declared is not None else ())
     if not single:
         comps = compare.compare(kgroups, metrics)
         tables = [compare.comparison_table(comps)] if comps else []

@@ -42,6 +42,8 @@ class RunKind:
     - ``charts(groups)``: the charts of its runs side by side, one line or bar per group;
     - ``run_charts(run, suffix)``: charts of one run drawn before its telemetry;
     - ``metrics``: what comparisons and repeat summaries set side by side, the headline first;
+      ``metrics_of(records)``: them as named for these runs, where the headline's unit follows
+      the runs' workload (a neighbours run's NOPM, the shop's OPM): see ``metrics_for``;
     - ``notes(groups)``: sentences under its charts; ``compare_notes(groups)`` under a
       comparison; ``best_points``: how many points of the headline metric a comparison names
       (``"best-and-top"``: the baseline's best and the highest shared one, as for user counts);
@@ -64,6 +66,7 @@ class RunKind:
     charts: Callable[[list], list] = _nothing
     run_charts: Callable[[Any, str], list] = _nothing
     metrics: tuple[Metric, ...] = ()
+    metrics_of: Callable[[list], tuple[Metric, ...]] | None = None
     notes: Callable[[list], list] = _nothing
     compare_notes: Callable[[list], list] = _nothing
     best_points: str = "first-three"
@@ -77,6 +80,11 @@ class RunKind:
     done: Callable[[dict], None] | str | None = None
     live: Callable[[Any], Any] | str | None = None
     describe: Callable[[Any], str] | str | None = None
+
+    def metrics_for(self, records: list[dict]) -> tuple[Metric, ...]:
+        """The comparison metrics of these runs (their records): ``metrics_of``'s, else
+        ``metrics``."""
+        return self.metrics_of(records) if self.metrics_of is not None else self.metrics
 
 
 def resolve(ref: Callable | str | None) -> Callable | None:
