@@ -55,7 +55,7 @@ def compare(groups: list[Group], metrics: tuple[Metric, ...]) -> list[Comparison
     return out
 
 
-ENGINES_TEXT = ("These runs ran on different database engines: compare them by NOPM. TPM "
+ENGINES_TEXT = ("These runs ran on different database engines: compare them by {unit}. TPM "
                 "counts each engine's own commits and rollbacks (PostgreSQL's xact_commit + "
                 "xact_rollback, MariaDB's Com_commit + Com_rollback), which depend on where "
                 "each implementation places its transactions, so TPM is comparable only "

@@ -468,9 +468,15 @@ def users_at(n) -> str:
 
 
 def engine_notes(groups: list[Group]) -> list[str]:
-    """Runs on different engines are compared by NOPM (``compare.ENGINES_TEXT`` says why)."""
+    """Runs on different engines are compared by their workload's headline, NOPM or the
+    shop's OPM (``compare.ENGINES_TEXT`` says why)."""
+    from .. import workloads
     from .compare import ENGINES_TEXT
-    return [ENGINES_TEXT] if len({r.engine for g in groups for r in g.runs}) > 1 else []
+    runs = [r for g in groups for r in g.runs]
+    if len({r.engine for r in runs}) < 2:
+        return []
+    units = sorted({workloads.of_record(r.record).unit for r in runs})
+    return [ENGINES_TEXT.format(unit=" or ".join(units))]
 
 
 def unit_of(record: dict) -> str:
