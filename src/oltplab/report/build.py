@@ -92,7 +92,8 @@ def _runs_table(groups: list[Group], run_pages: dict[str, str] | None = None) ->
 def _subtitle(runs: list[RunData]) -> str:
     if len(runs) == 1:
         r = runs[0]
-        host = (r.record.get("host") or {}).get("hostname")
+        facts = r.record.get("host") or {}
+        host = facts.get("name") or facts.get("hostname")  # the cluster's name for it first
         db = (r.record.get("database") or {}).get("version")
         parts = [f"{r.kind} run {r.id}", f"status {r.record.get('status')}",
                  f"started {r.record.get('started_at')}"]

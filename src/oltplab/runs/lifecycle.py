@@ -368,8 +368,9 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
     ``hosts`` (cluster.sampling.HostSamplers, not started) samples other hosts beside this
     one's sampler, and the timeline keeps theirs too. ``here``: this machine's name in the
     cluster the run uses (its hosts.toml name, cluster_here), in the record's ``host.name``
-    and the live figures' ``host`` label."""
+    and the live figures' ``host`` label; a run a host's part makes is named by its host."""
     end, started = _Ending(), False
+    here = here or placed_on(record.data)
     if here is not None:
         record.data.setdefault("host", {})["name"] = here
     if metrics is not None:
@@ -400,6 +401,16 @@ def recording(record, sampler, progress=None, after: Callable[[], None] | None =
             after()
         _datastores_after(record)
         record.finish(end.status, end.error)
+
+
+def placed_on(data: dict) -> str | None:
+    """The cluster's host a run's record was made on by a host's part (its labels: a plan's
+    cell placed there, ``plan.host``; a neighbours run's share, ``share.host``), or None."""
+    for label in ("plan", "share"):
+        placed = data.get(label)
+        if isinstance(placed, dict) and placed.get("host"):
+            return str(placed["host"])
+    return None
 
 
 def _sync_steps(record, steps: list[dict]) -> None:

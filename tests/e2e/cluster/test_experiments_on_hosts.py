@@ -55,6 +55,7 @@ def test_a_run_over_two_hosts_is_one_record_with_each_hosts_share(site):
     (folder,) = (site / "results").glob("*-spread")
     run = json.loads((folder / "run.json").read_text())
     assert run["status"] == "completed" and run["config"]["hosts"]["hosts"] == ["h1", "h2"]
+    assert run["host"]["name"] == "h1"  # this machine, by its hosts.toml name (h1's worker)
     assert [(e["name"], e["host"], e["role"]) for e in run["instances"]] == \
         [("pg1", "h1", "tpcc"), ("pg2", "h2", "tpcc"), ("pg3", "h1", "backup")]
     for e in run["instances"][:2]:
@@ -70,6 +71,7 @@ def test_a_run_over_two_hosts_is_one_record_with_each_hosts_share(site):
         assert own["share"] == {"host": h["host"], "instances":
                                 [int(n[2:]) for n in h["instances"]]}
         assert own["command"][1:4] == ["neighbours", "run", "--hosts"], own["command"]
+        assert own["host"]["name"] == h["host"]
         assert h["schema"]["warehouses"] == 1
     assert run["average"]["instances"] == 2
     # one timeline: this machine's, each host's placed on its clocks, the backups' instants
@@ -122,6 +124,7 @@ def test_a_plans_cells_run_on_both_hosts_at_once(site):
     assert sorted((r["plan"]["cell"], r["plan"]["host"], r["status"]) for r in runs) == \
         [("target=a", "h1", "completed"), ("target=b", "h2", "completed")]
     assert all(r["steps"][0]["nopm"] > 0 for r in runs)
+    assert all(r["host"]["name"] == r["plan"]["host"] for r in runs), runs
     assert all(r["command"][1:] == ["plan", "run", "spread.toml"] for r in runs), runs
     # at once: each measured while the other did
     (a0, a1), (b0, b1) = [(r["started_at"], r["ended_at"]) for r in runs]
