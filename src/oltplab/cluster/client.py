@@ -106,39 +106,6 @@ def task_cancelled(worker, key) -> bool:
     return ts is None or ts.state not in ("executing", "long-running")
 
 
-def serve_orders(down, worker, key, silence_s: float, on_order: Callable[[Any], str | None],
-                 ended: Callable[[], str | None], poll_s: float = 1.0,
-                 beat: Callable[[], None] | None = None, beat_s: float = 1.0) -> str:
-    """A placed task's relay loop: the coordinator's orders from the Dask queue ``down``,
-    each to ``on_order`` (a reason to stop, or None), until ``ended()`` gives a reason (the
-    task's process exited), the coordinator has been silent for ``silence_s`` seconds or the
-    task is cancelled; ``beat`` is called every ``beat_s`` seconds. Why it stopped."""
-    heard, next_beat = time.monotonic(), 0.0
-    while True:
-        why = ended()
-        if why:
-            return why
-        now = time.monotonic()
-        if now - heard > silence_s:
-            return f"the coordinator was silent for {silence_s:g} s"
-        if task_cancelled(worker, key):
-            return "cancelled"
-        if beat is not None and now >= next_beat:
-            next_beat = now + beat_s
-            beat()
-        try:
-            order = down.get(timeout=poll_s)
-        except TimeoutError:
-            continue
-        except Exception:  # noqa: BLE001 - the scheduler is away: the silence decides
-            time.sleep(0.5)
-            continue
-        heard = time.monotonic()
-        why = on_order(order)
-        if why:
-            return why
-
-
 def put_quietly(q, item) -> None:
     """``item`` into the Dask queue ``q``; a scheduler out of reach is let be (the other side
     stops hearing from this one and decides what that means)."""

@@ -11,7 +11,8 @@ line on stdout; ``on`` and ``wait_for`` take orders, lines on stdin. Its return 
 
 The part is interrupted as on Ctrl-C (SIGINT to this process, once) when told ``cancel``,
 when stdin ends (the task that started it is gone), or when no line has come for
-``SILENCE_S`` (the task sends ``hb`` every second): its own cleanup runs.
+``SILENCE_S`` (the task sends ``hb`` every ``HEARTBEAT_S``: the relay protocol, protocol.py):
+its own cleanup runs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-SILENCE_S = 10.0
+from .protocol import HEARTBEAT_S, SILENCE_S, Silence
 
 
 class Link:
@@ -40,7 +41,7 @@ class Link:
         self._handlers: dict[str, Callable[[str], None]] = {}
         self._seen: dict[str, str] = {}
         self._cond = threading.Condition()
-        self._heard = time.monotonic()
+        self._silence = Silence(silence_s)
         self.interrupted: str | None = None  # why, once interrupted
 
     def start(self) -> Link:
@@ -78,7 +79,7 @@ class Link:
 
     def _read(self) -> None:
         for raw in self._in:
-            self._heard = time.monotonic()
+            self._silence.heard()
             name, _, arg = raw.strip().partition(" ")
             if not name or name == "hb":
                 continue
@@ -95,10 +96,10 @@ class Link:
 
     def _watch(self) -> None:
         while self.interrupted is None:
-            time.sleep(1.0)
-            if time.monotonic() - self._heard > self.silence_s:
-                self.interrupt(f"nothing heard from the coordinator's task for "
-                               f"{self.silence_s:g} s")
+            time.sleep(HEARTBEAT_S)
+            why = self._silence.ended("the coordinator's task")
+            if why:
+                self.interrupt(why)
 
 
 def main(argv: list[str]) -> int:

@@ -18,6 +18,7 @@ On the host, ``serve`` (the Dask task, placed by cluster.placement: that host on
 retried, holding the host's resource) relays both ways through two Dask queues. Liveness is
 watched both ways and at each link:
 
+- (the relay protocol, protocol.py: its limits, TaskLink there and Relays here)
 - the coordinator and the task send each other a heartbeat every second: the coordinator
   fails a host it has not heard for ``SILENCE_S`` (its worker hangs or is cut off) or whose
   task erred (KilledWorker: its worker died); the task stops its part when the coordinator
@@ -49,17 +50,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .client import (forward_lines, put_quietly, queue_pairs, read_queue, release,
-                     serve_orders, submit_on)
+from .client import forward_lines, put_quietly, submit_on
+from .protocol import PART_STOP_TIMEOUT_S as STOP_TIMEOUT_S
+from .protocol import SILENCE_S, Relays, died, serve_orders
 
 # where a part's output stays on its host until the coordinator has it: a host marked failed
 # keeps what its part measured there (a later fetch_kept brings it back)
 KEEP_ROOT = Path("/var/tmp/oltplab-parts")
-HEARTBEAT_S = 1.0
-SILENCE_S = 10.0
-STOP_TIMEOUT_S = 90.0  # for a part to stop as on Ctrl-C (its servers stop, its record closes)
-END_GRACE_S = 5.0  # a finished task's last lines may still be on their way
-RESULT_TIMEOUT_S = 30.0
 
 
 # --------------------------------------------------------------------------- on the host
@@ -70,9 +67,7 @@ def serve(host: str, up_name: str, down_name: str, payload: bytes,
     ended and its output folder packed: ``{"host", "ended", "code", "error", "files",
     "kept"}``. With ``keep`` (a folder name under KEEP_ROOT) the output stays there until the
     coordinator, once it has the files, drops it (``drop_kept``)."""
-    from distributed import Queue, get_worker
-    worker = get_worker()
-    key = worker.get_current_task()
+    from distributed import Queue
     up, down = Queue(up_name), Queue(down_name)
     if keep is not None:
         KEEP_ROOT.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -104,9 +99,9 @@ def serve(host: str, up_name: str, down_name: str, payload: bytes,
 
     ended = "?"
     try:
-        ended = serve_orders(down, worker, key, silence_s, order,
+        ended = serve_orders(down, silence_s, order,
                              lambda: "done" if proc.poll() is not None else None,
-                             poll_s=0.2, beat=beat, beat_s=HEARTBEAT_S)
+                             poll_s=0.2, beat=beat)
     finally:
         code = _stop(proc)
         forward.join(5.0)
@@ -232,27 +227,19 @@ class Parts:
         self.ended: dict[str, dict] = {}  # the part's last event
         self._told: set[str] = set()
         self._lines: queue.Queue = queue.Queue()
-        self._heard: dict[str, float] = {}
-        self._finished_at: dict[str, float] = {}
-        self._futures: dict = {}
-        self._up: dict = {}
-        self._down: dict = {}
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._relays = Relays(client, "part", self.hosts,
+                              lambda host, line: self._lines.put((host, line)), "hb",
+                              lambda host: host in self.running, silence_s, what="part",
+                              silent_from_start=True)
 
     def start(self) -> None:
-        self._up, self._down = queue_pairs(self.client, "part", self.hosts)
-        for h in self.hosts:
-            self._heard[h] = time.monotonic()
-            self._futures[h] = submit_on(self.client, h, serve, h, self._up[h].name,
-                                         self._down[h].name, self.payload[h], self.silence_s,
-                                         self.kept.get(h))
-            self._thread(self._read, h)
-        self._thread(self._beat)
+        self._relays.start(lambda h, up, down: submit_on(
+            self.client, h, serve, h, up, down, self.payload[h], self.silence_s,
+            self.kept.get(h)))
 
     @property
     def started(self) -> bool:
-        return bool(self._futures)
+        return bool(self._relays.futures)
 
     @property
     def running(self) -> list[str]:
@@ -303,13 +290,13 @@ class Parts:
         for h in self.hosts:
             if h in self.results:
                 continue
-            fut = self._futures.get(h)
+            fut = self._relays.futures.get(h)
             result, error = None, self.failed.get(h)
             if fut is not None and error is None:
                 try:
                     result = fut.result(timeout=max(0.1, deadline - time.monotonic()))
                 except Exception as e:  # noqa: BLE001 - its worker died or it hangs
-                    error = _lost(h, e)
+                    error = died(h, "part", e)
             self.results[h] = {"status": "failed" if error else "ended",
                                "error": error or (result or {}).get("error"),
                                "files": (result or {}).get("files"),
@@ -332,50 +319,15 @@ class Parts:
     def close(self) -> None:
         """Cancel what still runs (a host that hangs stops its part when it runs again and
         hears nothing), stop the threads, close the queues."""
-        self._stopping.set()
-        release(self.client, self._futures.values(), ())
-        for t in self._threads:
-            t.join(2.0)
-        release(self.client, (), [*self._up.values(), *self._down.values()])
+        self._relays.close()
 
     # -- inside --------------------------------------------------------------------------
-    def _thread(self, target, *args) -> None:
-        t = threading.Thread(target=target, args=args, daemon=True,
-                             name=f"oltplab-parts-{target.__name__}")
-        t.start()
-        self._threads.append(t)
-
-    def _read(self, host: str) -> None:
-        def take(line) -> None:
-            self._heard[host] = time.monotonic()
-            self._lines.put((host, line))
-        read_queue(self._up[host], self._stopping, take)
-
-    def _beat(self) -> None:
-        while not self._stopping.wait(HEARTBEAT_S):
-            for h in self.running:
-                self._put(h, "hb")
-
     def _put(self, host: str, order: str) -> None:
-        put_quietly(self._down[host], order)
+        self._relays.put(host, order)
 
     def _watch(self) -> None:
-        now = time.monotonic()
         for h in self.running:
-            fut = self._futures[h]
-            if fut.status == "error":
-                self.failed[h] = _lost(h, fut.exception(timeout=1))
-            elif fut.status in ("finished", "cancelled"):
-                self._finished_at.setdefault(h, now)
-                if now - self._finished_at[h] > END_GRACE_S:
-                    self.failed[h] = f"host {h}: its part ended without a last word"
-            elif now - self._heard[h] > self.silence_s:
-                self.failed[h] = (f"host {h}: no heartbeat for {self.silence_s:g} s (its worker "
-                                  "hangs or is cut off)")
-                fut.cancel()
-
-
-def _lost(host: str, exc: BaseException) -> str:
-    text = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return (f"host {host}: its Dask worker died or its part was lost "
-            f"({type(exc).__name__}{': ' + text if text else ''})")
+            why = self._relays.lost(h)
+            if why:
+                self.failed[h] = why
+                self._relays.futures[h].cancel()

@@ -11,11 +11,12 @@ Each host runs telemetry/stream.py, a process of its own, started by a task on t
 worker (``serve``) that holds none of the host's resources: it runs beside the run's placed
 tasks, not after them. The task relays the process's lines here through a Dask queue and
 this machine's orders (``clock``, ``hb`` every second, ``stop``) to the process through
-another; it stops the process when told, when this machine has been silent for
-``SILENCE_S``, or when the task is cancelled, and returns the timeline file the process
-wrote. The clock is probed against the stream process itself (its answer to ``clock``), five
-round trips through the queues, the shortest winning (clocks.py); the file is placed on this
-machine's clocks with that offset (stream.place). A host that dies or stops answering keeps
+another (the relay protocol, protocol.py: TaskLink there, Relays here); it stops the process
+when told, when this machine has been silent for ``SILENCE_S``, or when the task is
+cancelled, and returns the timeline file the process wrote. The clock is probed against the
+stream process itself (its answer to ``clock``), five round trips through the queues, the
+shortest winning (clocks.py); the file is placed on this machine's clocks with that offset
+(stream.place). A host that dies or stops answering keeps
 what it streamed until then, as a timeline marked with the error.
 """
 
@@ -33,14 +34,11 @@ from typing import Sequence
 
 from ..telemetry.sampler import Timeline
 from ..telemetry.stream import place
-from .client import forward_lines, put_quietly, read_queue, serve_orders
+from .client import forward_lines
 from .clocks import PROBES, Offset, Probe, Reading, now, offset_from
-
-HEARTBEAT_S = 1.0
-SILENCE_S = 10.0  # no word from the other side for this long: it is gone
-START_TIMEOUT_S = 60.0  # the first sample of a host (its worker imports oltplab first)
-PROBE_TIMEOUT_S = 5.0
-STOP_TIMEOUT_S = 30.0
+from .protocol import HEARTBEAT_S, PROBE_TIMEOUT_S, SILENCE_S, START_TIMEOUT_S, Relays
+from .protocol import SAMPLER_STOP_TIMEOUT_S as STOP_TIMEOUT_S
+from .protocol import serve_orders
 
 
 # --------------------------------------------------------------------------- on the host
@@ -49,9 +47,7 @@ def serve(up_name: str, down_name: str, interval: float, power: str,
           silence_s: float = SILENCE_S) -> dict:
     """The host's side (a Dask task there): run the stream process, relay both ways, return
     ``{"timeline": <the file's JSON> or None, "ended": why, "error": text or None}``."""
-    from distributed import Queue, get_worker
-    worker = get_worker()
-    key = worker.get_current_task()
+    from distributed import Queue
     up, down = Queue(up_name), Queue(down_name)
     folder = tempfile.mkdtemp(prefix="oltplab-stream-")
     out = os.path.join(folder, "timeline.json")
@@ -71,7 +67,7 @@ def serve(up_name: str, down_name: str, interval: float, power: str,
 
     ended = "?"
     try:
-        ended = serve_orders(down, worker, key, silence_s, order,
+        ended = serve_orders(down, silence_s, order,
                              lambda: None if proc.poll() is None else
                              f"the sampler exited with code {proc.returncode}",
                              poll_s=HEARTBEAT_S)
@@ -114,14 +110,12 @@ class HostSamplers:
         self.silence_s = silence_s
         self.parts: dict[str, dict] = {}
         self.offsets: dict[str, Offset] = {}
-        self._futures: dict = {}
-        self._up: dict = {}
-        self._down: dict = {}
         self._samples: dict[str, list] = {h: [] for h in self.hosts}
         self._clock: dict[str, queue.Queue] = {h: queue.Queue() for h in self.hosts}
-        self._heard: dict[str, float] = {}
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
+        self._relays = Relays(client, "samples", self.hosts, self._line, "hb",
+                              lambda host: host not in self.parts, silence_s, what="sampler")
+        self._futures = self._relays.futures
 
     def __enter__(self) -> HostSamplers:
         self.start()
@@ -132,16 +126,13 @@ class HostSamplers:
 
     def start(self) -> None:
         """Start each host's sampler, wait for its first sample, probe its clock."""
-        from .client import placement, queue_pairs
-        self._up, self._down = queue_pairs(self.client, "samples", self.hosts)
-        for h in self.hosts:
+        from .client import placement
+
+        def submit(h: str, up: str, down: str):
             where = {k: v for k, v in placement(h).items() if k != "resources"}
-            self._futures[h] = self.client.submit(serve, self._up[h].name, self._down[h].name,
-                                                  self.interval, self.power, self.silence_s,
-                                                  **where)
-            threading.Thread(target=self._read, args=(h,), daemon=True,
-                             name=f"oltplab-samples-{h}").start()
-        threading.Thread(target=self._beat, daemon=True, name="oltplab-samples-beat").start()
+            return self.client.submit(serve, up, down, self.interval, self.power,
+                                      self.silence_s, **where)
+        self._relays.start(submit)
         deadline = time.monotonic() + START_TIMEOUT_S
         for h in self.hosts:
             while not self._samples[h] and h not in self.parts:
@@ -173,7 +164,7 @@ class HostSamplers:
 
     def stop(self) -> dict[str, dict]:
         """Stop every host's sampler; its part: clock, placed timeline, error."""
-        if self._stopping.is_set():
+        if self._relays.stopping.is_set():
             return self.parts
         for h in self.hosts:
             if h not in self._futures:  # start() stopped before it
@@ -186,7 +177,7 @@ class HostSamplers:
             off = self.offsets.get(h)
             part = self.parts.get(h, {})
             result = None
-            silent = time.monotonic() - self._heard.get(h, time.monotonic())
+            silent = self._relays.quiet_for(h)
             if h not in self.parts and silent > self.silence_s:  # it hangs: not waited for
                 part = {"error": f"its sampler was silent for {silent:.0f} s"}
             elif h not in self.parts and h in self._futures:
@@ -208,20 +199,13 @@ class HostSamplers:
             if off is not None and off.warning():
                 part["warning"] = off.warning()
             self.parts[h] = part
-        self._stopping.set()
-        for f in self._futures.values():
-            if not f.done():
-                f.cancel()
+        self._relays.close()
         return self.parts
 
     # -- inside --------------------------------------------------------------------------
-    def _read(self, host: str) -> None:
-        read_queue(self._up[host], self._stopping, lambda line: self._line(host, line))
-
     def _line(self, host: str, line: str) -> None:
         """A line of the host's stream process (stream.py), as it arrives."""
         at = now()
-        self._heard[host] = time.monotonic()
         try:
             msg = json.loads(line)
         except ValueError:
@@ -232,14 +216,8 @@ class HostSamplers:
         elif "clock" in msg:
             self._clock[host].put((at, Reading(*msg["clock"])))
 
-    def _beat(self) -> None:
-        while not self._stopping.wait(HEARTBEAT_S):
-            for h in self.hosts:
-                if h not in self.parts:
-                    self._put(h, "hb")
-
     def _put(self, host: str, order: str) -> None:
-        put_quietly(self._down[host], order)
+        self._relays.put(host, order)
 
     def _check(self, host: str) -> None:
         f = self._futures[host]

@@ -4,8 +4,9 @@ The coordinator (remote.py) places ``serve`` on the host with ``cluster.submit_o
 host's worker and no other, never retried). The task starts the host's worker processes as a
 step on one machine does (spawn.Workers: the C loop runs in them, never in the task's
 thread), forwards the coordinator's messages to them and theirs back, and says it is alive
-every second. Two Dask queues carry the traffic, one each way, every item a pickled list of
-events:
+every second. It speaks cluster/protocol.py's relay protocol (its limits, its silence and
+cancellation, TaskLink); two Dask queues carry the traffic, one each way, every item a pickled
+list of events:
 
     coordinator -> host: ("ping", seq), ("plans", pickled WorkerPlans), ("send", message),
                          ("hb",) every second, ("bye",)
@@ -17,7 +18,7 @@ is answered as soon as it arrives, by the thread that reads the coordinator's qu
 round trip measures the queues and not this loop.
 
 The task stops its worker processes (Stop, then SIGKILL after 3 s) and returns when the
-coordinator says bye, when it has not heard from the coordinator for ``silence_s`` seconds,
+coordinator says bye, when it has not heard from the coordinator for ``SILENCE_S`` seconds,
 when the task is cancelled, or when every worker has exited. Worker processes also die with
 the Dask worker (the kernel's parent-death signal), so a killed worker leaves none behind.
 """
@@ -26,16 +27,12 @@ from __future__ import annotations
 
 import os
 import pickle
-import queue
-import threading
 import time
 
-from ..cluster.client import task_cancelled
+from ..cluster.protocol import SILENCE_S, TaskLink, put_quietly
 from .messages import Stop
 from .spawn import FleetFailed, Workers
 
-HEARTBEAT_S = 1.0
-SILENCE_S = 10.0  # the coordinator not heard for this long: stop
 POLL_S = 0.05  # the longest a message waits here before it is forwarded
 
 
@@ -49,64 +46,61 @@ def unpack(item: bytes) -> list:
 
 def serve(host: str, up_name: str, down_name: str, silence_s: float = SILENCE_S) -> dict:
     """The relay of ``host`` (run as a Dask task there): what ended it and its workers."""
-    from distributed import Queue, get_worker
-    worker = get_worker()
-    key = worker.get_current_task()
+    from distributed import Queue
     up, down = Queue(up_name), Queue(down_name)
-    inbox: queue.Queue = queue.Queue()
-    heard = [time.monotonic()]
-    done = threading.Event()
-    reader = threading.Thread(target=_read, args=(down, up, inbox, heard, done),
-                              name=f"oltplab-relay-{host}", daemon=True)
-    reader.start()
+
+    def take(item) -> list:
+        """The coordinator's orders of one item; pings answered at once (in the reader)."""
+        orders = []
+        for order in unpack(item):
+            if order[0] == "ping":
+                _flush(up, [("pong", order[1], time.monotonic_ns())])
+            else:
+                orders.append(order)
+        return orders
+
     workers: Workers | None = None
     reason = "?"
+    link = TaskLink(down, silence_s, take, name=f"oltplab-relay-{host}")
     try:
-        up.put(pack([("hello", os.getpid(), time.monotonic_ns())]))
-        next_hb = time.monotonic()
-        while True:
-            out: list = []
-            now = time.monotonic()
-            if now - heard[0] > silence_s:
-                reason = f"the coordinator was silent for {silence_s:g} s"
-                break
-            if task_cancelled(worker, key):
-                reason = "cancelled"
-                break
-            if now >= next_hb:
-                out.append(("hb", time.monotonic_ns()))
-                next_hb = now + HEARTBEAT_S
-            reason = _orders(inbox, workers, out)
-            if isinstance(reason, Workers):
-                workers, reason = reason, None
-            if reason is not None:
+        with link:
+            up.put(pack([("hello", os.getpid(), time.monotonic_ns())]))
+            while True:
+                out: list = []
+                reason = link.why_stop()
+                if reason:
+                    break
+                if link.beat_due():
+                    out.append(("hb", time.monotonic_ns()))
+                reason = _orders(link, workers, out)
+                if isinstance(reason, Workers):
+                    workers, reason = reason, None
+                if reason is not None:
+                    _flush(up, out)
+                    break
+                if workers is not None:
+                    out += [("msg", ev) for ev in workers.wait(POLL_S)]
+                    if not workers.alive:
+                        out.append(("done",))
+                        reason = "done"
+                else:
+                    time.sleep(POLL_S)
                 _flush(up, out)
-                break
-            if workers is not None:
-                out += [("msg", ev) for ev in workers.wait(POLL_S)]
-                if not workers.alive:
-                    out.append(("done",))
-                    reason = "done"
-            else:
-                time.sleep(POLL_S)
-            _flush(up, out)
-            if reason == "done":
-                break
+                if reason == "done":
+                    break
     finally:
-        done.set()
         if workers is not None:
             workers.cleanup(Stop("the coordinator is gone") if reason != "done" else None)
     return {"host": host, "ended": reason,
             "workers": sorted(p.worker for p in (workers.plans if workers else ()))}
 
 
-def _orders(inbox: queue.Queue, workers: Workers | None, out: list):
+def _orders(link: TaskLink, workers: Workers | None, out: list):
     """Carry out what the coordinator sent: a new Workers (the plans arrived and they
     started), a reason to stop, or None."""
     while True:
-        try:
-            order = inbox.get_nowait()
-        except queue.Empty:
+        order = link.order()
+        if order is None:
             return None
         kind = order[0]
         if kind == "bye":
@@ -124,24 +118,8 @@ def _orders(inbox: queue.Queue, workers: Workers | None, out: list):
             workers.send(order[1])
 
 
-def _read(down, up, inbox: queue.Queue, heard: list, done: threading.Event) -> None:
-    """The coordinator's queue, read as items come; pings answered at once."""
-    from ..cluster.client import read_queue
-
-    def take(item) -> None:
-        heard[0] = time.monotonic()
-        for order in unpack(item):
-            if order[0] == "ping":
-                _flush(up, [("pong", order[1], time.monotonic_ns())])
-            else:
-                inbox.put(order)
-    read_queue(down, done, take)
-
-
 def _flush(up, out: list) -> None:
-    if not out:
-        return
-    try:
-        up.put(pack(out))
-    except Exception:  # noqa: BLE001 - the coordinator's silence or bye ends the task
-        pass
+    """The events ``out`` up in one item (the coordinator's silence or bye ends the task if
+    it cannot be sent)."""
+    if out:
+        put_quietly(up, pack(out))

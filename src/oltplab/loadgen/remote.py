@@ -9,7 +9,7 @@ through two Dask queues, measures each host's clock by pings before the plans go
 (split.py), translates instants both ways, and watches each host:
 
 - its heartbeat (every second): none for ``SILENCE_S`` (a worker stopped, cut off) fails
-  the step naming the host;
+  the step naming the host (the relay protocol, cluster/protocol.py: its limits, Relays);
 - its task: erred (the Dask worker died: KilledWorker) fails the step naming the host.
 
 The coordinator sends a heartbeat every second too; a relay that stops hearing it, or is
@@ -22,22 +22,17 @@ from __future__ import annotations
 import dataclasses
 import pickle
 import queue
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..cluster.protocol import (PROBE_TIMEOUT_S, RELAY_BYE_TIMEOUT_S, SILENCE_S,
+                                START_TIMEOUT_S, Relays)
 from ..errors import UsageError
 from . import relay, split
 from .spawn import Exited, FleetFailed
 
-SILENCE_S = 10.0  # no heartbeat from a host for this long: it hangs
-HELLO_TIMEOUT_S = 60.0  # for a relay to start (a worker imports oltplab the first time)
 PINGS = 5
-PING_TIMEOUT_S = 5.0
-BYE_TIMEOUT_S = 8.0  # for the relays to stop their workers (Stop, then 3 s, then SIGKILL)
-HEARTBEAT_S = 1.0
-DONE_GRACE_S = 5.0  # a finished relay's last messages may still be on their way
 
 
 @contextmanager
@@ -114,83 +109,59 @@ class RemoteFleet:
         self.alive: set[int] = set(self.where)
         self.events: queue.Queue = queue.Queue()
         self.clocks: dict[str, split.Clock] = {}
-        self.heard: dict[str, int] = {}
         self.failed: dict[str, str] = {}
         self.told: set[str] = set()  # the failures FleetFailed has reported
         self.pending: list = []  # messages taken with a failure, for the next wait
-        self.done: dict[str, float] = {}
         self.pongs: dict[str, list] = {h: [] for h in self.hosts}
         self.sent: dict[tuple[str, int], int] = {}
-        self.futures: dict = {}
-        self.up: dict = {}
-        self.down: dict = {}
-        self.stopping = threading.Event()
-        self.threads: list[threading.Thread] = []
+        self.relays = Relays(client, "loadgen", self.hosts, self._arrived, relay.pack([("hb",)]),
+                             self._live, silence_s, what="relay",
+                             early="ended before its workers reported")
 
     # -- start -------------------------------------------------------------------------
     def start(self) -> None:
         """Place the relays, wait for each, measure its clock, send it its plans."""
         from ..cluster import submit_on
-        from ..cluster.client import queue_pairs
-        self.up, self.down = queue_pairs(self.client, "loadgen", self.hosts)
-        for h in self.hosts:
-            self.futures[h] = submit_on(self.client, h, relay.serve, h, self.up[h].name,
-                                        self.down[h].name, self.silence_s)
-            self._thread(self._read, h)
-        self._thread(self._beat)
-        deadline = time.monotonic() + HELLO_TIMEOUT_S
-        while set(self.heard) < set(self.hosts):
+        self.relays.start(lambda h, up, down: submit_on(self.client, h, relay.serve, h, up, down,
+                                                        self.silence_s))
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not all(self.relays.heard_from(h) for h in self.hosts):
             self._take(0.2)
             self._watch()
             if time.monotonic() > deadline:
-                late = sorted(set(self.hosts) - set(self.heard))
+                late = sorted(h for h in self.hosts if not self.relays.heard_from(h))
                 raise FleetFailed(f"host {late[0]}: its relay did not start within "
-                                  f"{HELLO_TIMEOUT_S:g} s")
+                                  f"{START_TIMEOUT_S:g} s")
         for seq in range(PINGS):
             for h in self.hosts:
                 self.sent[h, seq] = time.monotonic_ns()
                 self._put(h, [("ping", seq)])
-            deadline = time.monotonic() + PING_TIMEOUT_S
+            deadline = time.monotonic() + PROBE_TIMEOUT_S
             while any(len(self.pongs[h]) <= seq for h in self.hosts):
                 self._take(0.05)
                 self._watch()
                 if time.monotonic() > deadline:
                     late = [h for h in self.hosts if len(self.pongs[h]) <= seq]
                     raise FleetFailed(f"host {late[0]}: no answer to a ping within "
-                                      f"{PING_TIMEOUT_S:g} s")
+                                      f"{PROBE_TIMEOUT_S:g} s")
         for h in self.hosts:
             self.clocks[h] = split.clock(self.pongs[h])
             self._put(h, [("plans", pickle.dumps(self.share[h]))])
 
-    def _thread(self, target, *args) -> None:
-        t = threading.Thread(target=target, args=args, daemon=True,
-                             name=f"oltplab-loadgen-{target.__name__}")
-        t.start()
-        self.threads.append(t)
+    def _arrived(self, host: str, item) -> None:
+        """An item of the host's queue, as it comes (with the instant it arrived)."""
+        self.events.put((host, time.monotonic_ns(), relay.unpack(item)))
 
-    def _read(self, host: str) -> None:
-        """The host's queue, as items come (with the instant each arrived)."""
-        from ..cluster.client import read_queue
-        read_queue(self.up[host], self.stopping, lambda item: self.events.put(
-            (host, time.monotonic_ns(), relay.unpack(item))))
-
-    def _beat(self) -> None:
-        """The coordinator's heartbeat to every relay, every second."""
-        while not self.stopping.wait(HEARTBEAT_S):
-            for h in self.hosts:
-                if h not in self.failed and h not in self.done:
-                    self._put(h, [("hb",)])
+    def _live(self, host: str) -> bool:
+        return host not in self.failed and host not in self.relays.finished_at
 
     def _put(self, host: str, orders: list) -> None:
-        try:
-            self.down[host].put(relay.pack(orders))
-        except Exception:  # noqa: BLE001 - a host that does not hear us stops by itself
-            pass
+        self.relays.put(host, relay.pack(orders))
 
     # -- what a Step calls -----------------------------------------------------------
     def send(self, msg) -> None:
         for h in self.hosts:
-            if h not in self.failed and h not in self.done:
+            if self._live(h):
                 clock = self.clocks.get(h)
                 self._put(h, [("send", split.to_host(msg, clock.offset_ns if clock else 0))])
 
@@ -219,7 +190,6 @@ class RemoteFleet:
                                       else self.events.get_nowait())
             except queue.Empty:
                 return out
-            self.heard[host] = t_ns
             for ev in events:
                 out += self._event(host, t_ns, ev)
 
@@ -237,7 +207,7 @@ class RemoteFleet:
         if kind == "pong":
             self.pongs[host].append((self.sent[host, ev[1]], ev[2], t_ns))
         elif kind == "done":
-            self.done.setdefault(host, time.monotonic())
+            self.relays.finished_at.setdefault(host, time.monotonic())
         elif kind == "failed":
             self._fail(host, f"host {host}: {ev[1]}")
         return []
@@ -245,22 +215,12 @@ class RemoteFleet:
     def _watch(self) -> None:
         """Fail the hosts that died or went silent; FleetFailed for the first failure not
         told yet."""
-        now = time.monotonic_ns()
         for h in self.hosts:
             if h in self.failed or not any(self.where[k] == h for k in self.alive):
                 continue
-            fut = self.futures[h]
-            if fut.status == "error":
-                exc = fut.exception(timeout=1)
-                self._fail(h, f"host {h}: its Dask worker died or its relay failed "
-                              f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
-            elif fut.status in ("finished", "cancelled"):
-                self.done.setdefault(h, time.monotonic())
-                if time.monotonic() - self.done[h] > DONE_GRACE_S:
-                    self._fail(h, f"host {h}: its relay ended before its workers reported")
-            elif now - self.heard.get(h, now) > self.silence_s * 1e9:
-                self._fail(h, f"host {h}: no heartbeat for {self.silence_s:g} s (its worker "
-                              "hangs or is cut off)")
+            why = self.relays.lost(h)
+            if why:
+                self._fail(h, why)
         for h, text in self.failed.items():
             if h not in self.told:
                 self.told.add(h)
@@ -279,24 +239,17 @@ class RemoteFleet:
         """Stop every host's workers (Stop, bye), wait for the relays, then cancel any
         left (a host that hangs stops its workers when it runs again and hears nothing)."""
         from distributed import wait as dask_wait
-
-        from ..cluster.client import release
         try:
             for h in self.hosts:
-                if h in self.down:
-                    orders = [("send", stop_msg)] if stop_msg is not None else []
-                    self._put(h, orders + [("bye",)])
-            live = [f for h, f in self.futures.items() if h not in self.failed]
+                orders = [("send", stop_msg)] if stop_msg is not None else []
+                self._put(h, orders + [("bye",)])
+            live = [f for h, f in self.relays.futures.items() if h not in self.failed]
             if live:
                 try:
-                    dask_wait(live, timeout=BYE_TIMEOUT_S)
+                    dask_wait(live, timeout=RELAY_BYE_TIMEOUT_S)
                 except Exception:  # noqa: BLE001 - timed out: cancelled below
                     pass
         except KeyboardInterrupt:
             pass
         finally:
-            self.stopping.set()
-            release(self.client, self.futures.values(), ())
-            for t in self.threads:
-                t.join(2.0)
-            release(self.client, (), [*self.up.values(), *self.down.values()])
+            self.relays.close()
