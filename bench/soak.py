@@ -2,13 +2,17 @@
 
     .venv/bin/python bench/soak.py --warehouses 1 --users 8 --duration 300 --interval 10
 
-One recorded `tpcc run` step (services.run_tpcc_recorded, as the CLI runs it: the manager is
-this process, with its telemetry sampler) on the managed server of bench/common.py. Every
---interval seconds it prints the RSS of the manager and of each worker; at the end, for each
-process, the least-squares slope of its RSS after the first minute of the run, in MiB per
-minute, in % per minute and as the change over the rest of the run relative to the fitted
-RSS at the first minute, beside the first and the last RSS read. A driver whose memory does
-not grow with the run's length stays within 5%.
+One recorded `tpcc run` step (runs.lifecycle.run_workload_recorded, as the CLI runs it: the
+manager is this process, with its telemetry sampler) on the managed server of bench/common.py.
+Every --interval seconds it prints the RSS of the manager and of each worker; at the end, for
+each process, the least-squares slope of its RSS after the first minute of the run, in MiB per
+minute, in % per minute and as the change over the rest of the run relative to the fitted RSS
+at the first minute, beside the first and the last RSS read. A driver whose memory does not
+grow with the run's length stays within 5%. Each process's anonymous RSS is fitted beside
+it (the pages of files come and go as the host reclaims them). ``--arenas`` adds the
+manager's resident memory per malloc arena, named by the thread that allocates there (the
+sampler, the per-IO latencies' reader, this watcher; telemetry/arenas.py), and
+``--sample-interval`` and ``--io-latency`` run it with one source or the other off.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from common import db_spec, ensure_schema, run_args
 
 from oltplab import engines
 from oltplab.config import RunSpec
-from oltplab.runs.lifecycle import TpccProgress, run_tpcc_recorded
+from oltplab.runs.lifecycle import WorkloadProgress, run_workload_recorded
+from oltplab.telemetry import arenas
 
 MiB = 1024 * 1024
 SETTLE_S = 60.0  # RSS before this (connections, ramp-up, first buffers) is not in the slope
@@ -42,14 +47,19 @@ def workers() -> list[psutil.Process]:
     return found
 
 
-def rss_mib(p: psutil.Process) -> float | None:
+def rss_mib(p: psutil.Process) -> tuple[float, float] | None:
+    """(RSS, its anonymous part) in MiB: the rest, the pages of files (the interpreter, the
+    libraries), comes and goes as the host reclaims them under other work."""
     try:
-        return p.memory_info().rss / MiB
-    except psutil.Error:
+        rss = p.memory_info().rss
+        with open(f"/proc/{p.pid}/status") as f:
+            anon = next(int(x.split()[1]) for x in f if x.startswith("RssAnon:"))
+        return rss / MiB, anon / 1024
+    except (psutil.Error, OSError, StopIteration):
         return None
 
 
-class StepEnd(TpccProgress):
+class StepEnd(WorkloadProgress):
     """Sets ``ended`` when the step's measured window is over: the RSS read after it (the
     step's record, the run's record and timeline being made) is printed but not fitted."""
 
@@ -65,21 +75,39 @@ class StepEnd(TpccProgress):
 
 
 def watch(interval: float, done: threading.Event, ended: threading.Event,
-          series: dict[str, list]) -> None:
+          series: dict[str, list], by_arena: bool = False, trim: bool = False) -> None:
     """Every ``interval`` seconds: (seconds since start, RSS MiB) per process, printed too;
-    kept in ``series`` until ``ended`` is set."""
+    kept in ``series`` until ``ended`` is set. ``by_arena``: the manager's resident memory per
+    malloc arena too (telemetry/arenas.py), kept as 'arena <name>'; ``trim``: then
+    malloc_trim(0), and what it gave back."""
     t0 = time.monotonic()
     me = psutil.Process()
+    if by_arena:
+        arenas.probe("watcher")
     while not done.wait(interval):
+        if by_arena:
+            t = time.monotonic() - t0
+            kib = arenas.resident()
+            if trim:
+                arenas.trim()
+                after = arenas.resident()
+                print(f"{t:7.0f} s  malloc_trim gave back "
+                      f"{(sum(kib.values()) - sum(after.values())) / 1024:.2f} MiB", flush=True)
+            for name, v in sorted(kib.items()):
+                if not ended.is_set():
+                    series.setdefault(f"arena {name}", []).append((t, v / 1024))
+            cells = [f"{n} {v / 1024:.2f}" for n, v in sorted(kib.items())]
+            print(f"{t:7.0f} s  " + "  ".join(cells) + "  (MiB per arena)", flush=True)
         t = time.monotonic() - t0
         procs = {"manager": me, **{f"worker {p.pid}": p for p in workers()}}
         line = []
         for name, p in procs.items():
-            v = rss_mib(p)
-            if v is not None:
+            got = rss_mib(p)
+            if got is not None:
                 if not ended.is_set():
-                    series.setdefault(name, []).append((t, v))
-                line.append(f"{name} {v:7.1f}")
+                    series.setdefault(name, []).append((t, got[0]))
+                    series.setdefault(f"{name} (anonymous)", []).append((t, got[1]))
+                line.append(f"{name} {got[0]:7.1f} ({got[1]:.1f} anonymous)")
         print(f"{t:7.0f} s  " + "  ".join(line) + "  (MiB RSS)"
               + ("  (after the step)" if ended.is_set() else ""), flush=True)
 
@@ -104,21 +132,35 @@ def main() -> None:
     run_args(p, duration=240)
     p.add_argument("--interval", type=float, default=10.0, help="seconds between RSS samples")
     p.add_argument("--mode", choices=("procedures", "sql"), default="procedures")
+    p.add_argument("--sample-interval", type=float, default=1.0,
+                   help="the telemetry sampler's interval, s (0: no sampler)")
+    p.add_argument("--io-latency", choices=("auto", "on", "off"), default="auto",
+                   help="the per-IO latency source (bpftrace)")
+    p.add_argument("--arenas", action="store_true",
+                   help="the manager's resident memory per malloc arena, named by thread")
+    p.add_argument("--trim", action="store_true",
+                   help="with --arenas: malloc_trim(0) after each reading")
     a = p.parse_args()
+    if a.arenas:
+        from oltplab.telemetry.iolatency import IoLatency
+        from oltplab.telemetry.sampler import Sampler
+        Sampler._sample = arenas.probed(Sampler._sample, "sampler")
+        IoLatency.feed = arenas.probed(IoLatency.feed, "iolatency")
     spec = db_spec(a)
     with engines.get("postgres").database(spec, need_connections=a.users + 30) as target:
         ensure_schema(target.dsn, a.warehouses)
     series: dict[str, list] = {}
     done = threading.Event()
     progress = StepEnd()
-    watcher = threading.Thread(target=watch, args=(a.interval, done, progress.ended, series),
-                               daemon=True)
+    watcher = threading.Thread(target=watch, args=(a.interval, done, progress.ended, series,
+                                                   a.arenas, a.trim), daemon=True)
     with tempfile.TemporaryDirectory(prefix="oltplab-soak-") as results:
         rspec = RunSpec(users=(a.users,), rampup=a.rampup, duration=a.duration, seed=a.seed,
-                        mode=a.mode, name="soak", results_dir=Path(results), check=False)
+                        mode=a.mode, name="soak", results_dir=Path(results), check=False,
+                        sample_interval=a.sample_interval, io_latency=a.io_latency)
         watcher.start()
         try:
-            run = run_tpcc_recorded(spec, rspec, progress)
+            run = run_workload_recorded(spec, rspec, progress)
         finally:
             done.set()
             watcher.join()
@@ -134,7 +176,7 @@ def main() -> None:
             continue
         per_min, start, pct = fit
         minutes = (kept[-1][0] - kept[0][0]) / 60
-        print(f"{name}: {kept[0][1]:.1f} MiB at {kept[0][0]:.0f} s, {kept[-1][1]:.1f} MiB at "
+        print(f"{name}: {kept[0][1]:.2f} MiB at {kept[0][0]:.0f} s, {kept[-1][1]:.2f} MiB at "
               f"{kept[-1][0]:.0f} s; fitted {start:.1f} MiB, slope {per_min:+.3f} MiB/min "
               f"({pct / minutes:+.3f}%/min), {pct:+.1f}% over {minutes:.1f} min "
               "(target within 5%)")

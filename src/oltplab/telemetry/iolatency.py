@@ -106,8 +106,8 @@ def _first_line(proc: subprocess.Popen, within_s: float) -> str | None:
     """The first line ``proc`` prints (empty at its end), or None when none came in
     ``within_s`` seconds (the reading thread ends when the process is killed)."""
     got: list[str] = []
-    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True,
-                              name="oltplab-iolatency-start")
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline().decode(
+        "ascii", "replace")), daemon=True, name="oltplab-iolatency-start")
     reader.start()
     reader.join(within_s)
     return got[0] if got else None
@@ -149,8 +149,12 @@ class IoLatency:
                 return
         text = program(numbers, int(DUMP_S * 1000))
         self._stderr = tempfile.TemporaryFile(mode="w+")  # never a pipe that could fill
+        # bytes, a line at a time out of the pipe's one buffer (_read): read as text, each
+        # read of part of a dump made a block of up to 8 kB and its decoded copy in the
+        # reader's malloc arena, which grew for as long as the run lasted (0.11 MiB a minute
+        # at 64 users; tests/integration/telemetry/test_io_latency_memory.py)
         self.proc = subprocess.Popen(["bpftrace", "-e", text], stdout=subprocess.PIPE,
-                                     stderr=self._stderr, text=True, start_new_session=True)
+                                     stderr=self._stderr, start_new_session=True)
         first = _first_line(self.proc, ATTACH_WAIT_S)  # "Attaching 3 probes..." once it runs
         if first is None or not first.startswith("Attaching"):
             self.proc.kill()
@@ -188,7 +192,7 @@ class IoLatency:
         return None
 
     def _read(self) -> None:
-        self.feed(self.proc.stdout)
+        self.feed(line.decode("ascii", "replace") for line in self.proc.stdout)
 
     def feed(self, lines) -> None:
         """Count bpftrace's dumps (``T <nsecs>`` lines, then ``@c[dev, op, shift, base]: n``
