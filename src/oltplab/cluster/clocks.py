@@ -2,8 +2,10 @@
 one timeline.
 
 A probe is a round trip: the coordinator reads its clocks, asks the host for its own (a task
-on the host's worker, or a ping on a relay's queue), and reads its clocks again when the
-answer is back. The host read its clocks somewhere inside the round trip, so
+on the host's worker, a ping on a relay's queue, or a sampler's answer to ``clock``), and
+reads its clocks again when the answer is back. ``measure`` is the one estimator: every
+user of a host's clock (``cluster status``, the samplers, ``--loadgen``) probes through it.
+The host read its clocks somewhere inside the round trip, so
 
     offset = host - (sent + received) / 2,   |error| <= (received - sent) / 2
 
@@ -126,15 +128,28 @@ def offset_from(host: str, probes: Sequence[Probe], chrony: Chrony | None = None
                   (rtt + 1) // 2, rtt, len(probes), chrony, coordinator_chrony)
 
 
-def measure(host: str, ask: Callable[[], Reading], probes: int = PROBES,
-            chrony: Chrony | None = None) -> Offset:
-    """Probe ``host`` ``probes`` times through ``ask`` (which returns the host's clocks)."""
+def measure(host: str, ask: Callable[[], Reading | tuple[Reading, Reading]],
+            probes: int = PROBES, chrony: Chrony | None = None,
+            coordinator_chrony: Chrony | None = None,
+            here: Callable[[], Reading] = now) -> Offset:
+    """The one clock-offset estimator: probe ``host`` ``probes`` times through ``ask`` and
+    take the offsets of the shortest round trip (``offset_from``). Every user of a host's
+    clock calls it: ``cluster status`` (probe_hosts), the hosts' samplers and the load
+    generator over hosts.
+
+    ``ask`` gets the host's clocks there (a task on its worker, a relay's ping, a sampler's
+    answer to ``clock``) and raises when none comes in time; this machine's clocks are read
+    with ``here`` just before it and just after. Where the answer is stamped on arrival by
+    the thread that took it, ``ask`` returns ``(the host's clocks, the arrival's)`` and the
+    round trip ends there, not when the caller woke up."""
     taken = []
     for _ in range(probes):
-        sent = now()
-        there = ask()
-        taken.append(Probe(sent, there, now()))
-    return offset_from(host, taken, chrony, read_chrony())
+        sent = here()
+        got = ask()
+        received = here()
+        there, received = got if isinstance(got, tuple) else (got, received)
+        taken.append(Probe(sent, there, received))
+    return offset_from(host, taken, chrony, coordinator_chrony)
 
 
 def parse_tracking(text: str) -> Chrony | None:
@@ -186,12 +201,13 @@ def probe_hosts(client, hosts: Sequence[str], probes: int = PROBES,
     they run beside a placed task, not after it."""
     from .client import placement
     out: dict[str, Offset | str] = {}
+    mine = read_chrony()
     for host in hosts:
         where = {k: v for k, v in placement(host).items() if k != "resources"}
         try:
             chrony = client.submit(host_chrony, **where).result(timeout=timeout)
             out[host] = measure(host, lambda: client.submit(host_clocks, **where)
-                                .result(timeout=timeout), probes, chrony)
+                                .result(timeout=timeout), probes, chrony, mine)
         except TimeoutError:
             out[host] = f"no answer in {timeout:g} s"
         except Exception as e:  # the worker went away, or a task failed there

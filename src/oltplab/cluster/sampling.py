@@ -15,7 +15,7 @@ another (the relay protocol, protocol.py: TaskLink there, Relays here); it stops
 when told, when this machine has been silent for ``SILENCE_S``, or when the task is
 cancelled, and returns the timeline file the process wrote. The clock is probed against the
 stream process itself (its answer to ``clock``), five round trips through the queues, the
-shortest winning (clocks.py); the file is placed on this machine's clocks with that offset
+shortest winning (clocks.measure); the file is placed on this machine's clocks with that offset
 (stream.place). A host that dies or stops answering keeps
 what it streamed until then, as a timeline marked with the error.
 """
@@ -35,7 +35,7 @@ from typing import Sequence
 from ..telemetry.sampler import Timeline
 from ..telemetry.stream import place
 from .client import forward_lines
-from .clocks import PROBES, Offset, Probe, Reading, now, offset_from
+from .clocks import Offset, Reading, measure, now
 from .protocol import HEARTBEAT_S, PROBE_TIMEOUT_S, SILENCE_S, START_TIMEOUT_S, Relays
 from .protocol import SAMPLER_STOP_TIMEOUT_S as STOP_TIMEOUT_S
 from .protocol import serve_orders
@@ -144,7 +144,7 @@ class HostSamplers:
         for h in self.hosts:
             if h not in self.parts:
                 try:
-                    self.offsets[h] = self._probe(h)
+                    self.offsets[h] = measure(h, lambda: self._ask_clock(h))
                 except TimeoutError:  # its samples cannot be placed: dropped, the run goes on
                     why = f"no answer to a clock probe within {PROBE_TIMEOUT_S:g} s"
                     self.parts[h] = {"error": why, "warning": f"host {h}: its samples are "
@@ -214,7 +214,7 @@ class HostSamplers:
             with self._lock:
                 self._samples[host].append(tuple(msg["sample"]))
         elif "clock" in msg:
-            self._clock[host].put((at, Reading(*msg["clock"])))
+            self._clock[host].put((Reading(*msg["clock"]), at))
 
     def _put(self, host: str, order: str) -> None:
         self._relays.put(host, order)
@@ -228,17 +228,14 @@ class HostSamplers:
             except Exception as e:  # noqa: BLE001
                 self.parts[host] = {"error": f"its sampler was lost: {type(e).__name__}"}
 
-    def _probe(self, host: str) -> Offset:
-        probes = []
-        for _ in range(PROBES):
-            sent = now()
-            self._put(host, "clock")
-            try:
-                received, reading = self._clock[host].get(timeout=PROBE_TIMEOUT_S)
-            except queue.Empty:
-                raise TimeoutError(f"{host}: no clock reading in {PROBE_TIMEOUT_S:g} s") from None
-            probes.append(Probe(sent, reading, received))
-        return offset_from(host, probes)
+    def _ask_clock(self, host: str) -> tuple[Reading, Reading]:
+        """The stream process's clocks, asked through the queues, and this machine's when
+        the answer arrived (one probe of measure)."""
+        self._put(host, "clock")
+        try:
+            return self._clock[host].get(timeout=PROBE_TIMEOUT_S)
+        except queue.Empty:
+            raise TimeoutError(f"{host}: no clock reading in {PROBE_TIMEOUT_S:g} s") from None
 
     def _streamed(self, host: str, off: Offset | None) -> Timeline | None:
         """What the host streamed before it was lost, as a timeline on this machine's

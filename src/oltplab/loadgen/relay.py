@@ -10,10 +10,11 @@ list of events:
 
     coordinator -> host: ("ping", seq), ("plans", pickled WorkerPlans), ("send", message),
                          ("hb",) every second, ("bye",)
-    host -> coordinator: ("hello", pid, t_ns), ("pong", seq, t_ns), ("hb", t_ns) every second,
+    host -> coordinator: ("hello", pid, t_ns), ("pong", seq, clocks.Reading), ("hb", t_ns),
                          ("msg", message or spawn.Exited), ("failed", text), ("done",)
 
-Times are the host's monotonic clock; the coordinator translates them (remote.py). A ping
+Times are the host's monotonic clock; the coordinator translates them (remote.py) with the
+offset its pings measure (cluster.clocks.measure, each pong the host's two clocks). A ping
 is answered as soon as it arrives, by the thread that reads the coordinator's queue, so the
 round trip measures the queues and not this loop.
 
@@ -29,6 +30,7 @@ import os
 import pickle
 import time
 
+from ..cluster.clocks import now
 from ..cluster.protocol import SILENCE_S, TaskLink, put_quietly
 from .messages import Stop
 from .spawn import FleetFailed, Workers
@@ -54,7 +56,7 @@ def serve(host: str, up_name: str, down_name: str, silence_s: float = SILENCE_S)
         orders = []
         for order in unpack(item):
             if order[0] == "ping":
-                _flush(up, [("pong", order[1], time.monotonic_ns())])
+                _flush(up, [("pong", order[1], now())])
             else:
                 orders.append(order)
         return orders

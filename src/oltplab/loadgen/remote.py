@@ -6,7 +6,7 @@ it for a ``RemoteFleet``, which a Step drives as it drives its local worker proc
 (spawn.Workers): start, send, wait, cleanup. The fleet places one relay task per host
 (relay.serve, with cluster.submit_on: that host and no other, never retried), talks to it
 through two Dask queues, measures each host's clock by pings before the plans go out
-(split.py), translates instants both ways, and watches each host:
+(cluster.clocks.measure), translates instants both ways, and watches each host:
 
 - its heartbeat (every second): none for ``SILENCE_S`` (a worker stopped, cut off) fails
   the step naming the host (the relay protocol, cluster/protocol.py: its limits, Relays);
@@ -20,19 +20,19 @@ the coordinator's clock, and the server's TPM and NOPM are read here, once (step
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import pickle
 import queue
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..cluster.clocks import Offset, Reading, measure, now
 from ..cluster.protocol import (PROBE_TIMEOUT_S, RELAY_BYE_TIMEOUT_S, SILENCE_S,
                                 START_TIMEOUT_S, Relays)
 from ..errors import UsageError
 from . import relay, split
 from .spawn import Exited, FleetFailed
-
-PINGS = 5
 
 
 @contextmanager
@@ -108,12 +108,13 @@ class RemoteFleet:
         self.where = {p.worker: h for h, ps in self.share.items() for p in ps}
         self.alive: set[int] = set(self.where)
         self.events: queue.Queue = queue.Queue()
-        self.clocks: dict[str, split.Clock] = {}
+        self.clocks: dict[str, Offset] = {}
         self.failed: dict[str, str] = {}
         self.told: set[str] = set()  # the failures FleetFailed has reported
         self.pending: list = []  # messages taken with a failure, for the next wait
-        self.pongs: dict[str, list] = {h: [] for h in self.hosts}
-        self.sent: dict[tuple[str, int], int] = {}
+        self.pings = itertools.count()
+        # the host's clocks and this machine's on the pong's arrival, per ping
+        self.pongs: dict[tuple[str, int], tuple[Reading, Reading]] = {}
         self.relays = Relays(client, "loadgen", self.hosts, self._arrived, relay.pack([("hb",)]),
                              self._live, silence_s, what="relay",
                              early="ended before its workers reported")
@@ -132,25 +133,28 @@ class RemoteFleet:
                 late = sorted(h for h in self.hosts if not self.relays.heard_from(h))
                 raise FleetFailed(f"host {late[0]}: its relay did not start within "
                                   f"{START_TIMEOUT_S:g} s")
-        for seq in range(PINGS):
-            for h in self.hosts:
-                self.sent[h, seq] = time.monotonic_ns()
-                self._put(h, [("ping", seq)])
-            deadline = time.monotonic() + PROBE_TIMEOUT_S
-            while any(len(self.pongs[h]) <= seq for h in self.hosts):
-                self._take(0.05)
-                self._watch()
-                if time.monotonic() > deadline:
-                    late = [h for h in self.hosts if len(self.pongs[h]) <= seq]
-                    raise FleetFailed(f"host {late[0]}: no answer to a ping within "
-                                      f"{PROBE_TIMEOUT_S:g} s")
         for h in self.hosts:
-            self.clocks[h] = split.clock(self.pongs[h])
+            self.clocks[h] = measure(h, lambda: self._ping(h))
             self._put(h, [("plans", pickle.dumps(self.share[h]))])
 
+    def _ping(self, host: str) -> tuple[Reading, Reading]:
+        """One probe of the host's clocks: a ping, answered by its relay as it arrives; the
+        host's clocks and this machine's when the pong arrived."""
+        seq = next(self.pings)
+        self._put(host, [("ping", seq)])
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        while (host, seq) not in self.pongs:
+            self._take(0.01)
+            self._watch()
+            if time.monotonic() > deadline:
+                raise FleetFailed(f"host {host}: no answer to a ping within "
+                                  f"{PROBE_TIMEOUT_S:g} s")
+        return self.pongs[host, seq]
+
     def _arrived(self, host: str, item) -> None:
-        """An item of the host's queue, as it comes (with the instant it arrived)."""
-        self.events.put((host, time.monotonic_ns(), relay.unpack(item)))
+        """An item of the host's queue, as it comes (with this machine's clocks when it
+        arrived)."""
+        self.events.put((host, now(), relay.unpack(item)))
 
     def _live(self, host: str) -> bool:
         return host not in self.failed and host not in self.relays.finished_at
@@ -163,7 +167,7 @@ class RemoteFleet:
         for h in self.hosts:
             if self._live(h):
                 clock = self.clocks.get(h)
-                self._put(h, [("send", split.to_host(msg, clock.offset_ns if clock else 0))])
+                self._put(h, [("send", split.to_host(msg, clock.mono_offset_ns if clock else 0))])
 
     def wait(self, timeout: float) -> list:
         """The workers' messages within ``timeout`` seconds on the coordinator's clock;
@@ -186,14 +190,14 @@ class RemoteFleet:
         while True:
             try:
                 left = deadline - time.monotonic()
-                host, t_ns, events = (self.events.get(timeout=left) if left > 0 and not out
-                                      else self.events.get_nowait())
+                host, at, events = (self.events.get(timeout=left) if left > 0 and not out
+                                    else self.events.get_nowait())
             except queue.Empty:
                 return out
             for ev in events:
-                out += self._event(host, t_ns, ev)
+                out += self._event(host, at, ev)
 
-    def _event(self, host: str, t_ns: int, ev: tuple) -> list:
+    def _event(self, host: str, at: Reading, ev: tuple) -> list:
         kind = ev[0]
         if kind == "msg":
             if host in self.failed:
@@ -203,9 +207,9 @@ class RemoteFleet:
                 self.alive.discard(msg.worker)
                 return [Exited(msg.worker, f"host {host}: {msg.text}")]
             clock = self.clocks.get(host)
-            return [split.from_host(msg, clock.offset_ns if clock else 0)]
+            return [split.from_host(msg, clock.mono_offset_ns if clock else 0)]
         if kind == "pong":
-            self.pongs[host].append((self.sent[host, ev[1]], ev[2], t_ns))
+            self.pongs[host, ev[1]] = (ev[2], at)
         elif kind == "done":
             self.relays.finished_at.setdefault(host, time.monotonic())
         elif kind == "failed":

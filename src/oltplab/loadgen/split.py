@@ -1,6 +1,6 @@
 """A step split over hosts (``--loadgen``): which host runs which worker process, each
 host's clock, and each host's part of the record. Pure: plans, pings and messages in,
-placements, offsets and records out.
+placements and records out.
 
 The step deals its users over worker processes as a step on one machine does (step.py:
 the same terminals and seeds, user i to worker i mod n), then the worker processes over
@@ -8,18 +8,21 @@ the hosts (worker k to host k mod h), so worker indices are unique across hosts 
 step merges every worker's counts and histograms as it always does.
 
 Clocks: each host's monotonic clock has its own origin. ``offset`` is the host's clock
-minus the coordinator's, from pings (the round trip's midpoint: ``t_host - (t_sent +
-t_back) / 2``; the ping with the shortest round trip wins, its error is at most half of
-it). Start's boundaries go to a host as ``t + offset``; a host's instants (Progress, the
-users' crossing times) come back as ``t - offset``.
+minus the coordinator's, measured by pings through cluster.clocks.measure (the one
+estimator: the midpoint of the shortest round trip, its error at most half of it). Start's
+boundaries go to a host as ``t + offset``; a host's instants (Progress, the users' crossing
+times) come back as ``t - offset``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .messages import Final, Progress, Start
+
+if TYPE_CHECKING:
+    from ..cluster.clocks import Offset
 
 
 def host_names(text: str) -> tuple[str, ...]:
@@ -48,28 +51,6 @@ def split(plans: list, hosts: tuple[str, ...]) -> dict[str, list]:
     return out
 
 
-@dataclass(frozen=True)
-class Clock:
-    """A host's clock against the coordinator's: ``offset_ns`` = host - coordinator."""
-
-    offset_ns: int
-    round_trip_ns: int
-
-    def as_dict(self) -> dict:
-        return {"clock_offset_ms": round(self.offset_ns / 1e6, 3),
-                "round_trip_ms": round(self.round_trip_ns / 1e6, 3)}
-
-
-def clock(pings: list[tuple[int, int, int]]) -> Clock:
-    """The clock of (sent, host, back) triples: the midpoint of the shortest round trip."""
-    if not pings:
-        raise ValueError("no ping came back")
-    from ..cluster.clocks import Probe, Reading, offset_from
-    off = offset_from("", [Probe(Reading(0, s), Reading(0, h), Reading(0, b))
-                           for s, h, b in pings])
-    return Clock(off.mono_offset_ns, off.rtt_ns)
-
-
 def to_host(msg, offset_ns: int):
     """A coordinator's message as the host's clock reads it."""
     if isinstance(msg, Start):
@@ -89,7 +70,7 @@ def from_host(msg, offset_ns: int):
 
 
 def host_part(host: str, plans: list, finals: dict[int, Final], progress: dict,
-              workload, clock_: Clock | None, error: str | None) -> dict:
+              workload, clock_: Offset | None, error: str | None) -> dict:
     """One host's part of a step's record: its users and worker processes, the window's
     completed transactions (the workload's calls, as the step's ``client_tpm`` counts them)
     and units of its workers' Finals, their CPU, its clock, and how it ended. A host whose
@@ -107,8 +88,8 @@ def host_part(host: str, plans: list, finals: dict[int, Final], progress: dict,
         "units": sum(f.counts[unit].committed for f in mine),
         "cpu_s": round(sum(f.cpu_s for f in mine), 3),
         "reported": len(mine),
-        **(clock_.as_dict() if clock_ is not None else
-           {"clock_offset_ms": None, "round_trip_ms": None}),
+        "clock_offset_ms": round(clock_.mono_offset_ns / 1e6, 3) if clock_ else None,
+        "round_trip_ms": round(clock_.rtt_ns / 1e6, 3) if clock_ else None,
         "status": "failed" if error else "completed",
     }
     if error:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oltplab.cluster.clocks import (WARN_BOUND_S, Chrony, Offset, Probe, Reading, offset_from,
-                                    parse_tracking)
+from oltplab.cluster.clocks import (WARN_BOUND_S, Chrony, Offset, Probe, Reading, measure,
+                                    offset_from, parse_tracking)
 
 MS = 1_000_000
 
@@ -31,6 +31,43 @@ def test_the_midpoint_of_the_shortest_round_trip():
     assert off.to_coordinator(int(1521.8 * MS)) == 21 * MS
     with pytest.raises(ValueError):
         offset_from("h2", [])
+
+
+class Here:
+    """This machine's clocks for ``measure``: the given monotonic instants in turn (the wall
+    clock 10**12 ms later)."""
+
+    def __init__(self, mono_ns: list[int]):
+        self.left = list(mono_ns)
+
+    def __call__(self) -> Reading:
+        t = self.left.pop(0)
+        return Reading(10**18 + t, t)
+
+
+def test_measure_takes_the_shortest_round_trip_of_its_probes():
+    # the host's clocks are 1,000,000 ns ahead; the second probe's answer was slow on its way
+    # back; the third is the shortest (60 ns): its midpoint 1,030 against the host's 2,001,040
+    answers = iter([Reading(5 * 10**17 + h, h) for h in (1_000_150, 1_000_350, 1_001_040)])
+    off = measure("h2", lambda: next(answers), 3, here=Here([100, 210, 300, 900, 1000, 1060]))
+    assert (off.host, off.probes, off.rtt_ns, off.bound_ns) == ("h2", 3, 60, 30)
+    assert off.mono_offset_ns == 1_000_010
+    assert off.wall_offset_ns == 5 * 10**17 - 10**18 + 1_000_010
+    assert off.chrony is None and off.coordinator_chrony is None
+
+
+def test_measure_ends_a_round_trip_where_the_answer_was_stamped():
+    """An answer stamped on arrival by the thread that took it: the round trip ends there,
+    not when the caller woke up (5 ms later here)."""
+    stamped = iter([(Reading(0, 2_000_500), Reading(0, 1_000)),
+                    (Reading(0, 2_010_400), Reading(0, 10_800))])
+    off = measure("h1", lambda: next(stamped), 2, here=Here([0, 5_000_000, 10_000, 5_010_000]))
+    assert (off.rtt_ns, off.bound_ns, off.mono_offset_ns) == (800, 400, 2_000_000)
+
+    def no_answer() -> Reading:
+        raise TimeoutError("no answer")
+    with pytest.raises(TimeoutError):  # an ask that gets no answer ends the measure
+        measure("h1", no_answer, 2, here=Here([0, 1]))
 
 
 def test_the_warning_names_what_limits_the_bound():

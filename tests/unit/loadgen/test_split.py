@@ -1,10 +1,11 @@
 """A step split over hosts: the same users and seeds as on one machine, worker processes
-dealt over the hosts, clocks from pings, instants translated, each host's part."""
+dealt over the hosts, instants translated, each host's part (its clock: cluster.clocks)."""
 
 from __future__ import annotations
 
 import pytest
 
+from oltplab.cluster.clocks import Offset
 from oltplab.config import RunSpec
 from oltplab.loadgen import split
 from oltplab.loadgen.messages import Final, Progress, Start, Stop
@@ -73,17 +74,6 @@ def test_host_names():
             split.host_names(bad)
 
 
-def test_the_clock_is_the_midpoint_of_the_shortest_round_trip():
-    # host clock = coordinator + 1,000,000; the second ping's reply was slow on the way back
-    pings = [(100, 1_000_150, 210), (300, 1_000_350, 900), (1000, 1_001_040, 1060)]
-    c = split.clock(pings)
-    assert (c.offset_ns, c.round_trip_ns) == (1_000_010, 60)
-    assert split.Clock(1_234_567, 890_123).as_dict() == {"clock_offset_ms": 1.235,
-                                                         "round_trip_ms": 0.89}
-    with pytest.raises(ValueError):
-        split.clock([])
-
-
 def test_instants_are_translated_both_ways():
     assert split.to_host(Start(10, 20), 5) == Start(15, 25)
     assert split.to_host(Stop(), 5) == Stop()
@@ -105,10 +95,11 @@ def test_a_host_part_sums_its_workers_and_a_failed_one_says_so():
     plans = split.split(_step(6, workers=4).plans, ("h1", "h2"))
     finals = {0: _final(0, [10, 9, 1, 1, 1], 0.5), 2: _final(2, [5, 4, 0, 1, 0], 0.25),
               1: _final(1, [3, 3, 0, 0, 0], 0.1)}
-    clk = split.Clock(2_000_000, 500_000)
+    clk = Offset("h1", wall_offset_ns=7, mono_offset_ns=1_234_567, bound_ns=445_062,
+                 rtt_ns=890_123, probes=5)
     h1 = split.host_part("h1", plans["h1"], finals, {}, wl, clk, None)
     assert h1 == {"host": "h1", "users": 3, "workers": 2, "completed": 32, "units": 15,
-                  "cpu_s": 0.75, "reported": 2, "clock_offset_ms": 2.0, "round_trip_ms": 0.5,
+                  "cpu_s": 0.75, "reported": 2, "clock_offset_ms": 1.235, "round_trip_ms": 0.89,
                   "status": "completed"}
     h2 = split.host_part("h2", plans["h2"], finals, {1: (40, 12), 3: (8, 2)}, wl, None,
                          "host h2: gone")
