@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -139,7 +140,9 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
         # every loop device over our files, found afresh: Ctrl-C may land after losetup
         # attached one, before it answered
         undo.append(lambda: dev.detach_all(home / "images"))
-        devices = list(spec.devices)
+        # a device named by a symlink (/dev/disk/by-id/...) is resolved once, here: the
+        # record, btrfs and /proc/diskstats then name it alike; ``named`` keeps the names given
+        devices = [Path(os.path.realpath(d)) for d in spec.devices]
         if spec.loop_count:
             images = home / "images"
             images.mkdir()
@@ -148,14 +151,14 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
                 on_step(f"allocating {image.name}")
                 dev.make_backing_file(image, spec.loop_bytes)
                 devices.append(dev.attach_loop(image))
-            spares = list(spec.spares)
+            spares = [Path(os.path.realpath(d)) for d in spec.spares]
             for i in range(spec.spare_loops):
                 image = images / f"spare{i}.img"
                 on_step(f"allocating {image.name}")
                 dev.make_backing_file(image, spec.loop_bytes)
                 spares.append(dev.attach_loop(image))
         else:
-            spares = list(spec.spares)
+            spares = [Path(os.path.realpath(d)) for d in spec.spares]
         on_step(f"making {spec.fs} on {len(devices)} device(s)")
         mkfs = _mkfs(spec, devices)
         # the undo that wipes comes only once mkfs has written: a refused or failed mkfs
@@ -177,6 +180,8 @@ def create(spec: DatastoreSpec, on_step: Callable[[str], None] = lambda s: None)
                "devices": [str(d) for d in devices], "spares": [str(d) for d in spares],
                "loop": ({"count": spec.loop_count, "bytes": spec.loop_bytes}
                         if spec.loop_count else None),
+               "named": {os.path.realpath(d): str(d) for d in (*spec.devices, *spec.spares)
+                         if os.path.realpath(d) != str(d)},
                "mkfs": mkfs, "warnings": warnings(spec)}
         # what proves at destroy that a device is still this datastore's (names shift)
         doc["identity"] = {str(d): dev.identity(d) for d in devices}
@@ -216,6 +221,7 @@ def mounted(doc: dict) -> bool:
 def show(name: str, root: Path = DEFAULT_ROOT) -> dict:
     """The record with the devices' facts, the live mount options and the space figures."""
     doc = load(name, root)
+    reconcile(doc)
     out = {k: doc[k] for k in ("name", "fs", "raid", "metadata", "checksum", "compress",
                                "mount", "created", "warnings")}
     out["mounted"] = mounted(doc)
@@ -236,6 +242,10 @@ def destroy(name: str, root: Path = DEFAULT_ROOT,
     doc = load(name, root)
     home = folder(name, root)
     mount = Path(doc["mount"])
+    try:
+        reconcile(doc)  # a device btrfs let go of meanwhile is not its to wipe
+    except OltplabError:
+        pass  # each device's identity is checked before a wipe all the same
     if os.path.ismount(mount):
         on_step(f"unmounting {mount}")
         p = subprocess.run(["umount", str(mount)], capture_output=True, text=True, timeout=300)
@@ -281,6 +291,11 @@ def holding(path: Path) -> dict | None:
 def describe(doc: dict, with_space: bool = True) -> dict:
     """What a run records of the datastore under it: the policy, the devices' facts, the mount
     options in force and (``with_space``) the space figures now."""
+    try:
+        reconcile(doc)
+        unchecked = None
+    except OltplabError as e:  # the run is recorded all the same, with why
+        unchecked = str(e)
     out = {k: doc[k] for k in ("name", "fs", "raid", "metadata", "checksum", "compress",
                                "mount")}
     out["dedupe"] = doc.get("dedupe", False)
@@ -288,6 +303,8 @@ def describe(doc: dict, with_space: bool = True) -> dict:
     out["mount_options"] = _live_options(doc["mount"])
     out["devices"] = [dev.facts(Path(d)) for d in doc["devices"]]
     out["loop"] = doc["loop"]
+    if unchecked:
+        out["record_unchecked"] = unchecked
     if with_space:
         out["space"] = measure(doc["fs"], Path(doc["mount"]), doc["empty_used_bytes"])
     return out
@@ -301,6 +318,63 @@ def _live_options(mount: str) -> str | None:
     if info.get("mount_point") != os.path.realpath(mount):
         return None
     return ",".join(x for x in (info.get("mount_options"), info.get("fs_options")) if x)
+
+
+def members(mount: str) -> list[str]:
+    """The devices ``btrfs filesystem show`` lists as the file system's members now, as it
+    names them (a device it reports missing is left out)."""
+    out = dev.run_tool(["btrfs", "filesystem", "show", "--raw", str(mount)],
+                       "btrfs filesystem show")
+    found = [m.group(1) for m in re.finditer(r"^\s*devid\s+\d+\s.*?\bpath (.+?)\s*$", out, re.M)]
+    return [p for p in found if not p.startswith("<")]  # "<missing disk>"
+
+
+def data_profiles(mount: str) -> dict[str, str]:
+    """{"raid": data profile, "metadata": metadata profile} as ``btrfs filesystem df`` has them
+    now; where chunks of two profiles hold data (a conversion stopped half way), both, joined
+    with "+" ("raid1+raid5")."""
+    out = dev.run_tool(["btrfs", "filesystem", "df", "-b", str(mount)], "btrfs filesystem df")
+    totals: dict[str, dict[str, int]] = {"Data": {}, "Metadata": {}}
+    for m in re.finditer(r"^(Data|Metadata), (\w+): total=(\d+)", out, re.M):
+        totals[m.group(1)][m.group(2).lower()] = int(m.group(3))
+
+    def held(kind: str) -> str | None:  # the profiles with chunks, else all it lists
+        names = sorted(p for p, n in totals[kind].items() if n) or sorted(totals[kind])
+        return "+".join(names) or None
+    return {"raid": held("Data"), "metadata": held("Metadata")}
+
+
+def reconcile(doc: dict) -> dict:
+    """Make a mounted btrfs datastore's record say what the file system has, and write it
+    (atomically) where it differs: its members as ``btrfs filesystem show`` lists them (named
+    as the record names them), a member it no longer lists moved to ``removed``, a spare it
+    took in the place of the device it replaced, and the profiles of its chunks. The one
+    writer of a datastore's members and profiles after create: faults call it when their
+    work has ended, however it ended. Returns the fields that changed ({} when none)."""
+    if doc["fs"] != "btrfs" or not mounted(doc):
+        return {}
+    known = [*doc["devices"], *doc.get("spares", []), *doc.get("removed", [])]
+    by_real = {os.path.realpath(d): d for d in reversed(known)}
+    now = [by_real.get(os.path.realpath(p), p) for p in members(doc["mount"])]
+    new = [d for d in now if d not in doc["devices"]]
+    devices, gone = [], []
+    for d in doc["devices"]:
+        if d in now:
+            devices.append(d)
+        elif new:  # a replace: the spare takes the place of the device it replaced
+            devices.append(new.pop(0))
+            gone.append(d)
+        else:
+            gone.append(d)
+    devices += new
+    fields = {"devices": devices,
+              "spares": [s for s in doc.get("spares", []) if s not in devices],
+              "removed": list(dict.fromkeys([*doc.get("removed", []), *gone]))}
+    fields.update(data_profiles(doc["mount"]))
+    changed = {k: v for k, v in fields.items() if doc.get(k, [] if k == "removed" else None) != v}
+    if changed:
+        update(doc, **changed)
+    return changed
 
 
 def update(doc: dict, **fields) -> dict:

@@ -8,6 +8,7 @@ Each check raises one ``UsageError`` naming the flag.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +116,7 @@ class DatastoreSpec:
         if len(devices) != self.device_count:
             out.append(Difference("devices", _count(len(devices), "device"),
                                   str(self.device_count)))
-        elif self.devices and sorted(devices) != sorted(map(str, self.devices)):
+        elif self.devices and same_set(devices) != same_set(self.devices):
             out.append(Difference("devices", f"devices {', '.join(devices)}",
                                   ", ".join(map(str, self.devices))))
         loop = doc.get("loop") or {}
@@ -181,6 +182,12 @@ def parse_compress(text: str, flag: str = "--compress") -> str:
             what = "takes no level" if bounds is None else f"levels are {bounds[0]}-{bounds[1]}"
             raise UsageError(f"{flag}: {text!r}: {algo} {what}")
     return text
+
+
+def same_set(devices) -> list[str]:
+    """The device nodes ``devices`` name, symlinks (/dev/disk/by-id/...) resolved, sorted: a
+    datastore records its devices resolved, as btrfs names them."""
+    return sorted(os.path.realpath(d) for d in devices)
 
 
 def parse_devices(text: str, flag: str = "--devices") -> tuple[Path, ...]:

@@ -59,6 +59,9 @@ from ..telemetry.sources.disks import RD_SECT, WR_SECT, parse_diskstats
 MB = 10**6
 SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's block size
 POLL_S = 0.2
+# how long a fault's btrfs work may take to end once the run is over and it is cancelled
+CANCEL_WAIT_S = 60.0
+STILL_RUNNING = "still running"
 WRITTEN_BY_REMAINING = ("bytes written by the remaining devices during the work (the "
                         "workload's writes in that time included)")
 SCRUBBED = "bytes the scrub read and verified (data_bytes_scrubbed + tree_bytes_scrubbed)"
@@ -214,21 +217,55 @@ class _BtrfsWork:
         self._background(rec, writers, t0, before)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
+        ended = None
         while proc.poll() is None:
-            if stop.wait(POLL_S):
-                subprocess.run(["btrfs", *self.cancel, doc["mount"]], capture_output=True,
-                               timeout=600)
-                proc.wait()
-                self._measured(rec, writers, readers, before, time.monotonic() - t0)
-                raise DatabaseError(f"cancelled after {rec['seconds']:.1f} s: the run ended "
-                                    "before the file system was done")
-        out, err = proc.communicate()
-        seconds = time.monotonic() - t0
-        self._measured(rec, writers, readers, before, seconds)
+            if stop.wait(POLL_S):  # the run ended first
+                ended = self._stop(proc, doc)
+                break
+        out, err = proc.communicate() if ended != STILL_RUNNING else ("", "")
+        self._measured(rec, writers, readers, before, time.monotonic() - t0)
+        rec["ended"] = ended or ("done" if proc.returncode == 0 else "failed")
+        self._settle(rec, doc)
+        if ended == STILL_RUNNING:
+            raise DatabaseError(f"still running {CANCEL_WAIT_S:g} s after the run ended "
+                                f"(btrfs {' '.join(self.cancel)} did not stop it): left running, "
+                                "the datastore recorded as it was then")
+        if ended == "cancelled":
+            raise DatabaseError(f"cancelled after {rec['seconds']:.1f} s: the run ended "
+                                "before the file system was done")
         if proc.returncode != 0:
             raise DatabaseError(f"{' '.join(cmd[:3])}: {_why(err, out, proc.returncode)}")
         rec.update(self.after(doc, out))
         rec["mb_per_s"] = rate(rec["bytes_moved"], rec["seconds"])
+
+    def _stop(self, proc: subprocess.Popen, doc: dict) -> str:
+        """Cancel the work (the run ended before it), waiting CANCEL_WAIT_S at most in all for
+        the command to end; how it ended: "cancelled", "done" (it finished before the cancel
+        took) or STILL_RUNNING (left running: btrfs cannot stop a removal mid-chunk)."""
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        try:
+            subprocess.run(["btrfs", *self.cancel, doc["mount"]], capture_output=True,
+                           timeout=CANCEL_WAIT_S)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return STILL_RUNNING
+        return "done" if proc.returncode == 0 else "cancelled"
+
+    @staticmethod
+    def _settle(rec: dict, doc: dict) -> None:
+        """The datastore's record made to say what the file system has now (its members, its
+        profiles), by the datastore's owner, whatever became of the work."""
+        try:
+            changed = service.reconcile(doc)
+        except Exception as e:  # noqa: BLE001 - the measurement is kept; the reason recorded
+            rec["datastore_record"] = f"not brought up to date: {e}"
+            return
+        rec["devices_after"] = len(doc["devices"])
+        if "raid" in changed:
+            rec["raid_after"] = doc["raid"]
 
     def _background(self, rec: dict, writers: list[str], now: float, counters: dict) -> None:
         """The write rate of ``writers`` from the fault's making to now."""
@@ -269,10 +306,11 @@ class RemoveDevice(_BtrfsWork):
                 raise UsageError(f"--inject {event.text}: datastore {doc['name']!r} has "
                                  f"devices 1 to {len(devices)}")
             return devices[int(arg) - 1]
-        if arg not in devices:
+        found = [d for d in devices if same_device(d, arg)]  # by any of its names
+        if not found:
             raise UsageError(f"--inject {event.text}: not a device of datastore "
                              f"{doc['name']!r} ({', '.join(devices)})")
-        return arg
+        return found[0]
 
     @classmethod
     def check(cls, db, event: InjectEvent, planned: dict | None = None) -> None:
@@ -294,12 +332,6 @@ class RemoveDevice(_BtrfsWork):
     def devices(self, doc: dict):
         device = self.pick(doc, self.event)
         return [d for d in doc["devices"] if d != device], list(doc["devices"])
-
-    def after(self, doc: dict, out: str) -> dict:
-        device = self.pick(doc, self.event)
-        service.update(doc, devices=[d for d in doc["devices"] if d != device],
-                       removed=doc.get("removed", []) + [device])
-        return {}
 
 
 class Convert(_BtrfsWork):
@@ -323,10 +355,6 @@ class Convert(_BtrfsWork):
                  doc["mount"]],
                 {"from": doc["raid"], "to": self.event.arg,
                  "allocated_bytes": data_total(doc["mount"])})
-
-    def after(self, doc: dict, out: str) -> dict:
-        service.update(doc, raid=self.event.arg)
-        return {}
 
 
 class Scrub(_BtrfsWork):
@@ -372,13 +400,6 @@ class ReplaceDevice(RemoveDevice):
         device, spare = self.pick(doc, self.event), doc["spares"][0]
         return ([spare if d == device else d for d in doc["devices"]],
                 doc["devices"] + [spare])
-
-    def after(self, doc: dict, out: str) -> dict:
-        device = self.pick(doc, self.event)
-        spare = doc["spares"][0]
-        service.update(doc, devices=[spare if d == device else d for d in doc["devices"]],
-                       spares=doc["spares"][1:], removed=doc.get("removed", []) + [device])
-        return {}
 
 
 def device_stats(mount: str) -> dict[str, dict[str, int]]:
@@ -447,6 +468,7 @@ class FailDevice(RemoveDevice):
                           if v - self.before.get(d, {}).get(k, 0)}
                       for d, stats in after.items()}
             errors = {d: e for d, e in errors.items() if e}
+            self._settle(rec, self.doc)
             ro = read_only(self.doc["mount"])
             failed = sum(e.get("write_io_errs", 0) for e in errors.values())
             rec.update(device_errors=errors, read_only=ro,

@@ -19,7 +19,7 @@ An interrupted or failed plan leaves its datastores, so that ``plan run --resume
 
 from __future__ import annotations
 
-from ..datastores.spec import altering
+from ..datastores.spec import altering, same_set
 from ..errors import OltplabError
 
 
@@ -51,7 +51,7 @@ def made_as_asked(spec, doc: dict) -> bool:
     if spec.loop_count:
         return doc.get("loop") == {"count": spec.loop_count, "bytes": spec.loop_bytes}
     had = {*doc.get("removed", []), *doc["devices"], *doc.get("spares", [])}
-    return had == {str(d) for d in (*spec.devices, *spec.spares)}
+    return same_set(had) == same_set({*spec.devices, *spec.spares})
 
 
 def why_restore(spec, doc: dict) -> str | None:
