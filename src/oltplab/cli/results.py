@@ -69,10 +69,11 @@ def results_show(run, results_dir, as_json):
 def _with_io(steps: list) -> None:
     """Each step with telemetry gets its front end beside its back end (``io``), which runs
     recorded before it was stored get from their figures (null where they had none)."""
+    from ..runs.timeline import issued
     from ..telemetry.derive import io_figures
     for step in steps:
         if isinstance(step, dict) and isinstance(step.get("telemetry"), dict):
-            step.setdefault("io", io_figures(step["telemetry"]))
+            step.setdefault("io", io_figures(step["telemetry"], issued(step)))
 
 
 @results.command("export")

@@ -12,6 +12,7 @@ from .answer import baseline_group
 from .charts import bar_chart
 from .model import Section, Table
 from .runs import Group
+from ..runs.timeline import issued
 from ..telemetry.derive import bytes_amplification, io_figures
 from .stats import mean
 
@@ -66,7 +67,7 @@ def _at_best(run, store: dict) -> dict:
     whole = f.get("datastore")
     devices = (whole or {}).get("devices") or [d.get("name") for d in store.get("devices") or ()
                                                if d.get("name")]
-    io = io_figures(f)
+    io = io_figures(f, issued(step or {}))
     if whole:
         back, wait = _sum(io["back_read_iops"], io["back_write_iops"]), whole.get("await_ms")
     else:
@@ -80,7 +81,7 @@ def _at_best(run, store: dict) -> dict:
               if isinstance(op, dict) and op.get("p99_us") is not None]
     return {"headline": (step or {}).get(_unit(run)[0]),
             "front": _sum(io["front_read_iops"], io["front_write_iops"]), "back": back,
-            "amplification": io["amplification"], "bytes": bytes_amplification(f),
+            "amplification": io["amplification"], "bytes": bytes_amplification(f, issued(step or {})),
             "await": wait,
             "cpu": None if idle is None else 100 - idle,
             "p99": max(per_io) / 1000 if per_io else None}

@@ -201,8 +201,26 @@ def latency_table(run: RunData) -> Table:
                  caption="Pooled over all jobs from fio's latency bins.")
 
 
+def devices_table(run: RunData) -> Table | None:
+    """What fio issued beside what the devices under the target served (every member of a
+    datastore), and the ratio: the write amplification of the storage under the file system
+    (a two-way mirror's is near 2); None when no step measured its devices."""
+    rows = [(s.get("profile"), io.get("front_read_iops"), io.get("back_read_iops"),
+             io.get("front_write_iops"), io.get("back_write_iops"), io.get("amplification"))
+            for s in run.steps if (io := s.get("io") or {}).get("back_write_iops") is not None]
+    if not rows:
+        return None
+    return Table("devices", "fio's I/Os and the devices' I/Os",
+                 ("profile", "read IOPS (fio)", "read IOPS (devices)", "write IOPS (fio)",
+                  "write IOPS (devices)", "write amplification"), tuple(rows),
+                 caption="Devices: every device under the target (each member of a "
+                         "datastore), from /proc/diskstats over the step; amplification: "
+                         "device writes / fio's writes. Reads the page cache answers never "
+                         "reach a device.")
+
+
 def tables(run: RunData) -> list[Table]:
-    return [profiles_table(run), latency_table(run)]
+    return [t for t in (profiles_table(run), latency_table(run), devices_table(run)) if t]
 
 
 def headline(run: dict) -> str:

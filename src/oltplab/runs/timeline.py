@@ -56,11 +56,22 @@ def save_timeline(sampler, record, hosts=None) -> None:
         k = figures.get("step")
         if isinstance(k, int) and 0 <= k < len(steps):
             steps[k]["telemetry"] = figures
-            steps[k]["io"] = io_figures(figures)
+            steps[k]["io"] = io_figures(figures, issued(steps[k]))
     record.data["telemetry"] = {"file": "timeline.json", "interval_s": timeline.interval_s,
                                 "power": data.get("power")}
     if parts:
         record.data["telemetry"]["hosts"] = _host_figures(timeline, parts, steps)
+
+
+def issued(step: dict) -> dict | None:
+    """The I/Os a fio step issued, by fio's own count (the front end where no database issued
+    them): {"read_iops", "write_iops", "write_mib_s"}, or None for another step."""
+    read, write = step.get("read"), step.get("write")
+    if not (isinstance(read, dict) and isinstance(write, dict) and "iops" in write):
+        return None
+    return {"read_iops": read.get("iops"), "write_iops": write["iops"],
+            "write_mib_s": (write["mbps"] * 1e6 / 2**20
+                            if write.get("mbps") is not None else None)}
 
 
 def _host_figures(timeline, parts: dict, steps: list[dict]) -> dict:

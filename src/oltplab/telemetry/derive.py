@@ -352,20 +352,27 @@ IO_KEYS = ("front_read_iops", "front_write_iops", "back_read_iops", "back_write_
            "amplification")
 
 
-def bytes_amplification(figures: dict) -> float | None:
+def bytes_amplification(figures: dict, issued: dict | None = None) -> float | None:
     """Bytes all the datastore's members wrote / bytes the database wrote (a step's telemetry
-    figures); None where a side is unknown or the database wrote nothing."""
+    figures; ``issued``: fio's own, {"write_mib_s"}, for a step no database drove); None where
+    a side is unknown or the front end wrote nothing."""
     front = (figures.get("db") or {}).get("front_write_mib_s")
+    if front is None and issued:
+        front = issued.get("write_mib_s")
     back = (figures.get("datastore") or {}).get("write_mb_s")
     return back / front if back is not None and front else None
 
 
-def io_figures(figures: dict) -> dict:
+def io_figures(figures: dict, issued: dict | None = None) -> dict:
     """A step's front end beside its back end, from its telemetry figures: the I/Os the
     database issued, those all the datastore's members served, and the write amplification
     (back-end writes / front-end writes; None where a side is unknown or nothing was
-    written by the database)."""
+    written by the database). ``issued`` is the front end of a step no database drove:
+    fio's own count of the I/Os it issued ({"read_iops", "write_iops"})."""
     db = figures.get("db") or {}
+    if issued and db.get("front_write_iops") is None:
+        db = {"front_read_iops": issued.get("read_iops"),
+              "front_write_iops": issued.get("write_iops")}
     store = figures.get("datastore") or {}
     front_w, back_w = db.get("front_write_iops"), store.get("write_iops")
     return dict(zip(IO_KEYS, (
