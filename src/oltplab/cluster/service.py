@@ -29,12 +29,12 @@ from .clocks import Offset, probe_hosts
 from .hosts import ClusterSpec, HostSpec
 from .launch import (remote_dir, remote_log_tail, scheduler_argv, sent_files, start_here,
                      start_over_ssh, stop_here, stop_over_ssh, worker_argv)
+from .protocol import PROBE_TIMEOUT_S
 from .state import (ClusterState, Process, Worker, load_state, read_state, remove_state,
                     write_state)
 
 Say = Callable[[str], None]
 LOCK = ".lock"  # held by up and down in the cluster's folder
-CLOCK_TIMEOUT_S = 5.0  # a host's answer to a clock probe, in status
 
 
 def _quiet(text: str) -> None:
@@ -309,7 +309,7 @@ def _probe_clocks(state: ClusterState, into: dict):
         known = _by_name(info)
         live = [w.name for w in state.workers
                 if w.name in known and (w.via == "ssh" or w.process.alive_here())]
-        into.update(probe_hosts(client, live, timeout=CLOCK_TIMEOUT_S))
+        into.update(probe_hosts(client, live, timeout=PROBE_TIMEOUT_S))
     return probe
 
 
