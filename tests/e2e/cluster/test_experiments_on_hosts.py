@@ -26,13 +26,19 @@ from oltplab.telemetry.sampler import Timeline
 from ..conftest import oltplab, server_pids
 
 
-def _parts() -> list[int]:
-    """The parts' processes that run now."""
+def _parts(site: Path) -> list[int]:
+    """The parts' processes that run now on this test's cluster (their workers run in
+    ``site``; another test's cluster may have its own at the same time)."""
     found = []
     for p in psutil.process_iter(["cmdline", "status"]):
-        if p.info["status"] != psutil.STATUS_ZOMBIE \
-                and "oltplab.cluster.partmain" in " ".join(p.info["cmdline"] or []):
-            found.append(p.pid)
+        if p.info["status"] == psutil.STATUS_ZOMBIE \
+                or "oltplab.cluster.partmain" not in " ".join(p.info["cmdline"] or []):
+            continue
+        try:
+            if p.cwd().startswith(str(site)):
+                found.append(p.pid)
+        except psutil.Error:  # ended meanwhile
+            pass
     return found
 
 
@@ -83,7 +89,7 @@ def test_a_run_over_two_hosts_is_one_record_with_each_hosts_share(site):
     starts = [m for m in tl.marks if m["name"] == "backup-start"]
     assert len(starts) == len(backup["cycles"]) and {m["host"] for m in starts} == {"h1"}
     assert all(tl.t0_ns <= m["t_ns"] <= tl.end_ns for m in starts)
-    assert not server_pids(site / "nb") and not _parts()
+    assert not server_pids(site / "nb") and not _parts(site)
 
 
 PLAN = """
@@ -132,7 +138,7 @@ def test_a_plans_cells_run_on_both_hosts_at_once(site):
     again = oltplab("plan", "run", "spread.toml", "--resume", cwd=site)
     assert again.returncode == 0 and "2 done, 0 failed, 0 pending" in again.stdout + again.stderr
     assert len(list((site / "results").glob("*-spread.*"))) == 2
-    assert not server_pids(site / "plan-data") and not _parts()
+    assert not server_pids(site / "plan-data") and not _parts(site)
 
 
 def test_a_plan_refuses_hosts_it_cannot_use_in_one_line(site):
@@ -168,6 +174,7 @@ def _run_and(site: Path, name: str, sig: signal.Signals) -> tuple[dict, float]:
     def hit():
         if progress.all.wait(240):
             time.sleep(1)
+            box["parts"] = _parts(site)  # both hosts' parts, found as the checks find them
             box["t"] = time.monotonic()
             os.kill(h2, sig)
 
@@ -178,6 +185,7 @@ def _run_and(site: Path, name: str, sig: signal.Signals) -> tuple[dict, float]:
                           sample_interval=1, seed=5, name=name, results_dir=site / "results")
     run = run_neighbours_on_hosts(spec, ("h1", "h2"), site / "cluster", progress)
     helper.join(5)
+    assert len(box["parts"]) == 2, box
     assert time.monotonic() - box["t"] < 60
     return run, progress.entered["pg2"] - box["t"]
 
@@ -187,8 +195,8 @@ def test_a_stopped_host_fails_as_hung_and_every_server_stops(site):
     try:
         run, after = _run_and(site, "hung", signal.SIGSTOP)
         # h2's part hears nothing from its task and stops its server on its own
-        assert wait_until(lambda: not server_pids(site / "nb") and not _parts(), 60), \
-            (server_pids(site / "nb"), _parts())
+        assert wait_until(lambda: not server_pids(site / "nb") and not _parts(site), 60), \
+            (server_pids(site / "nb"), _parts(site))
     finally:
         os.kill(h2, signal.SIGCONT)
     assert run["status"] == "failed"
@@ -220,5 +228,5 @@ def test_a_killed_host_fails_within_30_s_and_leaves_nothing_running(site):
     pg1, pg2 = run["instances"]
     assert pg2["status"] == "failed" and pg1["status"] == "stopped", run["instances"]
     _kept_on_h2(run)
-    assert wait_until(lambda: not server_pids(site / "nb") and not _parts(), 60), \
-        (server_pids(site / "nb"), _parts())
+    assert wait_until(lambda: not server_pids(site / "nb") and not _parts(site), 60), \
+        (server_pids(site / "nb"), _parts(site))
