@@ -15,15 +15,14 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-
 from oltplab.config import parse_inject
 from oltplab.datastores import service
 from oltplab.errors import DatabaseError
 from oltplab.faults import datastore as faults
 
 from ..conftest import datastore as ds
-from .test_device_safety import MiB, loops  # noqa: F401 - the fixture
+from ..tpcc.test_device_faults import _slow_scrub
+from .conftest import MiB
 
 MB = 10**6
 
@@ -45,7 +44,7 @@ def _target(doc: dict) -> SimpleNamespace:
 
 
 def test_symlinked_devices_are_resolved_once_and_a_removal_by_a_link_counts_its_bytes(
-        datastore_root, loops):  # noqa: F811 - the fixture
+        datastore_root, loops):
     root = datastore_root
     disks = [loops(f"disk{i}", 1024 * MiB) for i in range(3)]
     links = root.parent / "by-id"
@@ -66,7 +65,7 @@ def test_symlinked_devices_are_resolved_once_and_a_removal_by_a_link_counts_its_
     work = faults.RemoveDevice(_target(doc), parse_inject(f"at=0s,remove-device={named[2]}"))
     work.fire(rec, threading.Event())
     assert rec["device"] == disks[2] and rec["ended"] == "done", rec
-    assert sorted(rec["devices_written_bytes"]) == disks[:2], rec
+    assert sorted(rec["devices_written_bytes"]) == sorted(disks[:2]), rec
     # raid1 keeps two copies of the 400 MB, over three disks: the copies on the removed one
     # (about two thirds of the data) are written again on the two left
     assert rec["bytes_moved"] >= 100 * MB, rec
@@ -115,7 +114,8 @@ def test_work_that_goes_on_after_its_cancel_is_waited_for_with_a_bound(datastore
     root = datastore_root
     ds(root, "create", "c", "--raid", "raid1", "--metadata", "raid1", "--loop", "2x640MiB")
     doc = _record(root, "c")
-    _fill(doc["mount"], 100)
+    _fill(doc["mount"], 40)
+    _slow_scrub(doc["mount"], 5 * 10**6)  # 80 MB at 5 MB/s a device: it outlasts the test
     monkeypatch.setattr(faults, "CANCEL_WAIT_S", 3.0)
     work = faults.Scrub(_target(doc), parse_inject("at=0s,scrub"))
     rec: dict = {}
@@ -158,16 +158,14 @@ def test_work_that_goes_on_after_its_cancel_is_waited_for_with_a_bound(datastore
     ds(root, "destroy", "c")
 
 
-@pytest.mark.parametrize("kind", ["remove-device=2", "convert=single"])
-def test_a_cancelled_work_leaves_the_record_equal_to_the_file_system(datastore_root, kind):
-    """A removal or a conversion stopped when the run ends: cancelled, and the record says
-    what the file system has then (the device still a member; mixed profiles named)."""
+def test_a_cancelled_conversion_leaves_the_record_equal_to_the_file_system(datastore_root):
+    """A conversion stopped when the run ends: cancelled, and the record says what the file
+    system has then (chunks of both profiles, named both)."""
     root = datastore_root
-    ds(root, "create", "x", "--raid", "raid1", "--metadata", "raid1", "--loop", "3x1GiB")
+    ds(root, "create", "x", "--raid", "raid1", "--metadata", "raid1", "--loop", "2x1GiB")
     doc = _record(root, "x")
     _fill(doc["mount"], 200)
-    cls = faults.RemoveDevice if kind.startswith("remove") else faults.Convert
-    work = cls(_target(doc), parse_inject(f"at=0s,{kind}"))
+    work = faults.Convert(_target(doc), parse_inject("at=0s,convert=single"))
     rec: dict = {}
     stop = threading.Event()
     threading.Timer(0.6, stop.set).start()

@@ -9,33 +9,10 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from oltplab.datastores.devices import loops_under
 
 from ..conftest import datastore as ds
-
-MiB = 1024**2
-
-
-def _loop(image: Path, size: int) -> str:
-    with open(image, "wb") as f:
-        f.truncate(size)
-    return subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
-                          text=True, check=True).stdout.strip()
-
-
-@pytest.fixture
-def loops(datastore_root):
-    made = []
-
-    def make(name: str, size: int = 320 * MiB) -> str:
-        made.append(_loop(datastore_root.parent / f"{name}.img", size))
-        return made[-1]
-
-    yield make
-    for loop in made:
-        subprocess.run(["losetup", "--detach", loop])
+from .conftest import MiB
 
 
 def _head(device: str) -> str:
