@@ -36,6 +36,7 @@ the key. Running, status and resume are in plans/run.py.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import os
 import re
@@ -436,7 +437,15 @@ def _step_label(base: str, name: str, step: Step, steps: tuple[Step, ...]) -> st
     several = sum(s.kind == step.kind for s in steps) > 1
     tail = f"{step.kind}{step.index if several else ''}"
     label = re.sub(r"[^A-Za-z0-9_.\-]", "_", ".".join(p for p in (base, name, tail) if p))
-    return label if len(label) <= 64 else f"{label[:55]}.{tail}"[-64:]
+    if len(label) <= 64:
+        return label
+    # too long: the end of the name (where two targets' paths differ) and a digest of the
+    # whole, so that two targets never share a label (their runs would be one group)
+    digest = hashlib.sha1(label.encode()).hexdigest()[:6]
+    head = re.sub(r"[^A-Za-z0-9_.\-]", "_", base)[:24]
+    room = 64 - len(head) - len(tail) - len(digest) - 3
+    end = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[-room:].lstrip("._") if room > 0 else ""
+    return ".".join(p for p in (head, f"{end}-{digest}" if end else digest, tail) if p)
 
 
 def _show(v: Any) -> str:

@@ -402,3 +402,30 @@ def test_hosts_place_each_cell_on_its_datastores_host_or_in_turn(tmp_path, monke
 def test_bad_hosts_are_refused_naming_the_key(tmp_path, hosts, needle):
     with pytest.raises(UsageError, match=needle):
         plan_of(tmp_path, f'[plan]\nname = "p"\n[hosts]\n{hosts}\n')
+
+
+def test_a_fio_step_on_each_of_several_datastores_has_a_label_of_its_own(tmp_path, monkeypatch):
+    """Its runs' label names the path fio measures in: paths that differ only past the 64
+    characters a label keeps were one label, so three datastores' fio runs were one group."""
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    names = ["r1", "r5-zstd", "r5-zstd-dedupe"]
+    stores = "".join(f'[datastores.{n}]\nraid = "raid1"\nloop = "2x1GiB"\n' for n in names)
+    plan = plan_of(tmp_path, f"""
+[plan]
+name = "acc-policies-fio-dvds"
+[defaults]
+users = [1]
+[matrix]
+datastore = {names}
+{stores}
+[[step]]
+kind = "fio"
+profile = "4k-randwrite"
+[[step]]
+kind = "tpcc"
+""".replace("'", '"'))
+    labels = [i.label for i in plan.items if i.step.kind == "fio"]
+    assert len(labels) == 3 and len(set(labels)) == 3, labels
+    assert all(len(x) <= 64 and x.startswith("acc-policies-fio-dvds.") and x.endswith(".fio")
+               for x in labels), labels
+    assert [n in x for n, x in zip(names, labels)] == [True, True, True], labels
