@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 # the suite runs in this many pytest processes (each starts its own test servers), each test
 # file whole in one of them (a file's tests may build on each other); 1 runs it in one. Three
 # on 2 cores: the tests mostly wait (servers starting, runs of fixed length), a third of
-# the CPU was used with two
+# the CPU was used with two. --no-loadscope-reorder keeps the order tests/conftest.py gives
+# the files (the longest first) instead of xdist's (the most tests first)
 TEST_WORKERS ?= 3
 
 .PHONY: run test install deb-packages bench clean
@@ -18,7 +19,7 @@ run: install
 	$(BIN)/oltplab quickstart
 
 test: install
-	$(BIN)/python -m pytest -q --durations=25 $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+	$(BIN)/python -m pytest -q --durations=25 $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 install: deb-packages $(STAMP)
 

@@ -45,14 +45,20 @@ def _socket_folders() -> set[Path]:
     return set(Path(FALLBACK_ROOT).glob(_SOCKET_FOLDERS))
 
 
-# the longest test file (the C part built and tested under the sanitizers, about three
-# minutes) goes first: with --dist loadfile a worker takes files in this order, and one that
-# starts it last makes the whole suite wait for it
-LONGEST_FIRST = ("test_native_sanitizers.py",)
+# The longest test files first, the longest of all first (the C part built and tested under
+# the sanitizers, about three minutes): with --dist loadfile --no-loadscope-reorder (make
+# test) a worker takes files in this order, the end-to-end ones next (collected first) and
+# the many short unit files last, where they fill the gaps. xdist's own order (most tests
+# first) started the sanitizers' one test last and the suite waited for it.
+LONGEST_FIRST = ("test_native_sanitizers.py", "test_plan_examples.py", "test_device_faults.py",
+                 "test_backup.py", "test_neighbours.py", "test_experiments_on_hosts.py",
+                 "test_inject.py", "test_mariadb_faults.py", "test_datastore.py",
+                 "test_mariadb_backup.py", "test_dvds_cli.py", "test_plans.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 def pytest_configure(config):
