@@ -107,15 +107,7 @@ def _mkfs(spec: DatastoreSpec, devices: list[Path]) -> list[str]:
 
 def btrfs_made(mount: Path, device: Path) -> dict:
     """The profiles and checksum the file system has (which mkfs chose where none was asked)."""
-    out = dev.run_tool(["btrfs", "filesystem", "df", "-b", str(mount)], "btrfs filesystem df")
-    made: dict = {"raid": None, "metadata": None, "checksum": None}
-    for line in out.splitlines():
-        kind, _, rest = line.partition(",")
-        profile = rest.split(":")[0].strip().lower()
-        if kind == "Data":
-            made["raid"] = profile
-        elif kind == "Metadata":
-            made["metadata"] = profile
+    made: dict = {**data_profiles(str(mount)), "checksum": None}
     sb = dev.run_tool(["btrfs", "inspect-internal", "dump-super", str(device)], "btrfs dump-super")
     for line in sb.splitlines():
         if line.startswith("csum_type"):
