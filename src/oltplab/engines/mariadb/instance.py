@@ -4,7 +4,8 @@
 redo log on another device (``innodb_log_group_home_dir``). Each start writes the options to
 ``oltplab.cnf`` in the data directory and runs ``mariadbd --defaults-file=<that file>``, so no
 other option file is read and the file shows what the running server was given: derived from
---db-memory (settings.py), then the ``-c name=value`` overrides.
+--db-memory (settings.py), then the ``-c name=value`` overrides; ``innodb_page_size`` is the
+data directory's own once it exists (pages.py).
 
 Run as root, the server runs as the unprivileged ``oltplab`` OS user (engines/postgres/osuser.py,
 shared), or as the owner of an existing data directory. Access rules are in access.py. Stop is
@@ -30,6 +31,7 @@ from ..common.access import make_private_dir, tcp_in_use, write_owned
 from ..common.osuser import (User, check_dir, current_user, ensure_system_user, grant_traverse,
                              pid_alive, user_of_uid)
 from . import access, client
+from .pages import checked_page_size
 from .settings import derive_settings, option_line, read_settings
 
 SETTINGS_FILE = "oltplab.cnf"
@@ -237,6 +239,8 @@ class MariaDBInstance:
                 "--skip-name-resolve", f"--tmpdir={self._private_dir(user)}"]
         redo = self.settings()
         args.append(f"--innodb-log-file-size={redo['innodb_log_file_size']}")
+        if "innodb_page_size" in redo:  # fixed from now on (pages.py)
+            args.append(f"--innodb-page-size={redo['innodb_page_size']}")
         if self.waldir is not None:
             self._own(self.waldir, user)
             args.append(f"--innodb-log-group-home-dir={self.waldir}")
@@ -252,6 +256,11 @@ class MariaDBInstance:
     def settings(self, need_connections: int = 100) -> dict[str, str]:
         """Every option of oltplab.cnf: files and endpoint, derived settings, -c overrides."""
         derived = derive_settings(self.spec.db_memory, need_connections, self.spec.settings)
+        page = checked_page_size(self.datadir, self.initialized(),
+                                 derived.pop("innodb_page_size", None),
+                                 (self._running_settings() or {}).get("innodb_page_size"))
+        if page is not None:
+            derived["innodb_page_size"] = page
         base = {"datadir": str(self.datadir), "socket": str(self.socket_path),
                 "pid_file": str(self.datadir / PID_FILE), "log_error": str(self.log_path),
                 "init_file": str(self.datadir / INIT_FILE), "skip_name_resolve": "ON",
