@@ -143,3 +143,30 @@ def tax_rate(tx_id: str) -> int:
     if tx_id[0] == "N":
         return 10_000 + 1_000 * k
     return (k * 37 % 300) * 100 // 3  # 37 is prime to 300: distinct rates
+
+
+#: zip_code's rows: the codes zip_code(0) .. zip_code(ZIP_CODES - 1).
+ZIP_CODES = 14_741
+
+
+def zip_code(k: int) -> str:
+    """zc_code of zip code ``k`` (0-based, below ZIP_CODES): distinct 5-digit codes from 10000
+    to 99999, scattered (7,919 is prime to 90,000)."""
+    return f"{10_000 + (k * 7_919 + 3_001) % 90_000}"
+
+
+#: The hours of a day of trading (8): from DAY_OPENS to DAY_CLOSES.
+DAY_CLOSES = datetime.time(17, 0)
+
+
+def trading_date(day: int) -> datetime.date:
+    """The date of day ``day`` (0-based) of the initial trading: the day-th weekday from
+    START_DATE (a Monday)."""
+    weeks, weekday = divmod(day, 5)
+    return START_DATE + datetime.timedelta(days=7 * weeks + weekday)
+
+
+def trading_end(scale: Scale) -> datetime.datetime:
+    """When the initial trading ends: the close (DAY_CLOSES) of its last day; last_trade's
+    lt_dts."""
+    return datetime.datetime.combine(trading_date(scale.days - 1), DAY_CLOSES)
