@@ -375,6 +375,21 @@ DVDS_RUN: tuple[Option, ...] = (
     *(o for o in RUN if o.name in ("check", "cold", "inject", "results_dir")),
 )
 
+# brokerage: the TPC-E-derived brokerage's database (its own) and build
+BROKERAGE_DB: tuple[Option, ...] = tuple(
+    Option(**{**o.__dict__, "default": "brokerage"}) if o.name == "dbname" else o for o in DB)
+BROKERAGE_BUILD: tuple[Option, ...] = (
+    Option("customers", "brokerage_build", "Customers: a multiple of 1,000 (load units).",
+           ("--customers",), type=int, required=True),
+    Option("days", "brokerage_build", "Days of initial trading (Trade-Lookup's time windows "
+           "need 5 or more).", ("--days",), type=int, default=300, show_default=True),
+    *(Option(**{**o.__dict__, "part": "brokerage_build"}) for o in DVDS_BUILD
+      if o.name in ("build_users", "force", "seed")),
+    Option("page_kib", "brokerage_build", "MariaDB: InnoDB's page size, 8k (the paper's) or "
+           "16k, for a new data directory [default: the server's].", ("--innodb-page-size",),
+           metavar="8k|16k"),
+)
+
 
 # the sampler that records CPU, disks, memory, network, database and power (every command
 # that saves a run); a plan's cell takes them for all its steps

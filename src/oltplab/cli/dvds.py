@@ -11,11 +11,11 @@ from rich.table import Table
 
 from ..config import RunSpec, metrics_spec
 from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN, LOADGEN
-from ..runs.lifecycle import check_record, raise_for_status, run_group, run_workload_recorded
+from ..runs.lifecycle import raise_for_status, run_group, run_workload_recorded
 from .db import make_db_spec
 from .options import (check_repeats, metrics_options, print_repeats, repeat_option,
                       table_options, telemetry_options)
-from .tpcc import TpccLines, checked_loadgen, dedupe_line, print_conditions
+from .tpcc import TpccLines, build_shown, checked_loadgen, echo_dedupe, workload_check
 
 WORKLOAD = "dvds"
 
@@ -32,18 +32,13 @@ def dvds_build(size, build_users, force, seed, ds3, **kw):
     """Create and load the shop's tables, keys, full-text indexes and functions."""
     from .. import engines
     from ..workloads.dvds.build import DvdsBuildSpec
-    from .ui import BuildLines
     spec = make_db_spec(kw)
     bspec = DvdsBuildSpec(size=size, build_users=build_users or max(1, os.cpu_count() or 1),
                           force=force, seed=seed, ds3=ds3)
     engine = engines.get(spec.engine)
-    dialect = engine.dialect_for(WORKLOAD)
+    engine.dialect_for(WORKLOAD)  # an engine without the shop fails here
     with engine.database(spec, need_connections=bspec.build_users + 10) as target:
-        lines = BuildLines()
-        try:
-            summary = dialect.build(target.dsn, bspec, progress=lines.start())
-        finally:
-            lines.close()
+        summary = build_shown(engine, target.dsn, bspec, WORKLOAD)
         seconds = summary.get("seconds", 0) or 0
         rows = summary.get("rows", {})
         ds3 = (f", DS3: {rows.get('membership', 0):,} members, {rows.get('reviews', 0):,} "
@@ -51,11 +46,7 @@ def dvds_build(size, build_users, force, seed, ds3, **kw):
         click.echo(f"built the {size.name} shop ({size.customers:,} customers, "
                    f"{size.orders:,} orders, {size.products:,} products{ds3}) in "
                    f"{seconds:.1f} s")
-        if spec.dsn is None:
-            from ..datastores.service import after_build
-            entry = after_build(spec.datadir)  # a datastore made with --dedupe
-            if entry is not None:
-                click.echo(dedupe_line(entry))
+        echo_dedupe(spec)
 
 
 @dvds.command("run")
@@ -211,10 +202,4 @@ def plan_lines(spec: RunSpec) -> DvdsLines:
 @table_options(DVDS_DB)
 def dvds_check(**kw):
     """The shop's consistency rules in one snapshot; exit 0 when all hold."""
-    from .. import engines
-    spec = make_db_spec(kw)
-    engine = engines.get(spec.engine)
-    with engine.database(spec) as target:
-        engine.schema_info(target.dsn, WORKLOAD)
-        rec = check_record(target.dsn, after_run=True, engine=engine.name, workload=WORKLOAD)
-    print_conditions(rec)
+    workload_check(kw, WORKLOAD)

@@ -23,6 +23,7 @@ def cli():
 
 
 from .backup import backup  # noqa: E402
+from .brokerage import brokerage  # noqa: E402
 from .cluster import cluster  # noqa: E402
 from .datastore import datastore  # noqa: E402
 from .db import db  # noqa: E402
@@ -34,8 +35,8 @@ from .report import report  # noqa: E402
 from .results import results  # noqa: E402
 from .tpcc import quickstart, tpcc  # noqa: E402
 
-for _command in (db, tpcc, dvds, backup, quickstart, fio, datastore, neighbours, plan, results,
-                 report, cluster):
+for _command in (db, tpcc, dvds, brokerage, backup, quickstart, fio, datastore, neighbours, plan,
+                 results, report, cluster):
     cli.add_command(_command)
 
 

@@ -36,16 +36,22 @@ def tpcc_build(warehouses, build_users, force, seed, **kw):
     from .. import engines
     engine = engines.get(spec.engine)
     with engine.database(spec, need_connections=bspec.build_users + 10) as target:
-        summary = _build(engine, target.dsn, bspec)
+        summary = build_shown(engine, target.dsn, bspec)
         seconds = summary.get("seconds", 0)
         click.echo(f"built {summary.get('warehouses', warehouses)} warehouses in "
                    f"{seconds:.1f} s ({60 * warehouses / max(seconds, 1e-9):.1f} "
                    "warehouses/min)")
-        if spec.dsn is None:
-            from ..datastores.service import after_build
-            entry = after_build(spec.datadir)  # a datastore made with --dedupe
-            if entry is not None:
-                click.echo(dedupe_line(entry))
+        echo_dedupe(spec)
+
+
+def echo_dedupe(spec) -> None:
+    """After a build on a managed server whose datastore was made with --dedupe: what
+    duperemove did."""
+    if spec.dsn is None:
+        from ..datastores.service import after_build
+        entry = after_build(spec.datadir)
+        if entry is not None:
+            click.echo(dedupe_line(entry))
 
 
 def dedupe_line(entry: dict) -> str:
@@ -61,11 +67,12 @@ def dedupe_line(entry: dict) -> str:
                if entry.get("duperemove_shared_bytes") is not None else ""))
 
 
-def _build(engine, dsn: str, bspec: BuildSpec) -> dict:
+def build_shown(engine, dsn: str, bspec, workload: str | None = None) -> dict:
+    """The workload's build (TPC-C's for None) with its progress line."""
     from .ui import BuildLines
     lines = BuildLines()
     try:
-        return engine.dialect.build(dsn, bspec, progress=lines.start())
+        return engine.dialect_for(workload).build(dsn, bspec, progress=lines.start())
     finally:
         lines.close()
 
@@ -195,6 +202,18 @@ def tpcc_check(after_run, **kw):
         if after_run is None:
             after_run = engine.dialect.has_run(target.dsn)
         rec = check_record(target.dsn, after_run=after_run, engine=engine.name)
+    print_conditions(rec)
+
+
+def workload_check(kw: dict, workload: str) -> None:
+    """``<workload> check`` (the shop's, the brokerage's): its conditions in one snapshot, a
+    line each; OltplabError naming those that failed."""
+    spec = make_db_spec(kw)
+    from .. import engines
+    engine = engines.get(spec.engine)
+    with engine.database(spec) as target:
+        engine.schema_info(target.dsn, workload)
+        rec = check_record(target.dsn, after_run=True, engine=engine.name, workload=workload)
     print_conditions(rec)
 
 

@@ -366,13 +366,17 @@ class EngineParts:
         """The workload's dialect package ``engines/<engine>/<workload>/`` (its ``DIALECT``);
         UsageError when this engine does not speak it yet."""
         from .. import workloads
-        wl = workloads.get(workload)
+        if workload in workloads.SCHEMA_ONLY:
+            name, label = workload, workloads.SCHEMA_ONLY[workload]
+        else:
+            wl = workloads.get(workload)
+            name, label = wl.name, wl.label
         try:
-            module = importlib.import_module(f"{self.package}.{wl.name}")
+            module = importlib.import_module(f"{self.package}.{name}")
         except ModuleNotFoundError as e:
-            if e.name != f"{self.package}.{wl.name}":
+            if e.name != f"{self.package}.{name}":
                 raise
-            raise UsageError(f"the {wl.label} workload does not run on {self.label} yet") from None
+            raise UsageError(f"the {label} workload does not run on {self.label} yet") from None
         return module.DIALECT
 
     def schema_info(self, dsn: str, workload: str | None = None) -> SchemaInfo:

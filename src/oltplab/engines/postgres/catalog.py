@@ -6,7 +6,7 @@ question."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import asyncpg
@@ -62,6 +62,20 @@ async def functions_present(conn: asyncpg.Connection, names: Iterable[str]) -> l
         "SELECT DISTINCT proname FROM pg_proc WHERE proname = ANY($1::text[])"
         " AND pronamespace = current_schema()::regnamespace ORDER BY proname", list(names))
     return [r[0] for r in rows]
+
+
+async def recorded_build(conn: asyncpg.Connection, meta_table: str, own_tables: Iterable[str],
+                         incomplete: Callable[[str], Exception]
+                         ) -> tuple[str, asyncpg.Record | None]:
+    """The database's name and its build's record (the row of ``meta_table``, which a build
+    writes last), None when there is none; ``incomplete(name)`` is raised when the record's
+    table or one of ``own_tables`` is there without it (a build that did not finish)."""
+    name = await conn.fetchval("SELECT current_database()")
+    meta = await present(conn, [meta_table])
+    row = await conn.fetchrow(f"SELECT * FROM {meta_table} LIMIT 1") if meta else None
+    if row is None and (meta or await present(conn, own_tables)):
+        raise incomplete(name)
+    return name, row
 
 
 async def _fetch_flag(dsn: str, query: str):

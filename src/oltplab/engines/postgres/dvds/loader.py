@@ -35,6 +35,7 @@ from ....workloads.dvds.build import build_record, build_summary
 from ....workloads.dvds.schema import tpcc_schema_here
 from ...common.build import draw_seed, timings
 from .. import bulkload
+from ..brokerage.schema import brokerage_here, brokerage_schema_here
 from ..catalog import connection, failing, present
 from .schema import TPCC_TABLES, schema_for
 
@@ -57,6 +58,9 @@ async def _prepare(dsn: str, schema: bulkload.Schema, force: bool) -> None:
         with failing("preparing the schema failed"):
             if await present(conn, TPCC_TABLES):
                 raise tpcc_schema_here(await conn.fetchval("SELECT current_database()"))
+            if await brokerage_here(conn):
+                raise brokerage_schema_here(await conn.fetchval("SELECT current_database()"),
+                                            "DVD-Store-derived", "dvds")
             await bulkload.replace_schema(conn, schema, force)
 
 

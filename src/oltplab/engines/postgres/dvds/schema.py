@@ -11,8 +11,10 @@ import dataclasses
 
 from ....workloads.dvds import schema as common
 from ....workloads.dvds.schema import DS3_TABLES, FUNCTIONS, META_TABLE, TABLES, DvdsSchema
+from ..brokerage.schema import brokerage_here, brokerage_schema_here
 from ..bulkload import Schema
-from ..catalog import ask, connection, dbname, failing, functions_present, present
+from ..catalog import (ask, connection, dbname, failing, functions_present, present,
+                       recorded_build)
 
 #: Tables only a DVD-Store-derived schema has (TPC-C's has an ORDERS table too).
 OWN_TABLES = ("products", "inventory", "cust_hist", "orderlines", "reorder")
@@ -38,16 +40,13 @@ def schema_for(ds3: bool) -> Schema:
 async def _schema_info(dsn: str) -> DvdsSchema:
     async with connection(dsn) as conn:
         with failing(f"reading the DVD-Store-derived schema of {dbname(dsn)} failed"):
-            name = await conn.fetchval("SELECT current_database()")
-            meta = await present(conn, [META_TABLE])
-            row = None
-            if meta:
-                row = await conn.fetchrow(f"SELECT * FROM {META_TABLE} LIMIT 1")
+            name, row = await recorded_build(conn, META_TABLE, OWN_TABLES,
+                                             common.incomplete_schema)
             if row is None:
-                if meta or await present(conn, OWN_TABLES):
-                    raise common.incomplete_schema(name)
                 if await present(conn, TPCC_TABLES):
                     raise common.tpcc_schema_here(name)
+                if await brokerage_here(conn):
+                    raise brokerage_schema_here(name, "DVD-Store-derived", "dvds")
                 raise common.no_schema(name)
             functions = await functions_present(conn, FUNCTIONS)
             return DvdsSchema(size=row["size"], customers=row["customers"],

@@ -31,6 +31,7 @@ from ....workloads.tpcc.chunks import ROWS_PER_WAREHOUSE, LoadJob, load_jobs, pr
 from ....workloads.tpcc.random import load_constants
 from ...common.build import draw_seed, timings
 from .. import bulkload
+from ..brokerage.schema import brokerage_here, brokerage_schema_here
 from ..catalog import connection, failing
 from .schema import SCHEMA, TABLES
 
@@ -58,6 +59,8 @@ async def _prepare(dsn: str, force: bool) -> str:
             if encoding.upper() not in ENCODINGS:
                 raise DatabaseError(f"database {dbname} uses encoding {encoding}; the loader "
                                     f"needs one of {', '.join(ENCODINGS)}")
+            if await brokerage_here(conn):
+                raise brokerage_schema_here(dbname, "TPC-C-derived", "tpcc")
             await bulkload.replace_schema(conn, SCHEMA, force)
             return await conn.fetchval("SELECT localtimestamp(0)::text")
 

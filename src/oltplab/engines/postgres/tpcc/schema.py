@@ -14,6 +14,7 @@ from ....workloads.tpcc.schema import META_TABLE, TABLES
 from ...base import SchemaInfo
 from ...common import sqlfiles
 from ..bulkload import Schema
+from ..brokerage.schema import brokerage_here, brokerage_schema_here
 from ..catalog import ask, connection, dbname, failing, functions_present
 
 FUNCTIONS = ("neword", "payment", "ostat", "delivery", "slev")
@@ -44,6 +45,8 @@ async def _schema_info(dsn: str) -> SchemaInfo:
                 raise common.incomplete_schema(name)
             if row is None and await conn.fetchval("SELECT to_regclass('dvds_meta') IS NOT NULL"):
                 raise common.other_schema(name, "DVD-Store-derived")
+            if row is None and await brokerage_here(conn):
+                raise brokerage_schema_here(name, "TPC-C-derived", "tpcc")
             if row is None:
                 raise common.no_schema(name)
             functions = await functions_present(conn, FUNCTIONS)

@@ -309,10 +309,10 @@ CREATE TABLE trade_request (
 -- oltplab's record of each account's balance: opening, before the loaded trades, and built,
 -- ca_bal when the build ended; the checks add the cash transactions since to built.
 CREATE TABLE brokerage_balance (
-    ca_id    bigint        NOT NULL PRIMARY KEY,
+    ca_id    bigint        NOT NULL,
     opening  numeric(15,2) NOT NULL,
     built    numeric(15,2) NOT NULL
-);
+) WITH (autovacuum_enabled = off);
 
 -- One row, written last: what the build made (its scale, the highest loaded trade id, the
 -- first day of its trading, its seed); a database without it holds an unfinished build.

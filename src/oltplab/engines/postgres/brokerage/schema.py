@@ -1,0 +1,111 @@
+"""The TPC-E-derived brokerage schema on PostgreSQL: its SQL files and what a built database
+holds.
+
+``schema_info(dsn)`` is how a run learns the scale that was loaded (customers, days, scale
+factor, the highest loaded trade id, the first day of trading), recorded by the build in
+``brokerage_meta``. A database that holds another workload's schema, or none, is refused in
+one line as bad input (the database the user named is the wrong one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from ....errors import UsageError
+from ....workloads.brokerage import schema as common
+from ....workloads.brokerage.schema import (BALANCE_TABLE, META_TABLE, TABLES,
+                                            BrokerageSchema)
+from ...common import sqlfiles
+from ..bulkload import Schema
+from ..catalog import ask, connection, dbname, failing, present, recorded_build
+
+#: Tables only a brokerage schema has: one of them without the record is an unfinished build.
+OWN_TABLES = ("trade_type", "holding_summary", "trade_request", BALANCE_TABLE)
+#: What marks the other workloads' schemas.
+TPCC_TABLES = ("tpcc_meta", "warehouse")
+SHOP_TABLES = ("dvds_meta", "products", "inventory")
+#: The trade ids a run's Trade-Orders take, moved past the loaded ones by the build.
+TRADE_SEQUENCE = "seq_trade_id"
+
+
+def _functions() -> tuple[str, ...]:
+    """The routines sql/functions.sql creates (the transactions' frames), by name; none while
+    the package has no such file."""
+    if not sqlfiles.has_file(__package__, "functions"):
+        return ()
+    text = sqlfiles.sql_text(__package__, "functions")
+    found = re.findall(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+(\w+)\s*\(",
+                       text, re.IGNORECASE)
+    return tuple(dict.fromkeys(name.lower() for name in found))
+
+
+FUNCTIONS = _functions()
+
+#: What the build makes (engines/postgres/bulkload.py); the tables largest first.
+SCHEMA = Schema(
+    package=__package__, label="TPC-E-derived brokerage", tables=TABLES + (BALANCE_TABLE,),
+    meta_table=META_TABLE, functions=FUNCTIONS,
+    by_size=("trade_history", "trade", "news_item", "holding_history", "daily_market",
+             "settlement", "cash_transaction", "holding_summary", "watch_item", "holding",
+             "zip_code", "financial", "account_permission", "customer_account", "address",
+             "customer_taxrate", "company_competitor", "customer", BALANCE_TABLE,
+             "watch_list", "news_xref", "security", "last_trade", "company",
+             "commission_rate", "taxrate", "industry", "charge", "sector", "broker",
+             "trade_type", "status_type", "exchange", "trade_request"))
+
+
+def refused(err: Exception) -> UsageError:
+    """A schema error of the database the user named (none, or another workload's) as bad
+    input: one line, exit code 2."""
+    return UsageError(str(err))
+
+
+async def brokerage_here(conn) -> bool:
+    """Whether the database holds a brokerage schema (complete or not)."""
+    return bool(await present(conn, (*OWN_TABLES, META_TABLE)))
+
+
+def brokerage_schema_here(dbname: str, label: str, command: str) -> UsageError:
+    """The refusal of the other workloads (``label``, their ``command``) on a database that
+    holds the brokerage schema: bad input, exit code 2."""
+    return UsageError(f"database {dbname} holds the TPC-E-derived brokerage schema, not the "
+                      f"{label} one: use another database (--dbname) for {command}")
+
+
+async def other_schema(conn) -> str | None:
+    """The label of the other workload whose schema the database holds, if any."""
+    if await present(conn, TPCC_TABLES):
+        return "TPC-C-derived"
+    if await present(conn, SHOP_TABLES):
+        return "DVD-Store-derived"
+    return None
+
+
+async def _schema_info(dsn: str) -> BrokerageSchema:
+    async with connection(dsn) as conn:
+        with failing(f"reading the brokerage schema of {dbname(dsn)} failed"):
+            name, row = await recorded_build(conn, META_TABLE, OWN_TABLES,
+                                             common.incomplete_schema)
+            if row is None:
+                other = await other_schema(conn)
+                if other:
+                    raise refused(common.other_schema_here(name, other))
+                raise refused(common.no_schema(name))
+            return BrokerageSchema(
+                customers=row["customers"], days=row["days"], scale_factor=row["scale_factor"],
+                trades=row["trades"], max_t_id=row["max_t_id"], seed=row["seed"],
+                start_date=row["start_date"].isoformat(), page_kib=row["page_kib"])
+
+
+def schema_info(dsn: str) -> BrokerageSchema:
+    """What the build recorded; UsageError when the database holds no brokerage schema (saying
+    so when it holds another workload's), SchemaError when its build did not finish."""
+    return asyncio.run(_schema_info(dsn))
+
+
+def has_run(dsn: str) -> bool:
+    """True when a trade was entered after the build (or a limit order is pending)."""
+    return ask(dsn, f"SELECT coalesce((SELECT max(t_id) FROM trade), 0) > m.max_t_id"
+                    f" OR EXISTS (SELECT 1 FROM trade_request) FROM {META_TABLE} m",
+               "the trades")
