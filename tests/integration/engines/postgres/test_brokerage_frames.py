@@ -128,6 +128,29 @@ def test_trade_result_lifo_takes_the_newest_lot(db):
     run(db, body)
 
 
+def test_trade_order_values_a_sale_against_the_lots_it_would_take(db):
+    """Frame 3 of Trade-Order: what selling 250 ABC at the last price (25.00) would buy and
+    sell, FIFO and LIFO, and the tax on the gain; a limit order keeps its price."""
+    async def body(conn):
+        f3 = ("SELECT * FROM trade_order_f3(1, 1, 2, $1, '', 1, 250, $2, $3, '', 21.00, $4)")
+        fifo = await conn.fetchrow(f3, False, "TMS", False, "ABC")
+        assert (fifo["buy_value"], fifo["sell_value"], fifo["tax_amount"], fifo["comm_rate"],
+                fifo["charge_amount"], fifo["status_id"], fifo["requested_price"]) == (
+            D("5300.00"), D("6250.00"), D("190.00"), D("0.27"), D("8.00"), "SBMT", D("25.00"))
+        lifo = await conn.fetchrow(f3, True, "TMS", True, "ABC")
+        assert (lifo["buy_value"], lifo["tax_amount"]) == (D("6000.00"), D("50.00"))
+        assert lifo["acct_assets"] == D("10000.00") + 600 * D("25.00")
+        limit = await conn.fetchrow(f3, False, "TLS", False, "ABC")
+        assert (limit["status_id"], limit["requested_price"], limit["tax_amount"]) \
+            == ("PNDG", D("21.00"), 0)  # 250 at 21.00 gains nothing on 5,300.00
+        by_name = await conn.fetchrow("SELECT * FROM trade_order_f3(1, 1, 2, false, 'COMMON',"
+                                      " 1, 100, 'TMB', false, 'Gamma Oil', 0, '')")
+        assert (by_name["symbol"], by_name["sec_name"], by_name["buy_value"]) \
+            == ("GHI", "GHI common", 0)
+
+    run(db, body)
+
+
 def test_a_cash_trade_settles_into_the_balance_and_counts_for_the_broker(db):
     async def body(conn):
         t_id, r = await sell_and_complete(conn, lifo=True)
