@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 #: Chunks generated ahead of the one being sent, per loading process.
 READ_AHEAD = 3
@@ -29,3 +29,16 @@ def feed(items: Iterable, out: queue.Queue, stop: threading.Event) -> None:
         out.put(None)
     except BaseException as exc:  # handed to the consumer, which raises it
         out.put(exc)
+
+
+def marked(work: Iterable, rows_of) -> Iterator:
+    """The (table, COPY text, rows) items of each chunk of ``work`` (``rows_of(chunk)``), each
+    chunk's followed by ("", "", its index): the mark a loader counts."""
+    for chunk in work:
+        yield from rows_of(chunk)
+        yield "", "", chunk.index
+
+
+def feed_text(items: Iterable, out: queue.Queue, stop: threading.Event) -> None:
+    """``feed`` of (table, COPY text, rows) items, the text encoded as ASCII."""
+    feed(((table, text.encode("ascii"), rows) for table, text, rows in items), out, stop)
