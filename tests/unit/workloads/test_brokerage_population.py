@@ -122,9 +122,11 @@ def test_the_build_record_has_the_meta_columns():
     assert record == dict(customers=1_000, days=5, scale_factor=500, trades=288_000,
                           max_t_id=287_999, seed=9, build_users=2, start_date="2025-01-06",
                           page_kib=8)
-    summary = build.build_summary(record, {"seconds": 1.5}, {"trade": 7})
+    summary = build.build_summary(record, {"seconds": 1.5}, {"trade": 7,
+                                                             "brokerage_balance": 3})
     assert summary["rows"]["trade"] == 7 and summary["rows"]["holding"] == 0
-    assert len(summary["rows"]) == 33 and summary["seconds"] == 1.5
+    assert summary["rows"]["brokerage_balance"] == 3
+    assert len(summary["rows"]) == 34 and summary["seconds"] == 1.5
 
 
 @pytest.mark.parametrize("kwargs", [dict(build_users=0), dict(page_size=4),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ...errors import UsageError
 from .reference import START_DATE
 from .scale import Scale
-from .schema import TABLES
+from .schema import BALANCE_TABLE, TABLES
 
 #: MariaDB's innodb_page_size choices, in KiB (the paper's 8 KiB pages, or the default 16).
 PAGE_SIZES = (8, 16)
@@ -51,9 +51,9 @@ def build_record(scale: Scale, seed: int, build_users: int, max_t_id: int,
 def build_summary(record: dict, times: dict, rows) -> dict:
     """What an engine's brokerage build returns: customers, days, scale_factor, trades,
     max_t_id, build_users, seed (the one used), page_kib, ``times`` (engines/common/build.py
-    ``timings``: seconds, phases) and rows (per table, all 33), from the build's ``record``
-    (``build_record``)."""
+    ``timings``: seconds, phases) and rows (per table: the 33 and brokerage_balance, the
+    accounts' opening and built balances), from the build's ``record`` (``build_record``)."""
     keep = ("customers", "days", "scale_factor", "trades", "max_t_id", "build_users", "seed",
             "page_kib")
     return {**{k: record[k] for k in keep}, **times,
-            "rows": {t: rows.get(t, 0) for t in TABLES}}
+            "rows": {t: rows.get(t, 0) for t in (*TABLES, BALANCE_TABLE)}}
