@@ -452,28 +452,47 @@ def test_frames_py_names_the_functions_the_database_has(db):
     run(db, body)
 
 
-def test_concurrent_results_on_one_account_serialize(db):
-    """Two Trade-Results on the same position at SERIALIZABLE: one waits or fails and is
-    retried, and the lots end as if they ran one after the other."""
+async def overlapping_results(dsn, first, second):
+    """Trade-Result of trade ``first`` in one session and of ``second`` in another while the
+    first is open (SERIALIZABLE both), then the first commits: the error the second gets, and
+    its result when retried."""
+    a, b = await asyncpg.connect(dsn), await asyncpg.connect(dsn)
+    try:
+        open_tr = a.transaction(isolation="serializable")
+        await open_tr.start()
+        await a.fetchrow(frames.call_sql(frames.TRADE_RESULT), first, D("25.00"))
+        waiting = asyncio.ensure_future(call(b, "trade_result", second, D("25.00")))
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # it waits for the first's row
+        await open_tr.commit()
+        error = None
+        try:
+            await waiting
+        except asyncpg.PostgresError as exc:
+            error = exc
+        return error, await call(b, "trade_result", second, D("25.00"))
+    finally:
+        await a.close()
+        await b.close()
+
+
+def test_overlapping_results_on_one_position_serialize(db):
+    """Two Trade-Results on one position: the second fails with a serialization failure
+    (40001, which the driver retries), whether it updates the summary (a held position) or
+    inserts it (a new one), and its retry ends as if they ran one after the other."""
     async def body(conn):
-        ids = [(await call(conn, "trade_order", *order(qty=100)))["trade_id"] for _ in "ab"]
-
-        async def complete(t_id):
-            other = await asyncpg.connect(db)
-            try:
-                for _ in range(10):
-                    try:
-                        return await call(other, "trade_result", t_id, D("25.00"))
-                    except (asyncpg.SerializationError, asyncpg.DeadlockDetectedError):
-                        continue
-            finally:
-                await other.close()
-
-        await asyncio.gather(*(complete(t) for t in ids))
+        held = [(await call(conn, "trade_order", *order(qty=100)))["trade_id"] for _ in "ab"]
+        error, _ = await overlapping_results(db, *held)
+        assert isinstance(error, asyncpg.SerializationError)
         assert await summary(conn, 1, "ABC") == 400
-        # FIFO: one took trade 1's 100, the other 100 of trade 2's 200
+        # FIFO: the first took trade 1's 100, the second 100 of trade 2's 200
         assert await lots(conn, 1, "ABC") == [(2, 100, D("22.00")), (3, 300, D("24.00"))]
-        assert [await hh(conn, t) for t in ids] in ([[(1, 100, 0)], [(2, 200, 100)]],
-                                                    [[(2, 200, 100)], [(1, 100, 0)]])
+        assert [await hh(conn, t) for t in held] == [[(1, 100, 0)], [(2, 200, 100)]]
+        new = [(await call(conn, "trade_order", *order(symbol="GHI", tt="TMB", qty=100)))
+               ["trade_id"] for _ in "ab"]
+        error, _ = await overlapping_results(db, *new)
+        assert isinstance(error, asyncpg.SerializationError)
+        assert await summary(conn, 1, "GHI") == 200
+        assert [q for _, q, _ in await lots(conn, 1, "GHI")] == [100, 100]
 
     run(db, body)
