@@ -43,7 +43,8 @@ READ_COMMITTED = "read committed"
 @dataclass(frozen=True)
 class Transaction:
     """``key``: the transaction's name in results (``trade_result``); ``function``: what the
-    driver calls, with ``params`` in this order (and these SQL types); ``returns``: the
+    driver calls, with ``params`` in this order (their types as PostgreSQL names them; the
+    C driver sends text, which the server reads as these types); ``returns``: the
     columns of the one row it returns (each row, for ``rows``: Market-Feed's triggered
     trades); ``frames``: the frame functions it runs, in order; ``read_only``."""
 

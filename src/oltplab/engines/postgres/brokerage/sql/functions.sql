@@ -15,6 +15,8 @@
 -- Statuses: CMPT completed, SBMT submitted, PNDG pending (a limit order waiting for its
 -- price), CNCL canceled. Every output column is cast to a plain type (bigint, int, text,
 -- numeric, date, timestamp) so that the results do not depend on the columns' widths.
+-- Helpers shared by several frames are named brokerage_*; Trade-Lookup's and Trade-Update's
+-- trades come back as the composite type brokerage_trade_row.
 
 -- Swaps the case of the first letter of p (unchanged without a letter): the toggling edits
 -- of Trade-Update and Data-Maintenance, which change a row each time whatever its text.
