@@ -496,3 +496,23 @@ def test_overlapping_results_on_one_position_serialize(db):
         assert [q for _, q, _ in await lots(conn, 1, "GHI")] == [100, 100]
 
     run(db, body)
+
+
+def test_frames_py_calls_and_isolation():
+    """The statement a call prepares, and the digest's isolation per transaction."""
+    assert frames.call_sql(frames.TRADE_RESULT) \
+        == "SELECT * FROM trade_result($1::bigint, $2::numeric)"
+    assert frames.call_sql(frames.MARKET_FEED) \
+        == "SELECT * FROM market_feed($1::text[], $2::numeric[], $3::int[])"
+    by_level = {}
+    for t in frames.TRANSACTIONS.values():
+        by_level.setdefault(t.isolation, set()).add(t.key)
+    assert by_level[frames.SERIALIZABLE] == {"trade_result"}
+    assert by_level[frames.REPEATABLE_READ] == {"trade_order", "trade_update", "market_feed"}
+    assert len(by_level[frames.READ_COMMITTED]) == 8
+    assert {t.key for t in frames.TRANSACTIONS.values() if t.read_only} == {
+        "broker_volume", "customer_position", "market_watch", "security_detail",
+        "trade_lookup", "trade_status"}
+    assert (frames.TRADE_ORDER.arity, frames.TRADE_RESULT.frames[-1]) == (13, "trade_result_f6")
+    assert [frames.dm_table(n) for n in (0, 11, 12, 25)] \
+        == ["account_permission", "watch_item", "account_permission", "address"]
