@@ -141,7 +141,11 @@ TRADE_UPDATE = Transaction(
      ("max_updates", "int")),
     ("frame", "num_found", "num_updated"), REPEATABLE_READ, _frames("trade_update", 3))
 
-#: ``table_name`` one of DM_TABLES; the other inputs as that table's edit needs them.
+#: ``table_name`` one of DM_TABLES; the other inputs as that table's edit needs them:
+#: ``acct_id`` (account_permission), ``c_id`` (address, customer, customer_taxrate,
+#: watch_item), ``co_id`` (address when ``c_id`` is 0, company, financial, news_item),
+#: ``symbol`` (daily_market with ``day_of_month`` and ``vol_incr``, security), ``tx_id``
+#: (taxrate); exchange takes none.
 DATA_MAINTENANCE = Transaction(
     "data_maintenance", "data_maintenance",
     (("table_name", "text"), ("acct_id", "bigint"), ("c_id", "bigint"), ("co_id", "bigint"),
