@@ -155,11 +155,19 @@ def test_prices_are_20_to_30_dollars_and_high_close_low_agree(tables):
         assert Decimal("20.00") <= Decimal(low) <= Decimal(close) <= Decimal(high) <= 30
         assert 10_000 <= int(vol) <= 5_000_000
     closes = Counter(r[2] for r in tables["daily_market"])
-    assert len(closes) == 1_001 and min(closes.values()) > 60  # 156,600 rows: 156 a price
+    assert len(closes) == 1_001  # every price from $20.00 to $30.00 is some close
     ended = str(ref.trading_end(SCALE))
     assert ended == "2025-01-10 17:00:00"
     for _, dts, price, opened, _ in tables["last_trade"]:
         assert dts == ended and 20 <= Decimal(price) <= 30 and 20 <= Decimal(opened) <= 30
+    # each security's closes and last prices lie in a band of $4.00; the bands differ
+    prices = defaultdict(set)
+    for _, symb, close, *_ in tables["daily_market"]:
+        prices[symb].add(Decimal(close))
+    for symb, _, price, opened, _ in tables["last_trade"][:DM_READ]:
+        band = prices[symb] | {Decimal(price), Decimal(opened)}
+        assert max(band) - min(band) <= 4
+    assert len({min(p) // 1 for p in prices.values()}) >= 6
 
 
 def test_the_52_week_high_and_low_are_the_last_260_rows(tables):

@@ -22,15 +22,17 @@ The data:
 - security: issue COMMON or PREF_A (reference.issue_of), started between 1950 and 1999,
   listed on its exchange since then; s_52wk_high/low are the highest dm_high and lowest dm_low
   of its last 260 daily_market rows (52 weeks), with their dates.
-- daily_market: DAILY_MARKET_DAYS weekdays ending the last weekday before START_DATE; each row
-  is one of DM_VALUES (close, high, low, volume) combinations, all $20.00-$30.00 with
-  high >= close >= low, drawn from the chunk's generator.
-- last_trade: price and open price $20.00-$30.00 at reference.trading_end (the close of the
-  last day of the initial trading).
+- daily_market: DAILY_MARKET_DAYS weekdays ending the last weekday before START_DATE, all
+  prices $20.00-$30.00 with high >= close >= low; each security's closes lie in a band of
+  $4.00 (one of DM_BANDS, drawn), so that securities differ; each row is one of its band's
+  4,096 (close, high, low, volume) combinations, drawn from the chunk's generator.
+- last_trade: price and open price in the security's band, at reference.trading_end (the
+  close of the last day of the initial trading).
 
 Speed: daily_market and news_item text is put together by C-level joins and maps of
-precomputed strings (``_dm_values``, ``_news_text``: made once per process from constant
-seeds); measured rates are in docs/benchmarks.md.
+precomputed strings (``_dm_values``, ``news_text``: made once per process from constant
+seeds, in about 0.2 s); one core makes daily_market at about 1.5 million rows (60 MB) a second
+and news items at about 600 MB a second (docs/design.md).
 """
 
 from __future__ import annotations
@@ -51,8 +53,13 @@ FINANCIAL_YEARS = 5
 NEWS_PER_COMPANY = 2
 #: Characters of a news item's text (ni_item: TPC-E's 100,000-byte column, about 100 kB).
 NEWS_ITEM_CHARS = 100_000
-#: Daily_market rows' values: combinations to choose from (16 random bits a row).
+#: daily_market's prices: each security's closes lie in one of DM_BANDS bands BAND_WIDTH
+#: cents wide, from $20.00 to $30.00 (band_floor); a row is one of its band's _BAND_VALUES
+#: combinations of (close, high, low, volume), picked by 16 random bits.
+DM_BANDS = 16
+BAND_WIDTH = 400
 DM_VALUES = 1 << 16
+_BAND_VALUES = 1 << 12
 #: daily_market rows of the last 52 weeks (the 52-week high and low).
 WEEKS_52 = 52 * 5
 ISSUES = ("COMMON", "PREF_A", "PREF_B", "PREF_C", "PREF_D")
@@ -374,24 +381,34 @@ def company_tables(rng_of, first: int, count: int, scale: Scale):
 DM_PIECE = 15
 
 
+def band_floor(band: int) -> int:
+    """The lowest close (cents) of price band ``band``: $20.00, $20.40 ... $26.00."""
+    return PRICE_LOW + band * (PRICE_HIGH - PRICE_LOW - BAND_WIDTH) // (DM_BANDS - 1)
+
+
 @functools.lru_cache(maxsize=1)
-def _dm_values() -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-    """DM_VALUES (close, high, low, volume) combinations of a daily_market row, as text
-    ("\\tclose\\thigh\\tlow\\tvol\\n"), and their highs and lows in cents: close uniform in
-    $20.00-$30.00, high and low up to $1.00 away within the same range, volume 10,000 to
+def _dm_values() -> tuple[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]], ...]:
+    """Per price band, its _BAND_VALUES (close, high, low, volume) combinations of a
+    daily_market row as text ("\\tclose\\thigh\\tlow\\tvol\\n", repeated to DM_VALUES
+    entries, so that a 16-bit draw picks one), and their highs and lows in cents: close
+    uniform in the band, high and low up to $1.00 away within $20.00-$30.00, volume 10,000 to
     5,000,000; made once per process from a constant seed."""
     rand = _random.Random("oltplab-brokerage:daily-market").random
     prices = {cents: money(cents) for cents in range(PRICE_LOW, PRICE_HIGH + 1)}
-    texts, highs, lows = [], [], []
-    for _ in range(DM_VALUES):
-        close = PRICE_LOW + int(rand() * (PRICE_HIGH - PRICE_LOW + 1))
-        high = min(PRICE_HIGH, close + int(rand() * 101))
-        low = max(PRICE_LOW, close - int(rand() * 101))
-        texts.append(f"\t{prices[close]}\t{prices[high]}\t{prices[low]}\t"
-                     f"{10_000 + int(rand() * 4_990_001)}\n")
-        highs.append(high)
-        lows.append(low)
-    return tuple(texts), tuple(highs), tuple(lows)
+    out = []
+    for band in range(DM_BANDS):
+        floor = band_floor(band)
+        texts, highs, lows = [], [], []
+        for _ in range(_BAND_VALUES):
+            close = floor + int(rand() * (BAND_WIDTH + 1))
+            high = min(PRICE_HIGH, close + int(rand() * 101))
+            low = max(PRICE_LOW, close - int(rand() * 101))
+            texts.append(f"\t{prices[close]}\t{prices[high]}\t{prices[low]}\t"
+                         f"{10_000 + int(rand() * 4_990_001)}\n")
+            highs.append(high)
+            lows.append(low)
+        out.append((tuple(texts * (DM_VALUES // _BAND_VALUES)), tuple(highs), tuple(lows)))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=1)
@@ -418,26 +435,30 @@ def security_tables(rng_of, first: int, count: int, scale: Scale):
     """Every row of securities ``first`` .. ``first + count - 1`` (0-based indexes) as (table,
     COPY text, rows): security, last_trade, and daily_market in pieces of DM_PIECE
     securities; ``rng_of(table)`` is the chunk's generator of each table."""
-    texts, highs, lows = _dm_values()
+    values = _dm_values()
     dates, day_tabs = _dm_dates()
     days = len(dates)
     dm_rng = rng_of("daily_market")
-    draws = [_draws(dm_rng, days) for _ in range(count)]
+    bands, draws = [], []
+    for _ in range(count):
+        bands.append(int(dm_rng.random() * DM_BANDS))
+        draws.append(_draws(dm_rng, days))
     rand = rng_of("last_trade").random
-    span = PRICE_HIGH - PRICE_LOW + 1
-    prices = [PRICE_LOW + int(rand() * span) for _ in range(count)]
+    floors = [band_floor(band) for band in bands]
+    prices = [floor + int(rand() * (BAND_WIDTH + 1)) for floor in floors]
     ended = ref.trading_end(scale)
     trades = "".join(f"{ref.symbol(first + k)}\t{ended}\t{money(price)}\t"
-                     f"{money(PRICE_LOW + int(rand() * span))}\t{int(rand() * 990_000) + 10_000}\n"
-                     for k, price in enumerate(prices))
+                     f"{money(floors[k] + int(rand() * (BAND_WIDTH + 1)))}\t"
+                     f"{int(rand() * 990_000) + 10_000}\n" for k, price in enumerate(prices))
     rand = rng_of("security").random
     started, listed = _ordinal(1950), _ordinal(2000) - _ordinal(1950)
     out = []
     for k in range(count):
         i = first + k
-        window = draws[k][-WEEKS_52:]
-        high = _extreme(list(map(highs.__getitem__, window)), max, dates)
-        low = _extreme(list(map(lows.__getitem__, window)), min, dates)
+        _, highs, lows = values[bands[k]]
+        window = [u % _BAND_VALUES for u in draws[k][-WEEKS_52:]]
+        high = _extreme([highs[u] for u in window], max, dates)
+        low = _extreme([lows[u] for u in window], min, dates)
         start = started + int(rand() * listed)
         dividend = int(rand() * 251)
         out.append(f"{ref.symbol(i)}\t{ISSUES[ref.issue_of(i, scale)]}\tACTV\t"
@@ -448,11 +469,12 @@ def security_tables(rng_of, first: int, count: int, scale: Scale):
                    f"{money(dividend * 10_000 // prices[k])}\n")
     yield "security", "".join(out), count
     yield "last_trade", trades, count
-    pick, flat = texts.__getitem__, chain.from_iterable
+    flat = chain.from_iterable
     for k in range(0, count, DM_PIECE):
         piece = range(k, min(count, k + DM_PIECE))
         yield ("daily_market",
-               "".join(flat(flat(zip(day_tabs, repeat(ref.symbol(first + j)), map(pick, draws[j])))
+               "".join(flat(flat(zip(day_tabs, repeat(ref.symbol(first + j)),
+                                     map(values[bands[j]][0].__getitem__, draws[j])))
                             for j in piece)),
                days * len(piece))
 
