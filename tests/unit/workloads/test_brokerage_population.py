@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from oltplab.errors import UsageError
-from oltplab.workloads.brokerage import build, chunks as ch, population as pop
+from oltplab.workloads.brokerage import build, chunks as ch, population as pop, reference as ref
 from oltplab.workloads.brokerage.scale import Scale
 from oltplab.workloads.brokerage.schema import META_COLUMNS, TABLES
 
@@ -135,3 +135,21 @@ def test_a_build_spec_refuses_bad_input(kwargs):
     with pytest.raises(UsageError):
         build.BrokerageBuildSpec(SCALE, **kwargs)
     assert build.BrokerageBuildSpec(SCALE, page_size=8).page_size == 8
+
+
+def test_a_customers_chunk_references_the_market_and_fixed_rows():
+    fixed = dict((t, text) for t, text, _ in pop.chunk_rows(1, SCALE, pop.plan(SCALE)[0], None))
+    zips = {line.split("\t")[0] for line in fixed["zip_code"].splitlines()}
+    taxes = {line.split("\t")[0] for line in fixed["taxrate"].splitlines()}
+    symbols = {ref.symbol(i) for i in range(ref.securities(SCALE))}
+    chunk = next(c for c in pop.plan(SCALE) if c.kind == "customers" and c.index == 3)
+    found: dict[str, list[list[str]]] = {}
+    for table, text, _ in pop.chunk_rows(1, SCALE, chunk, pop.new_tally(SCALE)):
+        found.setdefault(table, []).extend(line.split("\t") for line in text.splitlines())
+    assert {r[3] for r in found["address"]} <= zips
+    assert {int(r[0]) for r in found["address"]} == {
+        ref.customer_address(c, SCALE) for c in range(301, 401)}
+    assert {r[0] for r in found["customer_taxrate"]} <= taxes
+    assert {r[1] for r in found["watch_item"]} <= symbols
+    assert {r[5] for r in found["trade"]} <= symbols
+    assert {int(r[1]) for r in found["customer_account"]} <= set(range(1, 11))
