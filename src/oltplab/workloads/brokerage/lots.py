@@ -1,5 +1,6 @@
-"""What a completed trade does to a position's lots (Trade-Result's frame 2): pure, one call a
-trade, used by the build's generator (trades.py) and by the tests as the reference.
+"""What a completed trade does to a position's lots (Trade-Result's frame 2): pure, used by the
+build's generator (trades.py, for every trade that closes lots; it opens a lot itself, with the
+same rows, when there is nothing to close) and by the tests as the reference.
 
 A position is an account's holding of one security: its open lots, oldest first, each a list
 ``[h_t_id, h_qty, h_price, h_dts]`` (price in cents), and its summary quantity (hs_qty), the sum

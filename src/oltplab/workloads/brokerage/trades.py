@@ -89,13 +89,14 @@ def max_trade_id(scale: Scale) -> int:
 
 
 @functools.lru_cache(maxsize=4)
-def _calendar(days: int) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Each day's timestamp prefix ("YYYY-MM-DD ") and settlement due date, and the clock
-    times "HH:MM:SS" of the day's seconds from -_EARLY (before the opening) on."""
+def _calendar(days: int) -> tuple[tuple, tuple, tuple[str, ...]]:
+    """Each day's timestamp prefix ("YYYY-MM-DD "), its settlements' cash type and due date
+    (a margin trade's, a cash trade's), and the clock times "HH:MM:SS" of the day's seconds
+    from _EARLY before the opening on."""
     opens = ref.DAY_OPENS.hour * 3600 + ref.DAY_OPENS.minute * 60 + ref.DAY_OPENS.second
     prefixes = tuple(f"{ref.trading_date(d).isoformat()} " for d in range(days))
-    due = tuple((ref.trading_date(d) + datetime.timedelta(days=DUE_DAYS)).isoformat()
-                for d in range(days))
+    due = tuple(tuple(f"{kind}\t{(ref.trading_date(d) + datetime.timedelta(days=DUE_DAYS))}\t"
+                      for kind in (MARGIN, CASH)) for d in range(days))
     clock = tuple(f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
                   for s in range(opens - _EARLY, opens + TRADING_SECONDS))
     return prefixes, due, clock
@@ -166,6 +167,7 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
         sec += _EARLY
         prefix = prefixes[day]
         dts = prefix + clock[sec]
+        head = f"{tid}\t"
         a, execs, rate_base, tax_st, tax_rate, broker, charges, positions = \
             prepared[int(rand() * n_acc)]
         pos = positions[int(rand() * len(positions))]
@@ -179,24 +181,33 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
         gap = 1 + int(rand() * SUBMIT_DELAY)
         if tt < 2:  # market
             price = bid + step - MARKET_SPREAD
-            history.append(f"{tid}\t{prefix}{clock[sec - gap]}\tSBMT\n{tid}\t{dts}\tCMPT\n")
+            history.append(f"{head}{prefix}{clock[sec - gap]}\tSBMT\n{head}{dts}\tCMPT\n")
             n_hist += 2
         else:
             price = bid + step if tt == 3 else bid - step
             wait = gap + 1 + int(rand() * PENDING_DELAY)
-            history.append(f"{tid}\t{prefix}{clock[sec - wait]}\tPNDG\n"
-                           f"{tid}\t{prefix}{clock[sec - gap]}\tSBMT\n{tid}\t{dts}\tCMPT\n")
+            history.append(f"{head}{prefix}{clock[sec - wait]}\tPNDG\n"
+                           f"{head}{prefix}{clock[sec - gap]}\tSBMT\n{head}{dts}\tCMPT\n")
             n_hist += 3
         is_sell = 0 < tt < 4
         is_cash = is_sell or flags // 100 >= MARGIN_PERCENT
         exec_text = execs[0] if len(execs) == 1 or rand() < OWNER_EXECUTES else \
             execs[1 + int(rand() * (len(execs) - 1))]
-        hist.clear()
-        pos[0], buy_value, sell_value = trade_lots(pos[1], pos[0], qty, is_sell, lifo, tid,
-                                                   price, dts, hist)
-        for h_t_id, before, after in hist:
-            hh.append(f"{h_t_id}\t{tid}\t{before}\t{after}\n")
-        tax = tax_cents(sell_value - buy_value, tax_rate) if tax_st else 0
+        held = pos[0]
+        tax = 0
+        if held > 0 if is_sell else held < 0:  # the trade closes lots: Trade-Result's walk
+            hist.clear()
+            pos[0], buy_value, sell_value = trade_lots(pos[1], held, qty, is_sell, lifo, tid,
+                                                       price, dts, hist)
+            for h_t_id, before, after in hist:
+                hh.append(f"{h_t_id}\t{head}{before}\t{after}\n")
+            if tax_st:
+                tax = tax_cents(sell_value - buy_value, tax_rate)
+        else:  # it opens a lot, as trade_lots does when there is nothing to close
+            lot_qty = -qty if is_sell else qty
+            pos[0] = held + lot_qty
+            pos[1].append([tid, lot_qty, price, dts])
+            hh.append(f"{head}{head}0\t{lot_qty}\n")
         value = qty * price
         comm = commission_cents(qty, price, rates[rate_base + tt * 16 + pos[3] + qi])
         charge = charges[tt]
@@ -209,17 +220,17 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
             whole, part = divmod(-amount, 100)
             amount_text = f"-{whole}.{cents_text[part]}"
         symb = pos[2]
-        trade.append(f"{tid}\t{dts}\t{heads[tt][is_cash]}{symb}{qty_text[qi]}"
+        trade.append(f"{head}{dts}\t{heads[tt][is_cash]}{symb}{qty_text[qi]}"
                      f"{money_text[bid]}\t{exec_text}{money_text[price]}\t"
                      f"{money_text[charge]}\t{money_text[comm]}\t"
                      f"{money_text[tax] if tax < small else money(tax)}\t{1 if lifo else 0}\n")
         if is_cash:
-            settle.append(f"{tid}\t{CASH}\t{due[day]}\t{amount_text}\n")
-            cash.append(f"{tid}\t{dts}\t{amount_text}{ct_names[tt][qi]}{symb}\n")
+            settle.append(f"{head}{due[day][1]}{amount_text}\n")
+            cash.append(f"{head}{dts}\t{amount_text}{ct_names[tt][qi]}{symb}\n")
             n_cash += 1
             balances[a] += amount
         else:
-            settle.append(f"{tid}\t{MARGIN}\t{due[day]}\t{amount_text}\n")
+            settle.append(f"{head}{due[day][0]}{amount_text}\n")
         counts[broker] += 1
         comms[broker] += comm
         if len(trade) >= TRADES_PER_PIECE:
