@@ -95,6 +95,10 @@ def test_expected_rows_follow_the_digest_ratios():
     trades = 17_280_000 * 100 / 101
     assert rows["trade"] == round(trades) and rows["trade_history"] == round(2.4 * trades)
     assert rows["holding_summary"] == 49_800 and rows["watch_item"] == 100_000
+    assert rows["holding"] == round(0.051 * trades)
+    # open lots grow as the square root of the days: at 5 days (measured: 112,179)
+    assert pop.estimated_rows(SCALE)["holding"] == round(0.051 * 288_000 * 100 / 101
+                                                         * 60 ** 0.5) == 112_646
     assert pop.expected_rows(Scale(1_000, 300)) == sum(rows.values())
     assert pop.expected_rows(Scale(2_000, 5)) > 2 * pop.expected_rows(SCALE) - 1_000_000
 

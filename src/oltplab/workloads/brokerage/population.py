@@ -24,6 +24,7 @@ table (``broker_rows``) comes last, from the tallies of every chunk.
 from __future__ import annotations
 
 import heapq
+import math
 import random as _random
 from dataclasses import dataclass
 
@@ -45,6 +46,9 @@ PER_CUSTOMER = {"customer_account": 5.0, "account_permission": 7.1, "watch_item"
                 "holding_summary": 49.8}
 PER_TRADE = {"trade": 1.0, "trade_history": 2.4, "settlement": 1.0, "cash_transaction": 0.92,
              "holding": 0.051, "holding_history": 1.34}
+#: The days of trading of the digest's ratios: open lots (holding) grow as the square root of
+#: the days (a position's lots are a random walk), 0.051 per trade at 300 days, 0.39 at 5.
+DIGEST_DAYS = 300
 #: The relative cost of a row of COPY text, of a news item (about 100 kB: some 2,000 rows').
 _NEWS_COST = 2_000
 
@@ -139,11 +143,12 @@ def exact_rows(scale: Scale) -> dict[str, int]:
 
 def estimated_rows(scale: Scale) -> dict[str, int]:
     """About how many rows each table gets: exact_rows, and the digest's ratios for the drawn
-    tables (per customer, per loaded trade)."""
+    tables (per customer, per loaded trade; holding's for the scale's days)."""
     rows = exact_rows(scale)
     trades = _loaded_trades(scale)
     rows.update({t: round(per * scale.customers) for t, per in PER_CUSTOMER.items()})
     rows.update({t: round(per * trades) for t, per in PER_TRADE.items()})
+    rows["holding"] = round(PER_TRADE["holding"] * trades * math.sqrt(DIGEST_DAYS / scale.days))
     return {t: rows[t] for t in TABLES}
 
 
