@@ -32,7 +32,8 @@ SELECT ca_id, symbol, sum(hs) AS hs_qty, sum(h) AS holding_qty, count(h) AS lots
 HAVING count(hs) <> 1 OR count(h) = 0 OR sum(hs) <> sum(h)"""
 
 # A settlement exactly for each completed trade; a cash transaction exactly for each completed
-# cash trade; neither for a trade that does not exist.
+# cash trade. No others: given the first part, one more settlement (cash transaction) than
+# completed (cash) trades is one without its trade (the last row, of the counts).
 BK2 = """
 SELECT t.t_id, t.t_st_id, t.t_is_cash, se.se_t_id AS settlement, ct.ct_t_id AS cash_transaction
   FROM trade t
@@ -43,11 +44,11 @@ SELECT t.t_id, t.t_st_id, t.t_is_cash, se.se_t_id AS settlement, ct.ct_t_id AS c
     OR (t.t_st_id = 'CMPT' AND t.t_is_cash AND ct.ct_t_id IS NULL)
     OR (NOT (t.t_st_id = 'CMPT' AND t.t_is_cash) AND ct.ct_t_id IS NOT NULL)
 UNION ALL
-SELECT se.se_t_id, NULL, NULL, se.se_t_id, NULL FROM settlement se
- WHERE NOT EXISTS (SELECT 1 FROM trade t WHERE t.t_id = se.se_t_id)
-UNION ALL
-SELECT ct.ct_t_id, NULL, NULL, NULL, ct.ct_t_id FROM cash_transaction ct
- WHERE NOT EXISTS (SELECT 1 FROM trade t WHERE t.t_id = ct.ct_t_id)"""
+SELECT NULL, NULL, NULL, s.n, c.n
+  FROM (SELECT count(*) AS n FROM settlement) s, (SELECT count(*) AS n FROM cash_transaction) c,
+       (SELECT count(*) AS n, COALESCE(sum(CASE WHEN t_is_cash THEN 1 ELSE 0 END), 0) AS cash
+          FROM trade WHERE t_st_id = 'CMPT') t
+ WHERE s.n <> t.n OR c.n <> t.cash"""
 
 # A trade_request row exactly for each pending trade, which is a limit or stop-loss order, with
 # the trade's type, security, quantity and limit price.
@@ -65,16 +66,14 @@ SELECT r.tr_t_id, t.t_st_id, r.tr_tt_id, r.tr_t_id FROM trade_request r
  WHERE t.t_id IS NULL OR t.t_st_id <> 'PNDG'"""
 
 # The history row of the trade's status is its last (no row is later; rows of one time, as
-# Trade-Cleanup's SBMT and CNCL, tie); no history without its trade.
+# Trade-Cleanup's SBMT and CNCL, tie): one pass over each trade's rows.
 BK4 = """
-SELECT t.t_id, t.t_st_id, h.th_dts AS status_dts, l.last_dts FROM trade t
-  LEFT JOIN trade_history h ON h.th_t_id = t.t_id AND h.th_st_id = t.t_st_id
-  LEFT JOIN (SELECT th_t_id, max(th_dts) AS last_dts FROM trade_history GROUP BY th_t_id) l
-         ON l.th_t_id = t.t_id
- WHERE h.th_t_id IS NULL OR h.th_dts < l.last_dts
-UNION ALL
-SELECT h.th_t_id, NULL, h.th_dts, NULL FROM trade_history h
- WHERE NOT EXISTS (SELECT 1 FROM trade t WHERE t.t_id = h.th_t_id)"""
+SELECT t.t_id, t.t_st_id, max(CASE WHEN h.th_st_id = t.t_st_id THEN h.th_dts END) AS status_dts,
+       max(h.th_dts) AS last_dts
+  FROM trade t LEFT JOIN trade_history h ON h.th_t_id = t.t_id
+ GROUP BY t.t_id, t.t_st_id
+HAVING max(CASE WHEN h.th_st_id = t.t_st_id THEN h.th_dts END) IS NULL
+    OR max(CASE WHEN h.th_st_id = t.t_st_id THEN h.th_dts END) < max(h.th_dts)"""
 
 # Each broker's trades and commission are those of its accounts' completed trades.
 BK5 = """

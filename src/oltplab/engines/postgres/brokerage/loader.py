@@ -3,7 +3,7 @@
 The steps of engines/postgres/bulkload.py, each reported through ``progress(event, done,
 total)`` from the calling process, with the brokerage's parts:
 
-1. ``tables`` (0/1, 1/1): refuse a database that holds the TPC-C-derived or the
+1. ``tables`` (1/1 when done): refuse a database that holds the TPC-C-derived or the
    DVD-Store-derived schema, and an existing brokerage one unless forced (then drop it);
    create the 33 tables and oltplab's two records without keys.
 2. ``load`` (rows loaded, of an expected total: some tables are random) and ``chunks``
@@ -24,6 +24,7 @@ ignore SIGINT themselves) and is re-raised; workers also stop when the calling p
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
 import time
 from collections import Counter
@@ -75,9 +76,8 @@ async def _load_brokers(dsn: str, text: str) -> None:
 
 
 def _step(progress, event: str, work):
-    """Run the coroutine ``work``, reported as ``event`` 0/1, then 1/1; its answer."""
-    if progress:
-        progress(event, 0, 1)
+    """Run the coroutine ``work``, reported as ``event`` 1/1 when it is done (a refusal prints
+    no progress line before its own); its answer."""
     answer = asyncio.run(work)
     if progress:
         progress(event, 1, 1)
@@ -89,8 +89,6 @@ def build(dsn: str, spec, progress=None) -> dict:
     returns workloads.brokerage.build.build_summary (the seed used: a build without one draws
     it, and records it)."""
     scale = spec.scale
-    if spec.build_users < 1:
-        raise UsageError("--build-users must be at least 1")
     if spec.page_size not in (None, 8):
         raise UsageError(f"--innodb-page-size {spec.page_size}k is MariaDB's: PostgreSQL's "
                          "pages are 8 KiB, fixed when it is compiled")
@@ -110,10 +108,11 @@ def build(dsn: str, spec, progress=None) -> dict:
         progress("load", sum(rows.values()), sum(rows.values()))
     t_finish = time.monotonic()
     max_t_id = max_trade_id(scale)
-    record = {**build_record(scale, seed, spec.build_users, max_t_id), "page_kib": page_kib}
+    record = build_record(scale, seed, spec.build_users, max_t_id, page_kib)
     sequence = [(f"CREATE SEQUENCE {TRADE_SEQUENCE} AS bigint OWNED BY trade.t_id", ()),
                 (f"SELECT setval('{TRADE_SEQUENCE}', $1)", (max_t_id,))]
-    asyncio.run(bulkload.finish(dsn, SCHEMA, spec.build_users, progress, started, record,
+    row = {**record, "start_date": datetime.date.fromisoformat(record["start_date"])}
+    asyncio.run(bulkload.finish(dsn, SCHEMA, spec.build_users, progress, started, row,
                                 steps=sequence))
     return build_summary(record, timings(started, t_load, t_finish, time.monotonic()),
                          Counter(rows))

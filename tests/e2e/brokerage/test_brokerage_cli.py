@@ -1,0 +1,135 @@
+"""The brokerage's build and check as a user runs them: a one-day build (warned, summarised),
+its check, a check that fails, a rebuild that needs --force; and the refusals of bad input,
+each in one line with nothing changed: scales that are not load units, a page size
+PostgreSQL cannot have, a database without the brokerage, a TPC-C or shop database where the
+brokerage is to be built, and the brokerage's database where tpcc or dvds is asked for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from oltplab.engines.common.sqlfiles import sql_statements
+
+from ..conftest import oltplab
+
+
+def _tables(pg, dsn: str) -> list[str]:
+    return [r[0] for r in pg.sql("SELECT relname::text FROM pg_class WHERE relkind = 'r' AND"
+                                 " relnamespace = 'public'::regnamespace ORDER BY 1", _db(dsn))]
+
+
+def _db(dsn: str) -> str:
+    return dsn.split("?")[0].rsplit("/", 1)[1]
+
+
+def _one_line(p, rc: int, *words: str, progress: bool = False) -> str:
+    """One line of error (after the build's progress line of its first step, ``progress``:
+    the TPC-C and shop builds report their tables' step before they look)."""
+    assert p.returncode == rc, (p.returncode, p.stdout, p.stderr)
+    lines = [ln for ln in p.stderr.splitlines()
+             if ln.strip() and not (progress and ln.startswith("build: tables 0/1"))]
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--customers", "1500"), ("--customers 1500", "multiple of 1,000")),
+    (("--customers", "0"), ("--customers 0",)),
+    (("--customers", "1000", "--days", "0"), ("--days 0",)),
+    (("--customers", "1000", "--build-users", "0"), ("--build-users",)),
+    (("--customers", "1000", "--innodb-page-size", "8k"), ("--innodb-page-size", "PostgreSQL")),
+    (("--customers", "1000", "--engine", "mariadb", "--innodb-page-size", "4k"),
+     ("--innodb-page-size 4k",)),
+    (("--days", "5"), ("--customers",)),
+])
+def test_bad_build_input_is_one_line_and_makes_nothing(tmp_path, args, words):
+    p = oltplab("brokerage", "build", *args, "--datadir", str(tmp_path / "db"), cwd=tmp_path)
+    _one_line(p, 2, *words)
+    assert not (tmp_path / "db").exists()
+
+
+def test_check_without_a_brokerage_is_refused(pg, tmp_path):
+    dsn = pg.create_db("bkempty")
+    p = oltplab("brokerage", "check", "--dsn", dsn, cwd=tmp_path)
+    _one_line(p, 2, "no TPC-E-derived brokerage schema", "oltplab brokerage build")
+    assert _tables(pg, dsn) == []
+
+
+@pytest.mark.parametrize("tables, label", [
+    (("CREATE TABLE warehouse (w_id int)", "CREATE TABLE tpcc_meta (warehouses int)"),
+     "TPC-C-derived"),
+    (("CREATE TABLE products (prod_id int)", "CREATE TABLE dvds_meta (size text)"),
+     "DVD-Store-derived"),
+])
+def test_no_build_on_another_workloads_database(pg, tmp_path, tables, label):
+    dsn = pg.create_db("bkother")
+    for statement in tables:
+        pg.sql(statement, _db(dsn))
+    before = _tables(pg, dsn)
+    for force in ((), ("--force",)):
+        p = oltplab("brokerage", "build", "--customers", "1000", "--days", "5", "--dsn", dsn,
+                    *force, cwd=tmp_path)
+        _one_line(p, 2, f"holds the {label} schema", "use another database")
+        assert _tables(pg, dsn) == before
+
+
+@pytest.fixture(scope="module")
+def brokerage_tables(pg) -> str:
+    """A database that holds the brokerage's tables (no build: its record is missing)."""
+    dsn = pg.create_db("bktables")
+    for statement in sql_statements("oltplab.engines.postgres.brokerage", "tables"):
+        pg.sql(statement, _db(dsn))
+    return dsn
+
+
+@pytest.mark.parametrize("args", [
+    ("tpcc", "build", "-w", "1"), ("tpcc", "build", "-w", "1", "--force"), ("tpcc", "check"),
+    ("tpcc", "run", "--duration", "1s"), ("dvds", "build", "--size", "10MB"),
+    ("dvds", "build", "--size", "10MB", "--force"), ("dvds", "check"),
+    ("dvds", "run", "--duration", "1s"),
+])
+def test_the_other_workloads_refuse_the_brokerages_database(pg, brokerage_tables, tmp_path,
+                                                            args):
+    before = _tables(pg, brokerage_tables)
+    p = oltplab(*args, "--dsn", brokerage_tables, "--results-dir", str(tmp_path / "r"),
+                cwd=tmp_path) if args[1] == "run" else \
+        oltplab(*args, "--dsn", brokerage_tables, cwd=tmp_path)
+    _one_line(p, 2, "holds the TPC-E-derived brokerage schema", f"for {args[0]}",
+              progress=args[1] == "build")
+    assert _tables(pg, brokerage_tables) == before
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_one_day_build_is_warned_summarised_and_checked(pg, tmp_path):
+    """--days 1: the warning and the summary line; the check passes (exit 0), fails with the
+    condition named when a broker's total is changed (exit 1), and a second build without
+    --force is refused with the build kept."""
+    dsn = pg.create_db("bkday")
+    p = oltplab("brokerage", "build", "--customers", "1000", "--days", "1", "--seed", "4",
+                "--build-users", "2", "--dsn", dsn, cwd=tmp_path, check_rc=0)
+    assert "warning: 1 day(s) of initial trading" in p.stderr and "not meaningful" in p.stderr
+    m = re.search(r"built the TPC-E-derived brokerage \(1,000 customers, 1 day\(s\) of trading, "
+                  r"([\d,]+) trades loaded, ([\d,]+) rows\) in ([\d.]+) s, ([\d,]+) rows/s",
+                  p.stdout)
+    assert m, p.stdout
+    trades = int(m.group(1).replace(",", ""))
+    # 57,600 ids a day, those with id % 101 == 51 skipped
+    assert trades == 57_600 - len([i for i in range(1, 57_601) if i % 101 == 51])
+    assert pg.sql("SELECT count(*) FROM trade", _db(dsn))[0][0] == trades
+    assert pg.sql("SELECT days, customers, seed FROM brokerage_meta", _db(dsn))[0] == \
+        (1, 1000, 4)
+    p = oltplab("brokerage", "check", "--dsn", dsn, cwd=tmp_path, check_rc=0)
+    assert [ln.split()[:2] for ln in p.stdout.splitlines()] == \
+        [["ok", f"BK{n}"] for n in range(1, 8)], p.stdout
+    pg.sql("UPDATE broker SET b_num_trades = b_num_trades + 1 WHERE b_id = 1", _db(dsn))
+    p = oltplab("brokerage", "check", "--dsn", dsn, cwd=tmp_path)
+    assert p.returncode == 1 and "FAIL BK5" in p.stdout, (p.stdout, p.stderr)
+    assert p.stderr.strip().endswith("consistency checks failed: BK5")
+    p = oltplab("brokerage", "build", "--customers", "1000", "--days", "5", "--dsn", dsn,
+                cwd=tmp_path)
+    _one_line(p, 1, "already holds a TPC-E-derived brokerage schema", "--force")
+    assert pg.sql("SELECT count(*) FROM trade", _db(dsn))[0][0] == trades
