@@ -91,7 +91,9 @@ def _loaded_trades(scale: Scale) -> float:
 
 
 def chunk_cost(scale: Scale, chunk: Chunk) -> float:
-    """About how much COPY text ``chunk`` makes, in rows (a news item counts _NEWS_COST)."""
+    """About how much COPY text ``chunk`` makes, in rows (a news item counts _NEWS_COST).
+    PostgreSQL took about the same time per unit of each kind (one session, 1,000 customers x
+    30 days: 250,000-320,000 a second for a companies, a securities and a customers chunk)."""
     if chunk.kind == "customers":
         per = (5 + sum(PER_CUSTOMER.values())
                + _loaded_trades(scale) / scale.customers * sum(PER_TRADE.values()))
