@@ -45,14 +45,16 @@ def brokerage_build(customers, days, build_users, force, seed, page_kib, **kw):
 
 
 def built_line(summary: dict, scale) -> str:
-    """What a build made: customers, days, trades and rows loaded, seconds, rows per second."""
+    """What a build made: customers, days, trades and rows loaded, seconds, rows per second,
+    the page size."""
     rows = summary.get("rows", {})
     total = sum(rows.values())
     seconds = summary.get("seconds", 0) or 0
     rate = f", {total / seconds:,.0f} rows/s" if seconds else ""
+    pages = f", {summary['page_kib']} KiB pages" if summary.get("page_kib") else ""
     return (f"built the TPC-E-derived brokerage ({scale.customers:,} customers, {scale.days:,} "
             f"day(s) of trading, {rows.get('trade', 0):,} trades loaded, {total:,} rows) in "
-            f"{seconds:.1f} s{rate}")
+            f"{seconds:.1f} s{rate}{pages}")
 
 
 @brokerage.command("check")
