@@ -35,13 +35,13 @@ def brokerage_build(customers, days, build_users, force, seed, page_kib, **kw):
                                build_users=build_users or max(1, os.cpu_count() or 1))
     engine = engines.get(spec.engine)
     engine.dialect_for(WORKLOAD)  # an engine without the brokerage fails here
-    if not scale.meaningful:
-        click.echo(f"warning: {days} day(s) of initial trading: Trade-Lookup's time windows "
-                   f"(a back-off of up to 4 days of trading) are not meaningful below "
-                   f"{MEANINGFUL_DAYS} days", err=True)
     with engine.database(spec, need_connections=bspec.build_users + 10) as target:
         click.echo(built_line(build_shown(engine, target.dsn, bspec, WORKLOAD), scale))
         echo_dedupe(spec)
+    if not scale.meaningful:  # said after the build, so that a refusal stays one line
+        click.echo(f"warning: {days} day(s) of initial trading: Trade-Lookup's time windows "
+                   f"(a back-off of up to 4 days of trading) are not meaningful below "
+                   f"{MEANINGFUL_DAYS} days", err=True)
 
 
 def built_line(summary: dict, scale) -> str:
