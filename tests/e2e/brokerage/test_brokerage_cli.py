@@ -71,7 +71,7 @@ def test_no_build_on_another_workloads_database(pg, tmp_path, tables, label):
         pg.sql(statement, _db(dsn))
     before = _tables(pg, dsn)
     for force in ((), ("--force",)):
-        p = oltplab("brokerage", "build", "--customers", "1000", "--days", "5", "--dsn", dsn,
+        p = oltplab("brokerage", "build", "--customers", "1000", "--days", "1", "--dsn", dsn,
                     *force, cwd=tmp_path)
         _one_line(p, 2, f"holds the {label} schema", "use another database")
         assert _tables(pg, dsn) == before
@@ -129,7 +129,7 @@ def test_a_one_day_build_is_warned_summarised_and_checked(pg, tmp_path):
     p = oltplab("brokerage", "check", "--dsn", dsn, cwd=tmp_path)
     assert p.returncode == 1 and "FAIL BK5" in p.stdout, (p.stdout, p.stderr)
     assert p.stderr.strip().endswith("consistency checks failed: BK5")
-    p = oltplab("brokerage", "build", "--customers", "1000", "--days", "5", "--dsn", dsn,
+    p = oltplab("brokerage", "build", "--customers", "1000", "--days", "1", "--dsn", dsn,
                 cwd=tmp_path)
     _one_line(p, 1, "already holds a TPC-E-derived brokerage schema", "--force")
     assert pg.sql("SELECT count(*) FROM trade", _db(dsn))[0][0] == trades

@@ -15,8 +15,8 @@ from oltplab.engines.postgres.brokerage.schema import FUNCTIONS, has_run, schema
 from oltplab.errors import SchemaError, UsageError
 from oltplab.workloads.brokerage import population
 from oltplab.workloads.brokerage.build import BrokerageBuildSpec
-from oltplab.workloads.brokerage.schema import (BALANCE_TABLE, INDEXES, PRIMARY_KEYS, TABLES,
-                                                BrokerageSchema)
+from oltplab.workloads.brokerage.schema import (BALANCE_TABLE, COLUMNS, INDEXES, PRIMARY_KEYS,
+                                                TABLES, BrokerageSchema)
 from oltplab.workloads.brokerage.scale import parse_scale
 from oltplab.workloads.brokerage.trades import loaded_count
 
@@ -64,6 +64,17 @@ def test_exact_row_counts_per_table(built):
         (1_000, 5, SEED, 2)
     assert summary["seconds"] > 0 and set(summary["phases"]) == {
         "tables", "load", "indexes_and_analyze"}
+
+
+def test_the_tables_columns_are_in_the_load_order(built):
+    """sql/tables.sql declares each table's columns in schema.py's order, the COPY text's."""
+    found: dict[str, list[str]] = {}
+    for table, column in q(built[0], "SELECT table_name::text, column_name::text"
+                                     " FROM information_schema.columns"
+                                     " WHERE table_schema = 'public' ORDER BY ordinal_position"):
+        found.setdefault(table, []).append(column)
+    assert {t: tuple(found[t]) for t in COLUMNS} == COLUMNS
+    assert set(found) == {*COLUMNS, BALANCE_TABLE, "brokerage_meta"}
 
 
 def test_the_record_the_sequence_and_the_keys(built):
