@@ -123,6 +123,23 @@ def test_columns_keys_and_indexes(built):
                                " WHERE table_schema = DATABASE()")} == {"InnoDB"}
 
 
+def test_the_monitor_counts_trade_results(built):
+    """A run's server unit: the trade results committed (the brokers' b_num_trades)."""
+    db, _, _ = built
+    monitor = get("mariadb").monitor(db.dsn, workload="brokerage")
+    try:
+        assert monitor.dialect is DIALECT
+        start = monitor.snapshot()
+        assert start.new_orders == db.val("SELECT COUNT(*) FROM trade") > 0
+        db.q("UPDATE broker SET b_num_trades = b_num_trades + 1 WHERE b_id IN (2, 5)",
+             "COMMIT")
+        assert monitor.snapshot().new_orders - start.new_orders == 2
+    finally:
+        monitor.close()
+        db.q("UPDATE broker SET b_num_trades = b_num_trades - 1 WHERE b_id IN (2, 5)",
+             "COMMIT")
+
+
 def test_the_checks_pass_and_each_damage_fails_its_condition(built):
     db, _, _ = built
     results = run_checks(db.dsn)
