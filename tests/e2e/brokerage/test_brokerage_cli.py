@@ -133,3 +133,44 @@ def test_a_one_day_build_is_warned_summarised_and_checked(pg, tmp_path):
                 cwd=tmp_path)
     _one_line(p, 1, "already holds a TPC-E-derived brokerage schema", "--force")
     assert pg.sql("SELECT count(*) FROM trade", _db(dsn))[0][0] == trades
+
+
+def _on_mariadb(dsn: str, work):
+    """``work(cursor)`` on a connection of its own to a MariaDB database."""
+    from oltplab.engines.mariadb import client
+    conn = client.connect(dsn)
+    try:
+        with conn.cursor() as cur:
+            return work(cur)
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def mariadb_brokerage_tables(mariadb) -> str:
+    """A MariaDB database that holds the brokerage's tables (no build)."""
+    from oltplab.engines.mariadb.brokerage.schema import sql_statements as mariadb_statements
+    mariadb.ensure_database("bktables")
+    dsn = mariadb.dsn("bktables")
+    _on_mariadb(dsn, lambda cur: [cur.execute(s) for s in mariadb_statements("tables")])
+    return dsn
+
+
+@pytest.mark.parametrize("args", [
+    ("tpcc", "build", "-w", "1", "--force"), ("tpcc", "check"),
+    ("dvds", "build", "--size", "10MB", "--force"), ("dvds", "check"),
+])
+def test_the_other_workloads_refuse_the_brokerages_database_on_mariadb(
+        mariadb_brokerage_tables, tmp_path, args):
+    from oltplab.engines.mariadb.dvds.schema import present
+
+    def tables() -> list[str]:
+        return _on_mariadb(mariadb_brokerage_tables,
+                           lambda cur: present(cur, ("customer", "trade", "warehouse",
+                                                     "products")))
+
+    before = tables()
+    p = oltplab(*args, "--dsn", mariadb_brokerage_tables, cwd=tmp_path)
+    _one_line(p, 2, "holds the TPC-E-derived brokerage schema", f"for {args[0]}",
+              progress=args[1] == "build")
+    assert tables() == before == ["customer", "trade"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import SchemaError
+from ...errors import SchemaError, UsageError
 
 #: table -> its columns, in load order.
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -152,6 +152,18 @@ def no_schema(dbname: str) -> SchemaError:
 def incomplete_schema(dbname: str) -> SchemaError:
     return SchemaError(f"the brokerage schema in database {dbname} is incomplete (its build "
                        "did not finish): run 'oltplab brokerage build --force'")
+
+
+#: Tables only a brokerage schema has, its record among them: any of them marks a database as
+#: the brokerage's, whether its build finished or not (TPC-C's has a customer table too).
+OWN_TABLES = (META_TABLE, BALANCE_TABLE, "trade_type", "holding_summary", "trade_request")
+
+
+def brokerage_schema_here(dbname: str, label: str, command: str) -> UsageError:
+    """The refusal of another workload (``label``, its ``command``: "tpcc", "dvds") on a
+    database that holds the brokerage schema: bad input, exit code 2."""
+    return UsageError(f"database {dbname} holds the TPC-E-derived brokerage schema, not the "
+                      f"{label} one: use another database (--dbname) for {command}")
 
 
 def other_schema_here(dbname: str, label: str) -> SchemaError:

@@ -31,6 +31,8 @@ from ....workloads.dvds import population as pop
 from ....workloads.dvds import words
 from ....workloads.dvds.build import build_record, build_summary
 from ....workloads.dvds.chunks import LoadJob, load_jobs, produce
+from ....workloads.brokerage.schema import OWN_TABLES as BROKERAGE_TABLES
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.dvds.schema import DS3_TABLES, META_TABLE, TABLES, tpcc_schema_here
 from ...common.build import draw_seed, timings
 from .. import bulk, client
@@ -56,6 +58,8 @@ def _prepare(dsn: str, force: bool, ds3: bool = False) -> None:
                 raise UsageError("the MariaDB DSN names no database")
             if present(cur, TPCC_TABLES):
                 raise tpcc_schema_here(dbname)
+            if present(cur, BROKERAGE_TABLES):
+                raise brokerage_schema_here(dbname, "DVD-Store-derived", "dvds")
             existing = present(cur, [*TABLES, META_TABLE])
             procedures = procedures_present(cur)
             if (existing or procedures) and not force:

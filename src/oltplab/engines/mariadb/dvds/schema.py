@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 
 from ....errors import DatabaseError
+from ....workloads.brokerage.schema import OWN_TABLES as BROKERAGE_TABLES
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.dvds import schema as common
 from ....workloads.dvds.schema import FUNCTIONS, META_TABLE, TABLES, DvdsSchema
 from ....workloads.tpcc import schema as tpcc
@@ -63,6 +65,8 @@ def schema_info(dsn: str) -> DvdsSchema:
                     raise common.incomplete_schema(dbname)
                 if present(cur, TPCC_TABLES):
                     raise common.tpcc_schema_here(dbname)
+                if present(cur, BROKERAGE_TABLES):
+                    raise brokerage_schema_here(dbname, "DVD-Store-derived", "dvds")
                 raise common.no_schema(dbname)
             procedures = procedures_present(cur)
         return DvdsSchema(size=row["size"], customers=int(row["customers"]),

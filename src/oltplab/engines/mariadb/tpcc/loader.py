@@ -23,11 +23,14 @@ from collections import Counter
 
 from ....config import BuildSpec
 from ....errors import DatabaseError, SchemaError, UsageError
+from ....workloads.brokerage.schema import OWN_TABLES as BROKERAGE_TABLES
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.tpcc.chunks import LoadJob, load_jobs, produce
 from ....workloads.tpcc.random import load_constants
 from ....workloads.tpcc.schema import META_TABLE, TABLES
 from ...common.build import draw_seed, timings
 from .. import bulk, client
+from ..dvds.schema import present
 from .schema import PROCEDURES, sql_statements, sql_text
 
 METHODS = ("infile", "insert")
@@ -47,6 +50,8 @@ def _prepare(dsn: str, force: bool) -> str:
             dbname = cur.fetchone()[0]
             if dbname is None:
                 raise UsageError("the MariaDB DSN names no database")
+            if present(cur, BROKERAGE_TABLES):
+                raise brokerage_schema_here(dbname, "TPC-C-derived", "tpcc")
             found = cur.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
                 " AND table_name IN %s UNION ALL SELECT routine_name FROM"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 
 from ....errors import DatabaseError
+from ....workloads.brokerage.schema import OWN_TABLES as BROKERAGE_TABLES
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.tpcc import schema as common
 from ....workloads.tpcc.schema import META_TABLE
 from ...base import SchemaInfo
@@ -27,16 +29,19 @@ def schema_info(dsn: str) -> SchemaInfo:
             cur.execute("SELECT DATABASE()")
             dbname = cur.fetchone()[0]
             cur.execute("SELECT table_name FROM information_schema.tables"
-                        " WHERE table_schema = DATABASE()"
-                        " AND table_name IN (%s, 'warehouse', 'dvds_meta')", (META_TABLE,))
+                        " WHERE table_schema = DATABASE() AND table_name IN %s",
+                        ([META_TABLE, "warehouse", "dvds_meta", *BROKERAGE_TABLES],))
             found = {r[0].lower() for r in cur.fetchall()}
+            brokerage = found & set(BROKERAGE_TABLES)
             row = None
             if META_TABLE in found:
                 cur.execute(f"SELECT warehouses, c_last_load, c_id_load, c_ol_i_id_load"
                             f" FROM {META_TABLE} LIMIT 1")
                 row = cur.fetchone()
-            if row is None and found - {"dvds_meta"}:
+            if row is None and found - {"dvds_meta"} - brokerage:
                 raise common.incomplete_schema(dbname)
+            if row is None and brokerage:
+                raise brokerage_schema_here(dbname, "TPC-C-derived", "tpcc")
             if row is None and found:
                 raise common.other_schema(dbname, "DVD-Store-derived")
             if row is None:

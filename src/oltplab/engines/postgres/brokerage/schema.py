@@ -14,14 +14,12 @@ import re
 
 from ....errors import UsageError
 from ....workloads.brokerage import schema as common
-from ....workloads.brokerage.schema import (BALANCE_TABLE, META_TABLE, TABLES,
+from ....workloads.brokerage.schema import (BALANCE_TABLE, META_TABLE, OWN_TABLES, TABLES,
                                             BrokerageSchema)
 from ...common import sqlfiles
 from ..bulkload import Schema
 from ..catalog import ask, connection, dbname, failing, present, recorded_build
 
-#: Tables only a brokerage schema has: one of them without the record is an unfinished build.
-OWN_TABLES = ("trade_type", "holding_summary", "trade_request", BALANCE_TABLE)
 #: What marks the other workloads' schemas.
 TPCC_TABLES = ("tpcc_meta", "warehouse")
 SHOP_TABLES = ("dvds_meta", "products", "inventory")
@@ -63,14 +61,7 @@ def refused(err: Exception) -> UsageError:
 
 async def brokerage_here(conn) -> bool:
     """Whether the database holds a brokerage schema (complete or not)."""
-    return bool(await present(conn, (*OWN_TABLES, META_TABLE)))
-
-
-def brokerage_schema_here(dbname: str, label: str, command: str) -> UsageError:
-    """The refusal of the other workloads (``label``, their ``command``) on a database that
-    holds the brokerage schema: bad input, exit code 2."""
-    return UsageError(f"database {dbname} holds the TPC-E-derived brokerage schema, not the "
-                      f"{label} one: use another database (--dbname) for {command}")
+    return bool(await present(conn, OWN_TABLES))
 
 
 async def other_schema(conn) -> str | None:

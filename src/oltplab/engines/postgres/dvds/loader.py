@@ -28,6 +28,7 @@ import time
 from collections import Counter
 
 from ....errors import UsageError
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.dvds import population as pop
 from ....workloads.dvds import words
 from ....workloads.dvds.chunks import LoadJob, load_jobs, produce
@@ -35,7 +36,7 @@ from ....workloads.dvds.build import build_record, build_summary
 from ....workloads.dvds.schema import tpcc_schema_here
 from ...common.build import draw_seed, timings
 from .. import bulkload
-from ..brokerage.schema import brokerage_here, brokerage_schema_here
+from ..brokerage.schema import brokerage_here
 from ..catalog import connection, failing, present
 from .schema import TPCC_TABLES, schema_for
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.dvds import schema as common
 from ....workloads.dvds.schema import DS3_TABLES, FUNCTIONS, META_TABLE, TABLES, DvdsSchema
-from ..brokerage.schema import brokerage_here, brokerage_schema_here
+from ..brokerage.schema import brokerage_here
 from ..bulkload import Schema
 from ..catalog import (ask, connection, dbname, failing, functions_present, present,
                        recorded_build)

@@ -26,12 +26,13 @@ import time
 
 from ....config import BuildSpec
 from ....errors import DatabaseError, UsageError
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.tpcc import population as pop
 from ....workloads.tpcc.chunks import ROWS_PER_WAREHOUSE, LoadJob, load_jobs, produce
 from ....workloads.tpcc.random import load_constants
 from ...common.build import draw_seed, timings
 from .. import bulkload
-from ..brokerage.schema import brokerage_here, brokerage_schema_here
+from ..brokerage.schema import brokerage_here
 from ..catalog import connection, failing
 from .schema import SCHEMA, TABLES
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import functools
 
+from ....workloads.brokerage.schema import brokerage_schema_here
 from ....workloads.tpcc import schema as common
 from ....workloads.tpcc.schema import META_TABLE, TABLES
 from ...base import SchemaInfo
 from ...common import sqlfiles
 from ..bulkload import Schema
-from ..brokerage.schema import brokerage_here, brokerage_schema_here
+from ..brokerage.schema import brokerage_here
 from ..catalog import ask, connection, dbname, failing, functions_present
 
 FUNCTIONS = ("neword", "payment", "ostat", "delivery", "slev")
