@@ -11,9 +11,11 @@ one to (a rolled-back one adds none).
 
 from __future__ import annotations
 
+from ....workloads.brokerage.frames import TRANSACTIONS
 from ..dialect import PostgresDialect
-from .schema import FUNCTIONS
+
+#: The functions a run calls, one a transaction (their frames are functions of their own).
+CALLS = tuple(t.function for t in TRANSACTIONS.values())
 
 DIALECT = PostgresDialect(__name__, flush_table="status_type",
-                          unit_sql="(SELECT sum(b_num_trades) FROM broker)",
-                          functions=FUNCTIONS)
+                          unit_sql="(SELECT sum(b_num_trades) FROM broker)", functions=CALLS)
