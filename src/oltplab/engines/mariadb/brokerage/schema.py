@@ -13,14 +13,12 @@ import functools
 
 from ....errors import DatabaseError, UsageError
 from ....workloads.brokerage import schema as common
-from ....workloads.brokerage.schema import BALANCE_TABLE, META_TABLE, BrokerageSchema
+from ....workloads.brokerage.schema import META_TABLE, OWN_TABLES, BrokerageSchema
 from ...common import sqlfiles
 from .. import client
 from ..dialect import ask
 from ..dvds.schema import present
 
-#: Tables only a brokerage schema has: one of them without the record is an unfinished build.
-OWN_TABLES = ("trade_type", "holding_summary", "trade_request", BALANCE_TABLE)
 #: What marks the other workloads' schemas (TPC-C's has a customer table too).
 TPCC_TABLES = ("tpcc_meta", "warehouse")
 SHOP_TABLES = ("dvds_meta", "products", "inventory")
