@@ -87,9 +87,9 @@ def brokerage_tables(pg) -> str:
 
 
 @pytest.mark.parametrize("args", [
-    ("tpcc", "build", "-w", "1"), ("tpcc", "build", "-w", "1", "--force"), ("tpcc", "check"),
-    ("tpcc", "run", "--duration", "1s"), ("dvds", "build", "--size", "10MB"),
-    ("dvds", "build", "--size", "10MB", "--force"), ("dvds", "check"),
+    ("tpcc", "build", "-w", "1", "--force"), ("tpcc", "check"),
+    ("tpcc", "run", "--duration", "1s"), ("dvds", "build", "--size", "10MB", "--force"),
+    ("dvds", "check"),
     ("dvds", "run", "--duration", "1s"),
 ])
 def test_the_other_workloads_refuse_the_brokerages_database(pg, brokerage_tables, tmp_path,
