@@ -140,7 +140,7 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
     (``new_position`` per basket security)); ``balances`` (cents, one per account) get the
     cash transactions; ``tally`` (``new_tally``) the completed trades and commissions.
     """
-    rand = rng.random
+    rand, bits = rng.random, rng.getrandbits
     prefixes, due, clock = _calendar(scale.days)
     span, lo, n_ids = scale.days * TRADING_SECONDS, ids.start, len(ids)
     counts, comms = tally
@@ -155,8 +155,11 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
     ct_names = tuple(tuple(f"\t{tt[1]} {q} shares of " for q in QUANTITIES)
                      for tt in ref.TRADE_TYPES)
     qty_text = tuple(f"\t{q}\t" for q in QUANTITIES)
+    # a new lot's holding_history row after "t_id<TAB>t_id<TAB>": (a buy's, a sell's) by qty
+    opened = tuple((f"0\t{q}\n", f"0\t{-q}\n") for q in QUANTITIES)
     money_text, cents_text, rates, small = _MONEY_TEXT, _CENTS_TEXT, _RATES, len(_MONEY_TEXT)
     bids, steps = BID_CENTS[1] - BID_CENTS[0] + 1, LIMIT_SPREAD + 1
+    bid_draws, delay_draws = bids * steps, SUBMIT_DELAY * PENDING_DELAY
     hist = []
     trade, history, settle, cash, hh = [], [], [], [], []
     n_hist = n_cash = 0
@@ -168,24 +171,26 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
         prefix = prefixes[day]
         dts = prefix + clock[sec]
         head = f"{tid}\t"
+        # each draw: 30 random bits scaled to 0..n-1 (uniform to within n / 2^30)
         a, execs, rate_base, tax_st, tax_rate, broker, charges, positions = \
-            prepared[int(rand() * n_acc)]
-        pos = positions[int(rand() * len(positions))]
-        draw = int(rand() * 40)
+            prepared[bits(30) * n_acc >> 30]
+        pos = positions[bits(30) * len(positions) >> 30]
+        draw = bits(30) * 40 >> 30
         tt, qi = TYPE_TENTHS[draw >> 2], draw & 3
         qty = QUANTITIES[qi]
-        bid, step = divmod(int(rand() * bids * steps), steps)
+        bid, step = divmod(bits(30) * bid_draws >> 30, steps)
         bid += BID_CENTS[0]
-        flags = int(rand() * 10_000)  # two independent percentages: LIFO and margin
+        flags = bits(30) * 10_000 >> 30  # two independent percentages: LIFO and margin
         lifo = flags % 100 < LIFO_PERCENT
-        gap = 1 + int(rand() * SUBMIT_DELAY)
+        gap, wait = divmod(bits(30) * delay_draws >> 30, PENDING_DELAY)
+        gap += 1
         if tt < 2:  # market
             price = bid + step - MARKET_SPREAD
             history.append(f"{head}{prefix}{clock[sec - gap]}\tSBMT\n{head}{dts}\tCMPT\n")
             n_hist += 2
         else:
             price = bid + step if tt == 3 else bid - step
-            wait = gap + 1 + int(rand() * PENDING_DELAY)
+            wait += gap + 1
             history.append(f"{head}{prefix}{clock[sec - wait]}\tPNDG\n"
                            f"{head}{prefix}{clock[sec - gap]}\tSBMT\n{head}{dts}\tCMPT\n")
             n_hist += 3
@@ -207,7 +212,7 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
             lot_qty = -qty if is_sell else qty
             pos[0] = held + lot_qty
             pos[1].append([tid, lot_qty, price, dts])
-            hh.append(f"{head}{head}0\t{lot_qty}\n")
+            hh.append(f"{head}{head}{opened[qi][is_sell]}")
         value = qty * price
         comm = commission_cents(qty, price, rates[rate_base + tt * 16 + pos[3] + qi])
         charge = charges[tt]
