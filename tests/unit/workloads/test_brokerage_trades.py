@@ -331,3 +331,30 @@ def test_a_seeded_chunk_is_the_same_every_time():
 def test_broker_names_are_distinct_and_fixed():
     names = [tr.broker_name(b) for b in range(1, 200_001)]
     assert len(set(names)) == len(names) and max(map(len, names)) <= 49
+
+
+def test_pieces_hold_at_most_piece_rows():
+    lines = [f"{k}\n" for k in range(2 * tr.PIECE_ROWS + 1)]
+    parts = list(tr.pieces("holding", lines))
+    assert [n for _, _, n in parts] == [tr.PIECE_ROWS, tr.PIECE_ROWS, 1]
+    assert {t for t, _, _ in parts} == {"holding"}
+    assert "".join(text for _, text, _ in parts) == "".join(lines)
+
+
+def test_position_rows_are_the_open_lots_and_the_nonzero_summaries():
+    long, flat = tr.new_position("AAA", 1), tr.new_position("BBB", 2)
+    long[0], long[1] = 300, [[4, 100, 2050, "2025-01-06 09:00:20"],
+                             [9, 200, 2999, "2025-01-06 09:00:45"]]
+    short = tr.new_position("CCC", 0)
+    short[0], short[1] = -100, [[7, -100, 2000, "2025-01-06 09:00:35"]]
+    accounts = [(11, 2, 0, 0, 1, ["A B"], [long, flat]), (12, 1, 1, 0, 1, ["C D"], [short])]
+    assert {t: text for t, text, _ in tr.position_rows(accounts)} == {
+        "holding": "4\t11\tAAA\t2025-01-06 09:00:20\t20.50\t100\n"
+                   "9\t11\tAAA\t2025-01-06 09:00:45\t29.99\t200\n"
+                   "7\t12\tCCC\t2025-01-06 09:00:35\t20.00\t-100\n",
+        "holding_summary": "11\tAAA\t300\n12\tCCC\t-100\n"}
+
+
+def test_money_text():
+    assert [tr.money(c) for c in (0, 5, 100, -1, -12_345, 123_456_789)] == [
+        "0.00", "0.05", "1.00", "-0.01", "-123.45", "1234567.89"]

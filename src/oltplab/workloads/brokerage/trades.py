@@ -267,11 +267,7 @@ def position_rows(accounts: list):
             for h_t_id, qty, price, dts in lots:
                 holding.append(f"{h_t_id}\t{ca_id}\t{symb}\t{dts}\t{_MONEY_TEXT[price]}\t"
                                f"{qty}\n")
-            if len(holding) >= PIECE_ROWS:
-                yield "holding", "".join(holding), len(holding)
-                holding = []
-    if holding:
-        yield "holding", "".join(holding), len(holding)
+    yield from pieces("holding", holding)
     yield from pieces("holding_summary", summary)
 
 
