@@ -104,6 +104,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
 INDEXES: dict[str, tuple[str, tuple[str, ...]]] = {
     "i_c_tax_id": ("customer", ("c_tax_id",)),
     "i_ca_c_id": ("customer_account", ("ca_c_id",)),
+    # Trade-Order and Trade-Result find a customer's two tax rates by the customer
+    "i_cx_c_id": ("customer_taxrate", ("cx_c_id",)),
     "i_wl_c_id": ("watch_list", ("wl_c_id",)),
     "i_co_name": ("company", ("co_name",)),
     "i_s_co_id": ("security", ("s_co_id", "s_issue")),

@@ -11,6 +11,7 @@ ALTER TABLE holding_history ADD KEY i_hh_t_id (hh_t_id);
 ALTER TABLE daily_market ADD KEY i_dm_s_symb (dm_s_symb, dm_date);
 ALTER TABLE holding ADD KEY i_h_ca_id (h_ca_id, h_s_symb, h_dts);
 ALTER TABLE customer_account ADD KEY i_ca_c_id (ca_c_id);
+ALTER TABLE customer_taxrate ADD KEY i_cx_c_id (cx_c_id);
 ALTER TABLE customer ADD KEY i_c_tax_id (c_tax_id);
 ALTER TABLE watch_list ADD KEY i_wl_c_id (wl_c_id);
 ALTER TABLE company ADD KEY i_co_name (co_name);

@@ -45,6 +45,7 @@ CREATE UNIQUE INDEX trade_request_pkey ON trade_request (tr_t_id);
 CREATE UNIQUE INDEX brokerage_balance_pkey ON brokerage_balance (ca_id);
 CREATE INDEX i_c_tax_id ON customer (c_tax_id);
 CREATE INDEX i_ca_c_id ON customer_account (ca_c_id);
+CREATE INDEX i_cx_c_id ON customer_taxrate (cx_c_id);
 CREATE INDEX i_wl_c_id ON watch_list (wl_c_id);
 CREATE INDEX i_co_name ON company (co_name);
 CREATE INDEX i_s_co_id ON security (s_co_id, s_issue);
