@@ -1,10 +1,10 @@
 """The C part's tests again, on a build of the extension with AddressSanitizer and
 UndefinedBehaviorSanitizer: an out-of-bounds write, a use after free or undefined behaviour in
-the Terminal draws (TPC-C's and the DVD-Store-derived shopper's), the error paths or the
-procedures loop (64 users in one worker with a tiny bulk, against the suite's PostgreSQL; the
-shoppers' orders and the loop's unit row on both servers, and their --mode sql statements on
-both; MariaDB's loop, procedures and --mode sql, against a MariaDB the child starts)
-aborts the child and fails this test.
+the Terminal draws (TPC-C's and the DVD-Store-derived shopper's), the brokerage's market
+emulator, the error paths or the procedures loop (64 users in one worker with a tiny bulk,
+against the suite's PostgreSQL; the shoppers' orders and the loop's unit row on both servers,
+and their --mode sql statements on both; MariaDB's loop, procedures and --mode sql, against a
+MariaDB the child starts) aborts the child and fails this test.
 
 The sanitized module is built with gcc into a temporary directory and imported, in a child
 Python with the sanitizer runtime preloaded, as ``oltplab._native`` before anything else
@@ -30,6 +30,7 @@ FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit
 I, MARIA = "tests/integration", "tests/integration/engines/mariadb"
 TESTS = ["tests/unit/native/test_native_safety.py", "tests/unit/native/test_dvds_terminal.py",
          "tests/unit/native/test_dvds_terminal_ds3.py",
+         "tests/unit/native/test_brokerage_market.py",
          "tests/unit/workloads/test_inputs.py",
          "tests/unit/workloads/test_mix.py", f"{I}/native/test_native_loop.py",
          f"{I}/native/test_dvds_loop.py", f"{I}/native/test_dvds_sql_loop.py",

@@ -1,5 +1,6 @@
 /* The module oltplab._native: its types and constants, and each compiled workload's. */
 #include "mariadb.h"
+#include "market.h" /* the brokerage's market emulator */
 
 /* ------------------------------------------------------------------------------------------ */
 /* The module                                                                                 */
@@ -42,7 +43,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (module_add(m, "ProcLoop", (PyObject *)&ProcLoopType) < 0 ||
         module_add(m, "MariaDBLoop", (PyObject *)&MariaDBLoopType) < 0 ||
         module_add(m, "MariaDBConnection", (PyObject *)&MyConnType) < 0 ||
-        module_add(m, "WORKLOADS", workload_names()) < 0 ||
+        module_add(m, "WORKLOADS", workload_names()) < 0 || brokerage_market_add(m) < 0 ||
         PyModule_AddIntConstant(m, "BOUNDARY", EV_BOUNDARY) < 0 ||
         PyModule_AddIntConstant(m, "FINISHED", EV_FINISHED) < 0 ||
         PyModule_AddIntConstant(m, "SAMPLES", EV_SAMPLES) < 0 ||
