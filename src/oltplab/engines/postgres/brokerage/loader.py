@@ -107,12 +107,20 @@ def build(dsn: str, spec, progress=None) -> dict:
     if progress:
         progress("load", sum(rows.values()), sum(rows.values()))
     t_finish = time.monotonic()
+    record = finish(dsn, scale, seed, spec.build_users, page_kib, started, progress)
+    return build_summary(record, timings(started, t_load, t_finish, time.monotonic()),
+                         Counter(rows))
+
+
+def finish(dsn: str, scale, seed: int, build_users: int, page_kib: int, started: float,
+           progress=None) -> dict:
+    """Step 3 on loaded tables (bulkload.finish with the trade id sequence); the build's
+    record (build_record)."""
     max_t_id = max_trade_id(scale)
-    record = build_record(scale, seed, spec.build_users, max_t_id, page_kib)
+    record = build_record(scale, seed, build_users, max_t_id, page_kib)
     sequence = [(f"CREATE SEQUENCE {TRADE_SEQUENCE} AS bigint OWNED BY trade.t_id", ()),
                 (f"SELECT setval('{TRADE_SEQUENCE}', $1)", (max_t_id,))]
     row = {**record, "start_date": datetime.date.fromisoformat(record["start_date"])}
-    asyncio.run(bulkload.finish(dsn, SCHEMA, spec.build_users, progress, started, row,
+    asyncio.run(bulkload.finish(dsn, SCHEMA, build_users, progress, started, row,
                                 steps=sequence))
-    return build_summary(record, timings(started, t_load, t_finish, time.monotonic()),
-                         Counter(rows))
+    return record
