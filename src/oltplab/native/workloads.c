@@ -2,9 +2,9 @@
  * place that names them. */
 #include "workload.h"
 
-extern const Workload TPCC_WORKLOAD, DVDS_WORKLOAD;
+extern const Workload TPCC_WORKLOAD, DVDS_WORKLOAD, BROKERAGE_WORKLOAD;
 
-const Workload *const WORKLOADS[] = {&TPCC_WORKLOAD, &DVDS_WORKLOAD, NULL};
+const Workload *const WORKLOADS[] = {&TPCC_WORKLOAD, &DVDS_WORKLOAD, &BROKERAGE_WORKLOAD, NULL};
 
 const Workload *workload_named(const char *name) {
     for (int i = 0; WORKLOADS[i]; i++) {

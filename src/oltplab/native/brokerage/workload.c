@@ -1,0 +1,251 @@
+/*
+ * The brokerage's customer emulator as the loop drives it (loop/workload.h): the
+ * BrokerageTerminal deals each user's next transaction (terminal.c), the transaction goes as
+ * the text arguments of its one function (workloads/brokerage/frames.py: the names, the
+ * arguments in order), and a completed one counts its inputs. Trade-Order's deliberate
+ * rollback (roll_it_back, 1 in 101) completes as DONE_ROLLED_BACK. No transaction of a user
+ * is the headline: that is Trade-Result's, which the market emulator issues.
+ *
+ * What the loop must do beyond this table (it is the loop's, not the workload's): begin
+ * each call at its transaction's isolation level (frames.py Transaction.isolation:
+ * Trade-Order and Trade-Update REPEATABLE READ, the others here READ COMMITTED), and after a
+ * Trade-Order that returned roll_it_back true issue ROLLBACK instead of COMMIT.
+ */
+#include <stdarg.h>
+
+#include "customer.h"
+
+/* The input counts of the measured window: the keys of ProcLoop.counts()["inputs"]. tier1..3
+ * count the customers drawn (every transaction that draws one); tl_/tu_frame<n> the frames
+ * of Trade-Lookup and Trade-Update; mw_ Market-Watch's three kinds; cp_tax_id the
+ * Customer-Positions by tax id, cp_history those with frame 2; sd_lob the Security-Details
+ * that read the news item's text; to_ the Trade-Orders that were limit orders, sells,
+ * stop-losses, on margin, LIFO, executed by a customer other than the owner, by company
+ * name, and rolled back by design. */
+const char *const BK_INPUT_KEYS[BK_NINPUTS] = {
+    "tier1", "tier2", "tier3", "tl_frame1", "tl_frame2", "tl_frame3", "tl_frame4",
+    "tu_frame1", "tu_frame2", "tu_frame3", "mw_watch_list", "mw_holdings", "mw_industry",
+    "cp_tax_id", "cp_history", "sd_lob", "to_limit", "to_sell", "to_stop_loss", "to_margin",
+    "to_lifo", "to_by_other", "to_by_company", "to_rolled_back"};
+
+/* ------------------------------------------------------------------------------------------ */
+/* The arguments as text                                                                      */
+
+typedef struct {
+    char *text;
+    size_t width;
+    int n, max;
+} args_t;
+
+static int arg(args_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int arg(args_t *a, const char *fmt, ...) {
+    if (a->n >= a->max) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(a->text + (size_t)a->n * a->width, a->width, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= a->width) return -1;
+    a->n++;
+    return 0;
+}
+
+static const char *boolean(int v) { return v ? "true" : "false"; }
+
+static int date_arg(args_t *a, int64_t days) {
+    int y, m, d;
+    bk_date(days, &y, &m, &d);
+    return arg(a, "%04d-%02d-%02d", y, m, d);
+}
+
+static int timestamp_arg(args_t *a, int64_t secs) {
+    int y, m, d;
+    int64_t days = secs / 86400, s = secs % 86400;
+    bk_date(days, &y, &m, &d);
+    return arg(a, "%04d-%02d-%02d %02d:%02d:%02d", y, m, d, (int)(s / 3600),
+               (int)(s / 60 % 60), (int)(s % 60));
+}
+
+/* PostgreSQL's text of an array of n items, {a,b,...}, each written by item(x, i, ...) */
+typedef int (*item_fn)(const bk_txn_t *x, int i, char *buf, size_t size, size_t *at);
+
+static int list_arg(args_t *a, const bk_txn_t *x, int n, item_fn item) {
+    if (a->n >= a->max) return -1;
+    char *buf = a->text + (size_t)a->n * a->width;
+    size_t at = 0;
+    if (text_put(buf, a->width, &at, "{") < 0) return -1;
+    for (int i = 0; i < n; i++)
+        if ((i && text_put(buf, a->width, &at, ",") < 0) || item(x, i, buf, a->width, &at) < 0)
+            return -1;
+    if (text_put(buf, a->width, &at, "}") < 0) return -1;
+    a->n++;
+    return 0;
+}
+
+static int broker_item(const bk_txn_t *x, int i, char *buf, size_t size, size_t *at) {
+    return text_put(buf, size, at, "\"%s\"", x->bv.names[x->bv.b[i]]); /* no " or \ */
+}
+
+static int id_item(const bk_txn_t *x, int i, char *buf, size_t size, size_t *at) {
+    return text_put(buf, size, at, "%lld", (long long)x->tl.ids[i]);
+}
+
+/* Trade-Lookup's and Trade-Update's (frame, trade_ids, acct_id, symbol, start_dts, end_dts,
+ * max_trades[, max_updates]) */
+static int lookup_args(args_t *a, const bk_txn_t *x, int update) {
+    if (arg(a, "%d", x->frame) < 0 || list_arg(a, x, x->tl.n, id_item) < 0 ||
+        arg(a, "%lld", (long long)x->tl.acct_id) < 0 || arg(a, "%s", x->tl.symbol) < 0 ||
+        timestamp_arg(a, x->tl.start) < 0 || timestamp_arg(a, x->tl.end) < 0 ||
+        arg(a, "%d", x->tl.max_trades) < 0)
+        return -1;
+    return update ? arg(a, "%d", x->tl.max_updates) : 0;
+}
+
+static int order_args(args_t *a, const bk_txn_t *x) {
+    const __typeof__(x->to) *o = &x->to;
+    if (arg(a, "%lld", (long long)o->acct_id) < 0 || arg(a, "%s", o->f_name) < 0 ||
+        arg(a, "%s", o->l_name) < 0 || arg(a, "%s", o->tax_id) < 0 ||
+        arg(a, "%s", o->symbol) < 0 || arg(a, "%s", o->co_name) < 0 ||
+        arg(a, "%s", o->issue) < 0 || arg(a, "%s", o->type) < 0 || arg(a, "%d", o->qty) < 0 ||
+        arg(a, "%lld.%02lld", (long long)(o->price / 100), (long long)(o->price % 100)) < 0 ||
+        arg(a, "%s", boolean(o->margin)) < 0 || arg(a, "%s", boolean(o->lifo)) < 0 ||
+        arg(a, "%s", boolean(o->roll_back)) < 0)
+        return -1;
+    return 0;
+}
+
+static int kind_args(args_t *a, const bk_txn_t *x) {
+    switch (x->kind) {
+    case BK_BROKER_VOLUME:
+        return list_arg(a, x, x->bv.n, broker_item) < 0 ? -1 : arg(a, "%s", x->bv.sector);
+    case BK_CUSTOMER_POSITION:
+        return arg(a, "%lld", (long long)x->cp.cust_id) < 0 || arg(a, "%s", x->cp.tax_id) < 0 ||
+                       arg(a, "%s", boolean(x->cp.history)) < 0
+                   ? -1
+                   : arg(a, "%d", x->cp.acct_idx);
+    case BK_MARKET_WATCH:
+        return arg(a, "%lld", (long long)x->mw.acct_id) < 0 ||
+                       arg(a, "%lld", (long long)x->mw.cust_id) < 0 ||
+                       arg(a, "%lld", (long long)x->mw.end_co) < 0 ||
+                       arg(a, "%s", x->mw.industry) < 0 ||
+                       arg(a, "%lld", (long long)x->mw.start_co) < 0
+                   ? -1
+                   : date_arg(a, x->mw.day);
+    case BK_SECURITY_DETAIL:
+        return arg(a, "%s", x->sd.symbol) < 0 || date_arg(a, x->sd.day) < 0 ||
+                       arg(a, "%d", x->sd.max_rows) < 0
+                   ? -1
+                   : arg(a, "%s", boolean(x->sd.lob));
+    case BK_TRADE_LOOKUP:
+    case BK_TRADE_UPDATE:
+        return lookup_args(a, x, x->kind == BK_TRADE_UPDATE);
+    case BK_TRADE_ORDER:
+        return order_args(a, x);
+    case BK_TRADE_STATUS:
+        return arg(a, "%lld", (long long)x->acct_id);
+    default:
+        return -1;
+    }
+}
+
+int bk_args_text(const bk_txn_t *x, char *text, size_t width, int max) {
+    args_t a = {text, width, 0, max};
+    return kind_args(&a, x) < 0 ? -1 : a.n;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* What a completed call counts                                                               */
+
+int bk_completed(bk_txn_t *x, int has, long long value, int64_t *in) {
+    x->done = 1;
+    if (!in) return x->kind == BK_TRADE_ORDER && x->to.roll_back ? DONE_ROLLED_BACK : 0;
+    if (x->tier) in[BK_IN_TIER1 + x->tier - 1]++;
+    switch (x->kind) {
+    case BK_CUSTOMER_POSITION:
+        in[BK_IN_CP_TAX_ID] += x->frame == 2;
+        in[BK_IN_CP_HISTORY] += x->cp.history;
+        break;
+    case BK_MARKET_WATCH:
+        in[BK_IN_MW_WATCH + x->frame - 1]++;
+        break;
+    case BK_SECURITY_DETAIL:
+        in[BK_IN_SD_LOB] += x->sd.lob;
+        break;
+    case BK_TRADE_LOOKUP:
+        in[BK_IN_TL_F1 + x->frame - 1]++;
+        break;
+    case BK_TRADE_UPDATE:
+        in[BK_IN_TU_F1 + x->frame - 1]++;
+        break;
+    case BK_TRADE_ORDER: {
+        const char *ty = x->to.type;
+        in[BK_IN_TO_LIMIT] += ty[1] == 'L' || ty[1] == 'S'; /* TLB, TLS, TSL */
+        in[BK_IN_TO_SELL] += !strcmp(ty, "TMS") || !strcmp(ty, "TLS") || !strcmp(ty, "TSL");
+        in[BK_IN_TO_STOP_LOSS] += !strcmp(ty, "TSL");
+        in[BK_IN_TO_MARGIN] += x->to.margin;
+        in[BK_IN_TO_LIFO] += x->to.lifo;
+        in[BK_IN_TO_BY_OTHER] += x->to.by_other;
+        in[BK_IN_TO_BY_COMPANY] += x->to.by_company;
+        in[BK_IN_TO_ROLLED_BACK] += x->to.roll_back;
+        break;
+    }
+    default:
+        break;
+    }
+    (void)has;
+    (void)value;
+    return x->kind == BK_TRADE_ORDER && x->to.roll_back ? DONE_ROLLED_BACK : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The loop's view                                                                            */
+
+static int accept(PyObject *term) {
+    if (!PyObject_TypeCheck(term, &BkTerminalType)) {
+        PyErr_SetString(PyExc_TypeError, "the brokerage workload's terminals must be "
+                                         "BrokerageTerminal objects");
+        return -1;
+    }
+    return bk_term_check((BkTerminal *)term);
+}
+
+static void hold(PyObject *term, int by) { ((BkTerminal *)term)->driven += by; }
+
+static int draw(PyObject *term, void *txn) { return bk_draw((BkTerminal *)term, txn); }
+
+static double no_wait(PyObject *term, int kind) { return 0; } /* no keying or think time */
+
+static int pq_args(const void *txn, char (*text)[ARG_TEXT], int max) {
+    return bk_args_text(txn, &text[0][0], ARG_TEXT, max);
+}
+
+/* MariaDB: no brokerage procedures yet (engines/mariadb/brokerage has the build only) */
+static int my_call(const void *txn, const char *out_var, char *buf, size_t size) { return -1; }
+
+static int completed(void *txn, int has, long long value, int64_t us, int64_t *in,
+                     int64_t *unit_us) {
+    return bk_completed(txn, has, value, in);
+}
+
+static int add_to_module(PyObject *m) {
+    if (PyType_Ready(&BkTerminalType) < 0) return -1;
+    Py_INCREF(&BkTerminalType);
+    if (module_add(m, "BrokerageTerminal", (PyObject *)&BkTerminalType) < 0 ||
+        module_add(m, "BROKERAGE_NAMES", text_tuple(BK_NAMES, BK_NKINDS)) < 0 ||
+        module_add(m, "BROKERAGE_INPUT_KEYS", text_tuple(BK_INPUT_KEYS, BK_NINPUTS)) < 0 ||
+        PyModule_AddIntConstant(m, "BROKERAGE_DECK", BK_DECK) < 0 ||
+        PyModule_AddIntConstant(m, "BROKERAGE_ARG_WIDEST", BK_ARG_WIDEST) < 0)
+        return -1;
+    PyObject *cards = PyDict_New();
+    for (int k = 0; cards && k < BK_NKINDS; k++) {
+        PyObject *v = PyLong_FromLong(BK_CARDS[k]);
+        if (!v || PyDict_SetItemString(cards, BK_NAMES[k], v) < 0) Py_CLEAR(cards);
+        Py_XDECREF(v);
+    }
+    return module_add(m, "BROKERAGE_CARDS", cards);
+}
+
+const Workload BROKERAGE_WORKLOAD = {
+    .name = "brokerage", .nkinds = BK_NKINDS, .kinds = BK_NAMES, .unit = 0,
+    .ninputs = BK_NINPUTS, .input_keys = BK_INPUT_KEYS, .accept = accept, .hold = hold,
+    .draw = draw, .keying = no_wait, .think = no_wait, .pq_args = pq_args, .my_call = my_call,
+    .completed = completed, .pq_sql = NULL, .my_sql = NULL, .add_to_module = add_to_module};
