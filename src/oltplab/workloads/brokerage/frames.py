@@ -7,21 +7,32 @@ Design. Each frame of the digest's section 2 is a function of its own (``trade_r
 trade_price)``) that runs its frames in order inside the caller's transaction and returns
 the figures the client needs. So the driver makes one call per transaction, one round trip,
 in its own BEGIN ... COMMIT, while each frame stays a function. PostgreSQL's are PL/pgSQL, in
-engines/postgres/brokerage/sql/functions.sql.
+engines/postgres/brokerage/sql/functions.sql; MariaDB's are stored procedures of the same
+names and arguments, in engines/mariadb/brokerage/sql/procedures.sql, each called as
+``CALL trade_result(1001, 25.00)``: there an array argument is a JSON array in a string
+(``'["Broker One","Broker Two"]'``, ``'[3,1]'``), and what the call returns comes back as the
+CALL's result set, one row of ``returns`` in their order (a row per triggered trade for
+Market-Feed; Security-Detail's lists as JSON arrays), and no OUT parameter.
 
-Isolation is the client's: a function cannot set it, so the driver begins each transaction
-at ``Transaction.isolation`` (Trade-Result SERIALIZABLE; Trade-Order, Trade-Update and
-Market-Feed REPEATABLE READ; the others READ COMMITTED) and retries serialization failures
-and deadlocks.
+Isolation is ``Transaction.isolation`` (Trade-Result SERIALIZABLE; Trade-Order, Trade-Update
+and Market-Feed REPEATABLE READ; the others READ COMMITTED); serialization failures and
+deadlocks are retried. On PostgreSQL it is the client's: a function cannot set it, so the
+driver begins each transaction at that level and commits after the call. On MariaDB it is the
+procedure's: each transaction procedure sets its level, starts its transaction (READ ONLY for
+the read-only ones) and commits it, as the other workloads' procedures do, so that a
+transaction is one round trip on autocommit sessions and Com_commit + Com_rollback moves by
+one per call; an error rolls it back and is raised again.
 
 Trade-Order's deliberate rollback (1 in 101 orders): the driver passes ``roll_it_back``
 true; the function writes the trade as for any order, raises nothing and returns it with
 ``roll_it_back`` true, and the driver then issues ROLLBACK instead of COMMIT, which undoes
-everything but the sequence's value (frames 5 and 6 are the client's ROLLBACK or COMMIT). It
-counts as a success. An executor without a permission on the account gets ``trade_id`` 0
-and nothing written. After COMMIT the driver hands the trade to the market emulator: a
-market order (``is_market``) for a Trade-Result at the current price, a limit order (status
-PNDG, a trade_request row) to wait until a Market-Feed entry's price triggers it.
+everything but the sequence's value (frames 5 and 6 are the client's ROLLBACK or COMMIT). On
+MariaDB the procedure issues that ROLLBACK itself before it returns the row (the server counts
+one rollback either way). It counts as a success. An executor without a permission on the
+account gets ``trade_id`` 0 and nothing written. After COMMIT the driver hands the trade to the
+market emulator: a market order (``is_market``) for a Trade-Result at the current price, a
+limit order (status PNDG, a trade_request row) to wait until a Market-Feed entry's price
+triggers it.
 
 Market-Feed takes its batch (20 ticker entries) as three arrays and runs it as one
 transaction, the entries in symbol order (so that two batches lock their last_trade rows in

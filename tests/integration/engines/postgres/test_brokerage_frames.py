@@ -19,7 +19,7 @@ import oltplab
 from oltplab.workloads.brokerage import frames
 from oltplab.workloads.brokerage.schema import COLUMNS, INDEXES, PRIMARY_KEYS
 
-from . import brokerage_rows as rows
+from .. import brokerage_rows as rows
 from .test_functions import run
 
 SQL = Path(oltplab.__file__).parent / "engines" / "postgres" / "brokerage" / "sql"

@@ -17,8 +17,9 @@ process:
    tallies up and loads BROKER, whose ``b_num_trades`` and ``b_comm_total`` are those sums.
 3. ``indexes`` (statements done) and ``analyze``: the statements of keys.sql, one a table, in
    up to ``build_users`` sessions at once; ANALYZE TABLE; the sequence restarted past the
-   highest loaded trade id; last the build's record in ``brokerage_meta`` with the server's
-   page size in KiB, which marks a complete build.
+   highest loaded trade id; the transactions' procedures (sql/procedures.sql); last the
+   build's record in ``brokerage_meta`` with the server's page size in KiB, which marks a
+   complete build.
 
 Primary keys are declared with the tables. Measured at 1,000 customers x 5 days (3.06 million
 rows, 2 loading processes, a 256 MiB buffer pool, on 2 CPUs shared with other work): keyed
@@ -49,7 +50,7 @@ from ....workloads.brokerage.trades import max_trade_id
 from ...common.build import draw_seed, timings
 from .. import bulk, client
 from ..dvds.schema import present
-from .schema import TRADE_SEQUENCE, other_schema, sql_statements
+from .schema import TRADE_SEQUENCE, other_schema, sql_statements, sql_text
 
 #: How often the building process looks at its loading processes while none reports.
 _POLL_S = 0.5
@@ -174,8 +175,8 @@ def _key_session(dsn: str, statement: str) -> None:
 
 
 def _finish(dsn: str, sessions: int, record: dict, started: float, progress) -> None:
-    """Indexes, statistics, the trade id sequence, then the build's record (a complete
-    build)."""
+    """Indexes, statistics, the trade id sequence, the procedures, then the build's record
+    (a complete build)."""
     keys = sql_statements("keys")
     try:
         with ThreadPoolExecutor(max(1, min(sessions, len(keys)))) as pool:
@@ -192,11 +193,13 @@ def _finish(dsn: str, sessions: int, record: dict, started: float, progress) -> 
                 progress("analyze", len(tables), len(tables))
             bulk.execute_all(conn, [f"ALTER SEQUENCE {TRADE_SEQUENCE} RESTART WITH "
                                     f"{int(record['max_t_id']) + 1}"])
+            bulk.execute_all(conn, bulk.procedure_statements(sql_text("procedures")))
             bulk.record_build(conn, META_TABLE, record, started)
         finally:
             conn.close()
     except client.Error as exc:
-        raise DatabaseError(f"building the indexes failed: {client.error_text(exc)}") from exc
+        raise DatabaseError(f"building the indexes and procedures failed: "
+                            f"{client.error_text(exc)}") from exc
 
 
 def build(dsn: str, spec, progress=None) -> dict:

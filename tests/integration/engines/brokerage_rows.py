@@ -1,6 +1,7 @@
-"""A small brokerage made by hand for the transaction functions' tests: the fixed tables'
-rows the frames read, 2 customers with 3 accounts, 2 brokers, 3 companies and their 3
-securities, and a few completed trades whose lots the tests sell and cover.
+"""A small brokerage made by hand for the transactions' tests on both engines (PostgreSQL's
+functions, MariaDB's procedures): the fixed tables' rows the frames read, 2 customers with 3
+accounts, 2 brokers, 3 companies and their 3 securities, and a few completed trades whose lots
+the tests sell and cover.
 
 Customer 1 (tier 2, tax rates N10 20% + D000 0%) owns account 1 (cash, tax status 1), which
 holds 600 ABC in three lots: trade 1, 100 at $20.00 (Jan 6); trade 2, 200 at $22.00 (Jan 7);
