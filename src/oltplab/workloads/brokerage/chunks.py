@@ -18,6 +18,7 @@ from .. import chunks as shared
 from . import population as pop
 from .scale import Scale
 
+
 @dataclass(frozen=True)
 class LoadJob:
     """The chunks (``work``) that loading process ``worker`` makes and sends to ``dsn``, and
