@@ -78,6 +78,10 @@ def test_a_market_order_comes_back_at_the_price_when_it_is_due():
     assert m.next_due(10 * S) == (None, due)
     assert m.next_due(due) == (("trade_result", 11, 5, m.price(5, due), 200, due), None)
     assert m.next_due(due) == (None, None)
+    due = m.submit(12, 0, "TMB", 100, 0, 0)
+    late = due + 10 * S  # taken late: still the price of when it was due
+    assert m.price(0, late) != m.price(0, due)
+    assert m.next_due(late) == (("trade_result", 12, 0, m.price(0, due), 100, due), None)
 
 
 def scan_trigger(falls: bool, limit: int, s: int, now: int) -> int | None:
@@ -102,6 +106,18 @@ def test_a_limit_buy_triggers_when_the_curve_first_falls_to_its_limit():
     assert m.next_due(675 * S - 1) == (None, 675 * S)
     assert m.next_due(675 * S) == (None, None)  # a trigger is no work of its own ...
     assert m.pending()["queued"] == 1  # ... it waits to pad a Market-Feed
+
+
+def test_triggers_due_at_the_same_time_pad_in_the_order_they_came():
+    m = market()
+    for qty in (100, 200, 300, 400, 500):
+        assert m.submit(qty, 0, "TLB", qty, 2500, HALF) == 675 * S
+    m.next_due(675 * S)
+    for _ in range(10):
+        m.result_done(1, 2000, 100, 675 * S)
+    padding = m.next_due(675 * S)[0][1][1::2]
+    assert [e[2] for e in padding[:5]] == [100, 200, 300, 400, 500]
+    assert all(e[3] for e in padding[:5]) and not any(e[3] for e in padding[5:])
 
 
 def test_a_stop_loss_triggers_when_the_price_falls_to_it_a_limit_sell_when_it_rises():
@@ -131,6 +147,12 @@ def test_limit_orders_in_the_money_queue_at_once_and_pad_the_next_feed():
     assert m.submit(41, 0, "TLB", 100, 2000, 0) == 0  # price <= limit: at once
     assert m.submit(42, 0, "TSL", 200, 2100, 0) == 0
     assert m.submit(43, 0, "TLS", 400, 2000, 0) == 0  # price >= limit: at once
+    rising, falling = 100 * CENT, HALF + 100 * CENT  # at $21.00 and at $29.00
+    assert m.price(0, rising) == 2100 and m.price(0, falling) == 2900
+    assert m.trigger_at("TLB", 2100, 0, rising) == rising  # at the limit: at once
+    assert m.trigger_at("TLS", 2900, 0, falling) == falling
+    assert m.trigger_at("TLS", 2101, 0, rising) == rising + CENT  # a cent away: 0.45 s
+    assert m.trigger_at("TLB", 2899, 0, falling) == falling + CENT
     assert m.submit(44, 0, "TLB", 800, 1999, 0) is None  # the wave never falls below $20
     assert m.submit(45, 0, "TLS", 800, 3001, 0) is None
     assert m.pending() == dict(limit_orders=5, waiting=0, queued=3, on_tape=0, never=2,
@@ -233,9 +255,9 @@ def test_pending_limit_orders_through_trigger_tape_and_feed():
 
 def test_bad_inputs_are_refused_and_change_nothing():
     m = market(10)
-    for args, what in [((1, 10, "TMB", 100, 0, 0), "security 10"),
+    for args, what in [((1, 10, "TMB", 100, 0, 0), "security 10 is out of range"),
                        ((1, -1, "TMB", 100, 0, 0), "security -1"),
-                       ((1, 0, "TMB", 100, 0, -1), "before the run's start"),
+                       ((1, 0, "TMB", 100, 0, -1), "clock -1"),
                        ((1, 0, "TXX", 100, 0, 0), "no trade type TXX"),
                        ((1, 0, "TMB", 0, 0, 0), "quantity 0"),
                        ((0, 0, "TMB", 100, 0, 0), "trade id 0"),
@@ -245,6 +267,8 @@ def test_bad_inputs_are_refused_and_change_nothing():
             m.submit(*args)
     with pytest.raises(ValueError, match="trade price 0"):
         m.result_done(0, 0, 100, 0)
+    with pytest.raises(ValueError, match="security 10 is out of range"):
+        m.result_done(10, 2000, 100, 0)
     with pytest.raises(ValueError, match="before the run's start"):
         m.next_due(-5)
     assert m.pending()["results"] == 0 and m.pending()["tape"] == 0

@@ -123,8 +123,8 @@ static PyObject *BrokerageMarket_submit(BrokerageMarket *self, PyObject *args) {
         !PyArg_ParseTuple(args, "LLsLLL", &trade_id, &security, &type_id, &qty, &price, &now))
         return NULL;
     int type = type_index(type_id);
-    if (type < 0 || security_and_clock(self, security, now) < 0) return NULL;
-    if (beyond_32_bits(qty) || beyond_32_bits(price)) return NULL;
+    if (type < 0 || beyond_32_bits(security) || beyond_32_bits(qty) || beyond_32_bits(price))
+        return NULL; /* market_submit checks the rest */
     int64_t due;
     if (raise_for(self, market_submit(&self->m, trade_id, (int32_t)security, type,
                                       (int32_t)qty, (int32_t)price, now, &due)) < 0)
@@ -135,9 +135,8 @@ static PyObject *BrokerageMarket_submit(BrokerageMarket *self, PyObject *args) {
 static PyObject *BrokerageMarket_result_done(BrokerageMarket *self, PyObject *args) {
     long long security, price, qty, now;
     if (ready(self) < 0 || !PyArg_ParseTuple(args, "LLLL", &security, &price, &qty, &now) ||
-        security_and_clock(self, security, now) < 0)
-        return NULL;
-    if (beyond_32_bits(qty) || beyond_32_bits(price)) return NULL;
+        beyond_32_bits(security) || beyond_32_bits(qty) || beyond_32_bits(price))
+        return NULL; /* market_result_done checks the rest */
     market_result_t r = {.security = (int32_t)security, .price = (int32_t)price,
                          .qty = (int32_t)qty};
     if (raise_for(self, market_result_done(&self->m, &r, now)) < 0) return NULL;
