@@ -14,6 +14,7 @@ import pytest
 
 from oltplab import _native
 from oltplab.workloads.brokerage import market_emulator as me
+from oltplab.workloads.brokerage import reference
 
 S = 1_000_000_000  # ns a second
 CENT, HALF, PERIOD = me.CENT_NS, me.HALF_NS, me.PERIOD_NS
@@ -56,6 +57,23 @@ def test_each_security_runs_its_own_phase():
     assert m.price(2, 0) == 3000 - (734 - 450) * S // CENT == 2369
     assert m.price(900, 12345 * S) == m.price(0, 12345 * S)  # 900 phases, then again
     assert len({me.phase_ns(s) for s in range(900)}) == 900
+
+
+def test_symbols_are_reference_symbols_both_ways():
+    n = 100_000_000  # MARKET_MAX_SECURITIES: symbols of 3 to 6 letters
+    m = market(n)
+    rng = random.Random(9)
+    edges = [0, 1, 17_575, 17_576, 17_576 + 26 ** 4 - 1, 17_576 + 26 ** 4, n - 1]
+    for i in list(range(18_000)) + edges + [rng.randrange(n) for _ in range(5_000)]:
+        sym = reference.symbol(i)
+        assert m.symbol(i) == sym and m.security(sym) == i, i
+    assert m.symbol(0) == "BVM" and len(m.symbol(n - 1)) == 6
+    small = market(685)
+    for bad in ("", "AB", "ABCDEFG", "AbC", "A C", reference.symbol(685)):
+        with pytest.raises(ValueError, match="none of the 685 securities"):
+            small.security(bad)
+    with pytest.raises(ValueError, match="security 685 is not within 0..684"):
+        small.symbol(685)
 
 
 def test_market_orders_wait_negexp_mean_1s_capped_at_5s():
@@ -132,7 +150,7 @@ def test_a_stop_loss_triggers_when_the_price_falls_to_it_a_limit_sell_when_it_ri
     assert m.price(0, 500 * S) == 2889
     assert m.submit(33, 0, "TLS", 100, 2950, 500 * S) == 500 * S + 827_500_000_000
     rng = random.Random(5)
-    for _ in range(400):
+    for _ in range(150):
         s, now, lim = rng.randrange(685), rng.randrange(10 ** 13), rng.randrange(1990, 3011)
         for type_id in ("TLB", "TSL", "TLS"):
             want = scan_trigger(type_id != "TLS", lim, s, now)
@@ -165,6 +183,7 @@ def test_limit_orders_in_the_money_queue_at_once_and_pad_the_next_feed():
 
 def test_ten_trade_results_make_one_feed_of_twenty_entries():
     m = market()
+    assert me.RESULTS_PER_FEED == 10
     for k in range(10):
         m.submit(100 + k, 10 * k, "TMB", 100 * (k + 1), 0, 0)
     results = drain(m, me.MAX_DELAY_NS)
@@ -258,6 +277,7 @@ def test_bad_inputs_are_refused_and_change_nothing():
     for args, what in [((1, 10, "TMB", 100, 0, 0), "security 10 is out of range"),
                        ((1, -1, "TMB", 100, 0, 0), "security -1"),
                        ((1, 0, "TMB", 100, 0, -1), "clock -1"),
+                       ((1, 0, "TMB", 100, 0, 2 ** 62 + 1), "clock 4611686018427387905"),
                        ((1, 0, "TXX", 100, 0, 0), "no trade type TXX"),
                        ((1, 0, "TMB", 0, 0, 0), "quantity 0"),
                        ((0, 0, "TMB", 100, 0, 0), "trade id 0"),
@@ -269,8 +289,11 @@ def test_bad_inputs_are_refused_and_change_nothing():
         m.result_done(0, 0, 100, 0)
     with pytest.raises(ValueError, match="security 10 is out of range"):
         m.result_done(10, 2000, 100, 0)
-    with pytest.raises(ValueError, match="before the run's start"):
-        m.next_due(-5)
+    for t in (-5, 2 ** 62 + 1):
+        with pytest.raises(ValueError, match="not within 0..2"):
+            m.next_due(t)
+        with pytest.raises(ValueError, match="not within 0..2"):
+            m.price(0, t)
     assert m.pending()["results"] == 0 and m.pending()["tape"] == 0
     assert not any(m.counts().values())
     with pytest.raises(ValueError, match="securities"):

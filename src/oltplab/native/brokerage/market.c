@@ -50,6 +50,58 @@ static int64_t fill_delay(rng_t *r) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Symbols: reference.symbol's numbering, both ways                                          */
+
+#define SYMBOL_STEP 7919 /* prime to 26: scrambles the numbering within a width */
+#define SYMBOL_SHIFT 1234
+#define SYMBOL_MAX_WIDTH 6 /* 26^3 + .. + 26^6 symbols: more than MARKET_MAX_SECURITIES */
+
+/* The first index of symbols width letters long, and 26^width. */
+static int64_t symbol_base(int width, int64_t *span) {
+    int64_t base = 0, n = 26 * 26 * 26;
+    for (int w = 3; w < width; w++) {
+        base += n;
+        n *= 26;
+    }
+    *span = n;
+    return base;
+}
+
+int market_symbol(int32_t security, char *buf, size_t size) {
+    if (security < 0) return -1;
+    int width = 3;
+    int64_t span, base = symbol_base(width, &span);
+    while (security - base >= span) base = symbol_base(++width, &span);
+    if ((size_t)width + 1 > size) return -1;
+    int64_t n = ((security - base) * SYMBOL_STEP + SYMBOL_SHIFT) % span;
+    for (int i = width - 1; i >= 0; i--, n /= 26) buf[i] = (char)('A' + n % 26);
+    buf[width] = 0;
+    return width;
+}
+
+/* x with x * a = 1 (mod m), a prime to m */
+static int64_t inverse_mod(int64_t a, int64_t m) {
+    int64_t r0 = m, r1 = a % m, t0 = 0, t1 = 1;
+    while (r1) {
+        int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+        r0 = r1, r1 = r, t0 = t1, t1 = t;
+    }
+    return t0 < 0 ? t0 + m : t0;
+}
+
+int64_t market_security(const char *s) {
+    size_t width = strlen(s);
+    if (width < 3 || width > SYMBOL_MAX_WIDTH) return -1;
+    int64_t n = 0, span, base = symbol_base((int)width, &span);
+    for (size_t i = 0; i < width; i++) {
+        if (s[i] < 'A' || s[i] > 'Z') return -1;
+        n = n * 26 + (s[i] - 'A');
+    }
+    int64_t k = (n - SYMBOL_SHIFT % span + span) % span;
+    return base + (int64_t)((unsigned __int128)k * inverse_mod(SYMBOL_STEP, span) % span);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* The stores: each grows by doubling up to max_entries                                       */
 
 /* Room for more entries in a store of *cap holding n: 0, or MARKET_FULL (m->error says
@@ -178,7 +230,7 @@ static int bad(Market *m, const char *what, long long v) {
 static int check_tick(Market *m, int32_t security, int32_t qty, int64_t now) {
     if (security < 0 || security >= m->securities) return bad(m, "security", security);
     if (qty < 1) return bad(m, "quantity", qty);
-    if (now < 0) return bad(m, "clock", now);
+    if (now < 0 || now > MARKET_MAX_CLOCK_NS) return bad(m, "clock", now);
     return MARKET_OK;
 }
 

@@ -45,6 +45,7 @@
 #define MARKET_FEED_BATCH 20           /* ticker entries per Market-Feed */
 #define MARKET_MAX_SECURITIES 100000000 /* securities an emulator prices, at most */
 #define MARKET_MIN_CAPACITY 16         /* entries each store starts with, at least */
+#define MARKET_MAX_CLOCK_NS (1LL << 62) /* the clock at most (146 years): no overflow */
 
 /* Trade types, in reference.TRADE_TYPES's order */
 enum { MARKET_TMB, MARKET_TMS, MARKET_TSL, MARKET_TLS, MARKET_TLB, MARKET_NTYPES };
@@ -111,6 +112,12 @@ int32_t market_price(int32_t security, int64_t t);
  * at now triggers: now when the price is there already, else when the curve next reaches
  * it (less than MARKET_PERIOD_NS later); -1 when it never does. */
 int64_t market_trigger_at(int type, int32_t limit, int32_t security, int64_t now);
+
+/* Security's symbol (s_symb), as reference.symbol writes it, into buf (size bytes): its
+ * length, or -1 when it does not fit (or security < 0). */
+int market_symbol(int32_t security, char *buf, size_t size);
+/* The security (0-based) whose symbol is s, the inverse of market_symbol: -1 when none is. */
+int64_t market_security(const char *s);
 
 /* 0, or -1 (errno ENOMEM, or EINVAL: securities 1..MARKET_MAX_SECURITIES, capacity >= 1,
  * capacity <= max_entries) with nothing to free. */

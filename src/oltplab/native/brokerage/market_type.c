@@ -71,6 +71,8 @@ static int type_index(const char *id) {
     return -1;
 }
 
+#define SYMBOL_BYTES 16 /* a symbol and its NUL */
+
 /* 0, or 1 with ValueError: v does not fit a market_ field (int32_t) */
 static int beyond_32_bits(long long v) {
     if (v >= INT32_MIN && v <= INT32_MAX) return 0;
@@ -85,8 +87,8 @@ static int security_and_clock(BrokerageMarket *self, long long security, long lo
                      self->m.securities - 1);
         return -1;
     }
-    if (t < 0) {
-        PyErr_Format(PyExc_ValueError, "the clock %lld ns is before the run's start", t);
+    if (t < 0 || t > MARKET_MAX_CLOCK_NS) {
+        PyErr_Format(PyExc_ValueError, "the clock %lld ns is not within 0..2^62", t);
         return -1;
     }
     return 0;
@@ -98,6 +100,36 @@ static PyObject *BrokerageMarket_price(BrokerageMarket *self, PyObject *args) {
         security_and_clock(self, security, t) < 0)
         return NULL;
     return PyLong_FromLong(market_price((int32_t)security, t));
+}
+
+static PyObject *BrokerageMarket_symbol(BrokerageMarket *self, PyObject *arg) {
+    if (ready(self) < 0) return NULL;
+    long long security = PyLong_AsLongLong(arg);
+    if (security == -1 && PyErr_Occurred()) return NULL;
+    if (security_and_clock(self, security, 0) < 0) return NULL;
+    char buf[SYMBOL_BYTES];
+    int n = market_symbol((int32_t)security, buf, sizeof buf);
+    if (n < 0) { /* never: MARKET_MAX_SECURITIES fit */
+        PyErr_SetString(PyExc_OverflowError, "the symbol does not fit its buffer");
+        return NULL;
+    }
+    return PyUnicode_FromStringAndSize(buf, n);
+}
+
+static PyObject *BrokerageMarket_security(BrokerageMarket *self, PyObject *arg) {
+    if (ready(self) < 0) return NULL;
+    const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!s) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a symbol is a str");
+        return NULL;
+    }
+    int64_t security = market_security(s);
+    if (security < 0 || security >= self->m.securities) {
+        PyErr_Format(PyExc_ValueError, "%R is none of the %d securities' symbols", arg,
+                     self->m.securities);
+        return NULL;
+    }
+    return PyLong_FromLongLong(security);
 }
 
 static PyObject *BrokerageMarket_trigger_at(BrokerageMarket *self, PyObject *args) {
@@ -165,8 +197,8 @@ static PyObject *BrokerageMarket_next_due(BrokerageMarket *self, PyObject *arg) 
     if (ready(self) < 0) return NULL;
     long long now = PyLong_AsLongLong(arg);
     if (now == -1 && PyErr_Occurred()) return NULL;
-    if (now < 0) {
-        PyErr_Format(PyExc_ValueError, "the clock %lld ns is before the run's start", now);
+    if (now < 0 || now > MARKET_MAX_CLOCK_NS) {
+        PyErr_Format(PyExc_ValueError, "the clock %lld ns is not within 0..2^62", now);
         return NULL;
     }
     market_work_t w;
@@ -209,6 +241,10 @@ static PyObject *BrokerageMarket_capacity(BrokerageMarket *self, PyObject *unuse
 static PyMethodDef BrokerageMarket_methods[] = {
     {"price", (PyCFunction)BrokerageMarket_price, METH_VARARGS,
      "price(security, t_ns): the curve's price of the security (0-based) at t, in cents."},
+    {"symbol", (PyCFunction)BrokerageMarket_symbol, METH_O,
+     "symbol(security): its s_symb, as reference.symbol writes it."},
+    {"security", (PyCFunction)BrokerageMarket_security, METH_O,
+     "security(symbol): the security (0-based) of a symbol; ValueError when none is."},
     {"trigger_at", (PyCFunction)BrokerageMarket_trigger_at, METH_VARARGS,
      "trigger_at(type_id, limit_cents, security, now_ns): when a limit order (TSL, TLS, TLB) "
      "triggers: now when in the money, else when the curve next reaches the limit; None: "
