@@ -28,6 +28,14 @@
  * Threads: none of this is locked. Each worker process has an emulator of its own, used
  * only from its loop's one thread (the actors beside its users, on connections of their
  * own), so no lock or shared socket caps the rate at which results are delivered.
+ *
+ * How a loop drives it: after a Trade-Order commits, market_submit (security: the index of
+ * its symbol, market_security); at each wake-up, market_next until MARKET_NONE, handing each
+ * Trade-Result (trade_result(trade_id, price)) and each Market-Feed (market_feed(symbols,
+ * prices, qtys), the symbols by market_symbol) to a free actor connection; when a
+ * Trade-Result commits, market_result_done; when a Market-Feed commits, market_submit of each
+ * trade it returns as TMB or TMS; then sleep until the earliest of *next and the users'
+ * times. Work that finds no free actor stays with the loop (the emulator has handed it out).
  */
 #ifndef OLTPLAB_BROKERAGE_MARKET_H
 #define OLTPLAB_BROKERAGE_MARKET_H
