@@ -9,7 +9,7 @@ market orders (``submit``), as Market-Feed's triggered trades do. The figure is 
 work (submissions, Trade-Results and Market-Feeds handed out, results completed) per CPU
 second of this process, pinned to one core; it goes through Python's calls, so the C core
 alone does more. The ratio compares the Trade-Results it delivers a CPU second with 500 a
-second, more than the server completes on this machine.
+second, the most the server is expected to complete on this machine (a few hundred).
 
     .venv/bin/python bench/brokerage_market.py --orders 2000000 --rate 2000
 """
@@ -24,7 +24,7 @@ import time
 from oltplab import _native
 from oltplab.workloads.brokerage import market_emulator as me
 
-SERVER_TRPS = 500  # Trade-Results a second: more than the server completes here
+SERVER_TRPS = 500  # Trade-Results a second: above what the server is expected to complete
 
 
 def order(rng: random.Random) -> tuple[str, int]:
@@ -93,7 +93,7 @@ def main() -> None:
           f"({r['calls']:,} calls)")
     trps = r["results"] / cpu
     print(f"  {trps:,.0f} Trade-Results a CPU second: {trps / SERVER_TRPS:,.0f}x "
-          f"{SERVER_TRPS}/s (the issue asks >= 20x)")
+          f"{SERVER_TRPS}/s (the target is >= 20x)")
 
 
 if __name__ == "__main__":
