@@ -123,6 +123,31 @@ def test_columns_keys_and_indexes(built):
                                " WHERE table_schema = DATABASE()")} == {"InnoDB"}
 
 
+def test_the_procedures_trade_on_the_built_rows(built):
+    """The build installs the twelve transactions' procedures (sql/procedures.sql), which
+    trade on its rows: a market purchase entered and completed (the checks that follow then
+    hold after it), an account's trades found."""
+    db, _, _ = built
+    names = {r[0].upper() for r in db.q("SELECT routine_name FROM information_schema.routines"
+                                        " WHERE routine_schema = DATABASE()"
+                                        " AND routine_type = 'PROCEDURE'")}
+    assert len(DIALECT.procedures) == 12 and set(DIALECT.procedures) <= names
+    acct, first, last, tax_id = db.q("SELECT ca_id, c_f_name, c_l_name, c_tax_id FROM"
+                                     " customer_account JOIN customer ON c_id = ca_c_id"
+                                     " WHERE ca_tax_st = 1 ORDER BY ca_id LIMIT 1")[0]
+    symb = db.val("SELECT MIN(lt_s_symb) FROM last_trade")
+    with db.conn.cursor() as cur:
+        cur.execute("CALL trade_order(%s, %s, %s, %s, %s, '', '', 'TMB', 200, 0, 0, 0, 0)",
+                    (acct, first, last, tax_id, symb))
+        t_id, status = cur.fetchone()[:2]
+    assert t_id > max_trade_id(SCALE) and status == "SBMT"
+    with db.conn.cursor() as cur:
+        cur.execute("CALL trade_result(%s, 25.00)", (t_id,))
+        assert cur.fetchone()[0] == acct
+    assert db.q(f"SELECT t_st_id, t_comm > 0 FROM trade WHERE t_id = {t_id}") == [("CMPT", 1)]
+    assert db.val(f"CALL trade_status({acct})") >= 1
+
+
 def test_the_monitor_counts_trade_results(built):
     """A run's server unit: the trade results committed (the brokers' b_num_trades)."""
     db, _, _ = built

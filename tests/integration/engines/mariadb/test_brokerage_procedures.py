@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal as D
 
 import pymysql
@@ -18,12 +19,9 @@ import pytest
 
 from oltplab.engines.mariadb import bulk, client
 from oltplab.engines.mariadb.brokerage import DIALECT
-from oltplab.engines.mariadb.brokerage.loader import build
 from oltplab.engines.mariadb.brokerage.schema import sql_statements, sql_text
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.workloads.brokerage import frames
-from oltplab.workloads.brokerage.build import BrokerageBuildSpec
-from oltplab.workloads.brokerage.scale import parse_scale
 from oltplab.workloads.brokerage.schema import COLUMNS, TABLES
 
 from .. import brokerage_rows as rows
@@ -442,6 +440,63 @@ def test_an_error_rolls_the_transaction_back(db):
     assert db.val("SELECT @@in_transaction") == 0
 
 
+def results_behind(db, lock: str, orders: list) -> list[dict]:
+    """Trade-Results of the trades ``orders`` make, in sessions of their own, all waiting
+    behind another session that holds the row ``lock`` selects (FOR UPDATE) until both
+    wait; their rows once that session commits."""
+    held = [db.call("trade_order", *o)["trade_id"] for o in orders]
+    holder = Db(db.dsn)
+
+    def result(t_id):
+        d = Db(db.dsn)
+        try:
+            return d.call("trade_result", t_id, D("25.00"))
+        finally:
+            d.close()
+
+    try:
+        holder.q("START TRANSACTION")
+        holder.q(lock + " FOR UPDATE")
+        with ThreadPoolExecutor(len(held)) as pool:
+            waiting = [pool.submit(result, t_id) for t_id in held]
+            time.sleep(0.5)
+            assert not any(f.done() for f in waiting)  # each waits for the row
+            holder.q("COMMIT")
+            return [f.result(timeout=30) for f in waiting]
+    finally:
+        holder.close()
+
+
+def test_overlapping_results_on_one_position_wait_and_stay_whole(db):
+    """Two Trade-Results on one position that wait together for its summary's row: each
+    reads the row with FOR UPDATE, so the second runs after the first's commit (no deadlock,
+    which two shared locks of SERIALIZABLE's plain reads would end in), and the lots are as
+    if they had run in turn."""
+    done = results_behind(db, "SELECT hs_qty FROM holding_summary WHERE hs_ca_id = 1"
+                              " AND hs_s_symb = 'ABC'", [order(qty=100)] * 2)
+    assert [r["acct_id"] for r in done] == [1, 1]
+    assert summary(db, 1, "ABC") == 400
+    # FIFO, in either order: trade 1's 100 whole, then 100 of trade 2's 200
+    assert lots(db, 1, "ABC") == [(2, 100, D("22.00")), (3, 300, D("24.00"))]
+    assert sorted(db.q("SELECT hh_h_t_id, hh_before_qty, hh_after_qty FROM holding_history"
+                       " WHERE hh_t_id >= %s", rows.FIRST_NEW_TRADE)) \
+        == [(1, 100, 0), (2, 200, 100)]
+
+
+def test_overlapping_results_on_one_account_wait_and_add_up(db):
+    """Two cash Trade-Results on one account in two securities, waiting together for the
+    account's row: both complete (frame 2 reads the account with FOR UPDATE) and the balance
+    moves by both settlements."""
+    done = results_behind(db, "SELECT ca_bal FROM customer_account WHERE ca_id = 1",
+                          [order(qty=100), order(symbol="GHI", tt="TMB", qty=100)])
+    a, b = (r["se_amount"] for r in done)
+    start = D("10000.00")
+    assert db.val("SELECT ca_bal FROM customer_account WHERE ca_id = 1") == start + a + b
+    # each saw the balance the other left: the first's, then both
+    assert {r["acct_bal"] for r in done} in ({start + a, start + a + b},
+                                             {start + b, start + a + b})
+
+
 def test_frames_py_names_the_procedures_the_database_has(db):
     """Every transaction and frame procedure of frames.py exists, the transactions with
     frames.py's parameters in order (their names with p_); procedures.sql makes no other
@@ -461,34 +516,3 @@ def test_frames_py_names_the_procedures_the_database_has(db):
     frame_names = {f for t in frames.TRANSACTIONS.values() for f in t.frames}
     assert {n for n in found if n.rsplit("_f", 1)[-1].isdigit()} == frame_names
     assert set(DIALECT.procedures) == {t.function.upper() for t in frames.TRANSACTIONS.values()}
-
-
-def test_a_build_installs_the_procedures(mariadb):
-    """The smallest real build (1,000 customers x 1 day) ends with the twelve procedures,
-    and Trade-Status and Trade-Result run on its rows."""
-    mariadb.ensure_database("brkbuilt")
-    dsn = mariadb.dsn("brkbuilt")
-    started = time.monotonic()
-    build(dsn, BrokerageBuildSpec(scale=parse_scale(1_000, 1), build_users=2, seed=28,
-                                  force=True))
-    print(f"built in {time.monotonic() - started:.1f} s")
-    d = Db(dsn)
-    try:
-        names = {r[0].upper() for r in d.q(
-            "SELECT routine_name FROM information_schema.routines"
-            " WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE'")}
-        assert set(DIALECT.procedures) <= names and len(DIALECT.procedures) == 12
-        acct = d.val("SELECT t_ca_id FROM trade ORDER BY t_id DESC LIMIT 1")
-        assert d.call("trade_status", acct)["num_found"] >= 1
-        t = d.call("trade_order", acct, *d.q(
-            "SELECT c_f_name, c_l_name, c_tax_id FROM customer_account JOIN customer"
-            " ON c_id = ca_c_id WHERE ca_id = %s", acct)[0],
-            d.val("SELECT lt_s_symb FROM last_trade ORDER BY 1 LIMIT 1"), "", "", "TMB", 100,
-            D("0"), False, False, False)
-        assert t["trade_id"] > d.val("SELECT max_t_id FROM brokerage_meta")
-        r = d.call("trade_result", t["trade_id"], t["bid_price"])
-        assert r["acct_id"] == acct
-        assert d.val("SELECT SUM(b_num_trades) FROM broker") == d.val(
-            "SELECT COUNT(*) FROM trade WHERE t_st_id = 'CMPT'")
-    finally:
-        d.close()

@@ -910,9 +910,12 @@ END
 
 -- ---------------------------------------------------------------------------------------
 -- Trade-Result frame 1: the submitted trade, its type, and the account's holding of the
--- security (hs_qty, 0 without a holding_summary row). The trade's row and the summary's
--- are read with locks (FOR UPDATE), as frame 2 and 5 write them: two results on one
--- position then wait for each other instead of deadlocking on shared locks.
+-- security (hs_qty, 0 without a holding_summary row). The rows this transaction writes later
+-- (here the trade's and the summary's; the account's in frame 2) are read with FOR UPDATE:
+-- SERIALIZABLE's plain reads take shared locks, and two results on one row that both held
+-- one would deadlock on their updates; with FOR UPDATE the second waits for the first's
+-- commit. (The trade type is read apart: locked with the trade, its row would make every
+-- result of that type wait for the others.)
 CREATE OR REPLACE PROCEDURE trade_result_f1(
     IN p_trade_id BIGINT, OUT p_acct_id BIGINT, OUT p_charge DECIMAL(12,2), OUT p_hs_qty INT,
     OUT p_is_lifo BOOLEAN, OUT p_symbol VARCHAR(15) CHARSET latin1 COLLATE latin1_bin,
@@ -924,15 +927,18 @@ BEGIN
     DECLARE v_status CHAR(4);
     SET p_acct_id = NULL;
     SELECT t.t_ca_id, t.t_chrg, t.t_lifo, t.t_s_symb, t.t_is_cash, t.t_qty, t.t_tt_id,
-           tt.tt_is_mrkt, tt.tt_is_sell, tt.tt_name, t.t_st_id
+           t.t_st_id
       INTO p_acct_id, p_charge, p_is_lifo, p_symbol, p_trade_is_cash, p_trade_qty, p_type_id,
-           p_type_is_market, p_type_is_sell, p_type_name, v_status
-      FROM trade t JOIN trade_type tt ON tt.tt_id = t.t_tt_id
+           v_status
+      FROM trade t
      WHERE t.t_id = p_trade_id
        FOR UPDATE;
     IF p_acct_id IS NULL THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'trade_result: no such trade';
     END IF;
+    SELECT tt.tt_is_mrkt, tt.tt_is_sell, tt.tt_name
+      INTO p_type_is_market, p_type_is_sell, p_type_name
+      FROM trade_type tt WHERE tt.tt_id = p_type_id;
     IF v_status <> 'SBMT' THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'trade_result: the trade is not submitted';
     END IF;
@@ -975,7 +981,8 @@ BEGIN
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
     SET p_trade_dts = NOW();
     SELECT a.ca_b_id, a.ca_c_id, a.ca_tax_st INTO p_broker_id, p_cust_id, p_tax_status
-      FROM customer_account a WHERE a.ca_id = p_acct_id;
+      FROM customer_account a WHERE a.ca_id = p_acct_id
+       FOR UPDATE;
     IF p_hs_qty = 0 THEN
         INSERT INTO holding_summary (hs_ca_id, hs_s_symb, hs_qty)
         VALUES (p_acct_id, p_symbol, v_new_qty);
