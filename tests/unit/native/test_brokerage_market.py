@@ -300,8 +300,9 @@ def test_bad_inputs_are_refused_and_change_nothing():
     assert not any(m.counts().values())
     with pytest.raises(ValueError, match="securities"):
         _native.BrokerageMarket(1, 0)
-    with pytest.raises(ValueError, match="capacity"):
-        _native.BrokerageMarket(1, 5, capacity=10, max_entries=5)
+    for capacity, max_entries in ((10, 5), (0, 5), (1, 2 ** 32 + 1)):
+        with pytest.raises(ValueError, match="need 1 <= capacity <= max_entries <= 2"):
+            _native.BrokerageMarket(1, 5, capacity=capacity, max_entries=max_entries)
     with pytest.raises(RuntimeError, match="not initialised"):
         _native.BrokerageMarket.__new__(_native.BrokerageMarket).price(0, 0)
 

@@ -191,7 +191,7 @@ int market_init(Market *m, uint64_t seed, int32_t securities, size_t capacity,
                 size_t max_entries) {
     memset(m, 0, sizeof *m);
     if (securities < 1 || securities > MARKET_MAX_SECURITIES || capacity < 1 ||
-        capacity > max_entries) {
+        capacity > max_entries || max_entries > (size_t)MARKET_MAX_ENTRIES) {
         errno = EINVAL;
         return -1;
     }

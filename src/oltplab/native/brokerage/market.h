@@ -53,6 +53,7 @@
 #define MARKET_FEED_BATCH 20           /* ticker entries per Market-Feed */
 #define MARKET_MAX_SECURITIES 100000000 /* securities an emulator prices, at most */
 #define MARKET_MIN_CAPACITY 16         /* entries each store starts with, at least */
+#define MARKET_MAX_ENTRIES (1LL << 32)  /* a store's cap at most: its bytes fit a size_t */
 #define MARKET_MAX_CLOCK_NS (1LL << 62) /* the clock at most (146 years): no overflow */
 
 /* Trade types, in reference.TRADE_TYPES's order */
@@ -128,7 +129,7 @@ int market_symbol(int32_t security, char *buf, size_t size);
 int64_t market_security(const char *s);
 
 /* 0, or -1 (errno ENOMEM, or EINVAL: securities 1..MARKET_MAX_SECURITIES, capacity >= 1,
- * capacity <= max_entries) with nothing to free. */
+ * capacity <= max_entries <= MARKET_MAX_ENTRIES) with nothing to free. */
 int market_init(Market *m, uint64_t seed, int32_t securities, size_t capacity,
                 size_t max_entries);
 void market_free(Market *m);

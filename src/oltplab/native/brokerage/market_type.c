@@ -41,8 +41,8 @@ static int BrokerageMarket_init(BrokerageMarket *self, PyObject *args, PyObject 
                      MARKET_MAX_SECURITIES, securities);
         return -1;
     }
-    if (capacity < 1 || max_entries < capacity || max_entries > (1LL << 40)) {
-        PyErr_Format(PyExc_ValueError, "need 1 <= capacity <= max_entries <= 2^40, not %lld "
+    if (capacity < 1 || max_entries < capacity || max_entries > MARKET_MAX_ENTRIES) {
+        PyErr_Format(PyExc_ValueError, "need 1 <= capacity <= max_entries <= 2^32, not %lld "
                      "and %lld", capacity, max_entries);
         return -1;
     }
