@@ -484,11 +484,14 @@ def test_overlapping_results_on_one_position_wait_and_stay_whole(db):
 
 
 def test_overlapping_results_on_one_account_wait_and_add_up(db):
-    """Two cash Trade-Results on one account in two securities, waiting together for the
-    account's row: both complete (frame 2 reads the account with FOR UPDATE) and the balance
-    moves by both settlements."""
+    """Two cash purchases on one account, each opening a position (their summaries' keys in
+    one gap of the index), waiting together for the account's row: both complete and the
+    balance moves by both settlements. Frame 1 locks the account before it reads the
+    summary: read first, each held a lock on the gap that kept the other's insert out, and
+    one of them ended in a deadlock."""
     done = results_behind(db, "SELECT ca_bal FROM customer_account WHERE ca_id = 1",
-                          [order(qty=100), order(symbol="GHI", tt="TMB", qty=100)])
+                          [order(symbol=s, tt="TMB", qty=100) for s in ("DEF", "GHI")])
+    assert (summary(db, 1, "DEF"), summary(db, 1, "GHI")) == (100, 100)
     a, b = (r["se_amount"] for r in done)
     start = D("10000.00")
     assert db.val("SELECT ca_bal FROM customer_account WHERE ca_id = 1") == start + a + b

@@ -911,11 +911,13 @@ END
 -- ---------------------------------------------------------------------------------------
 -- Trade-Result frame 1: the submitted trade, its type, and the account's holding of the
 -- security (hs_qty, 0 without a holding_summary row). The rows this transaction writes later
--- (here the trade's and the summary's; the account's in frame 2) are read with FOR UPDATE:
--- SERIALIZABLE's plain reads take shared locks, and two results on one row that both held
--- one would deadlock on their updates; with FOR UPDATE the second waits for the first's
--- commit. (The trade type is read apart: locked with the trade, its row would make every
--- result of that type wait for the others.)
+-- (the trade's, the account's, the summary's) are read with FOR UPDATE: SERIALIZABLE's plain
+-- reads take shared locks, and two results on one row that both held one would deadlock on
+-- their updates; with FOR UPDATE the second waits for the first's commit. The account's row
+-- is locked before the summary is read: a summary not there yet is locked as a gap of the
+-- index, which two results opening positions in one account share, and each would then
+-- keep the other's insert out. (The trade type is read apart: locked with the trade, its row
+-- would make every result of that type wait for the others.)
 CREATE OR REPLACE PROCEDURE trade_result_f1(
     IN p_trade_id BIGINT, OUT p_acct_id BIGINT, OUT p_charge DECIMAL(12,2), OUT p_hs_qty INT,
     OUT p_is_lifo BOOLEAN, OUT p_symbol VARCHAR(15) CHARSET latin1 COLLATE latin1_bin,
@@ -925,6 +927,7 @@ CREATE OR REPLACE PROCEDURE trade_result_f1(
 MODIFIES SQL DATA
 BEGIN
     DECLARE v_status CHAR(4);
+    DECLARE v_locked INT;
     SET p_acct_id = NULL;
     SELECT t.t_ca_id, t.t_chrg, t.t_lifo, t.t_s_symb, t.t_is_cash, t.t_qty, t.t_tt_id,
            t.t_st_id
@@ -942,6 +945,8 @@ BEGIN
     IF v_status <> 'SBMT' THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'trade_result: the trade is not submitted';
     END IF;
+    SELECT COUNT(*) INTO v_locked FROM (SELECT ca_id FROM customer_account
+                                         WHERE ca_id = p_acct_id FOR UPDATE) a;
     SELECT COALESCE(MIN(h.hs_qty), 0) INTO p_hs_qty
       FROM (SELECT hs_qty FROM holding_summary
              WHERE hs_ca_id = p_acct_id AND hs_s_symb = p_symbol FOR UPDATE) h;
