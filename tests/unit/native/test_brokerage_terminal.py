@@ -19,6 +19,10 @@ from oltplab.workloads.brokerage import reference as ref
 from oltplab.workloads.brokerage.scale import Scale
 
 SEED, SCALE = 7, Scale(1000, 5)
+#: The deck: cards per transaction of 890 (the digest's section 2)
+DECK = {"trade_status": 190, "market_watch": 180, "security_detail": 140,
+        "customer_position": 130, "trade_order": 101, "trade_lookup": 80, "broker_volume": 49,
+        "trade_update": 20}
 CONSTANTS = inputs.RunConstants(SCALE.customers, SCALE.days, SCALE.scale_factor,
                                 trades.max_trade_id(SCALE), SEED)
 
@@ -58,10 +62,7 @@ def test_module_names_the_kinds_the_deck_and_the_input_keys():
                                        "security_detail", "trade_lookup", "trade_order",
                                        "trade_status", "trade_update")
     assert set(_native.BROKERAGE_NAMES) <= set(frames.TRANSACTIONS)
-    assert _native.BROKERAGE_CARDS == {"trade_status": 190, "market_watch": 180,
-                                       "security_detail": 140, "customer_position": 130,
-                                       "trade_order": 101, "trade_lookup": 80,
-                                       "broker_volume": 49, "trade_update": 20}
+    assert _native.BROKERAGE_CARDS == DECK
     assert _native.BROKERAGE_DECK == 890
     assert len(_native.BROKERAGE_INPUT_KEYS) == 24
 
@@ -71,7 +72,7 @@ def test_each_deck_of_890_deals_every_card_once(kwargs):
     orders = []
     for _ in range(3):
         dealt = [k for k, _ in calls(t, 890, complete=False)]
-        assert Counter(dealt) == _native.BROKERAGE_CARDS
+        assert Counter(dealt) == DECK
         orders.append(dealt)
     assert orders[0] != orders[1] != orders[2]  # shuffled again each time
     other = [k for k, _ in calls(terminal(kwargs, seed=4), 890, complete=False)]
@@ -81,7 +82,7 @@ def test_each_deck_of_890_deals_every_card_once(kwargs):
 def test_the_mix_over_many_draws_is_the_deck_within_a_tenth_of_a_point(kwargs):
     n = 100_003  # not whole decks
     mix = Counter(k for k, _ in calls(terminal(kwargs, seed=11), n, complete=False))
-    for kind, cards in _native.BROKERAGE_CARDS.items():
+    for kind, cards in DECK.items():
         assert abs(100 * mix[kind] / n - 100 * cards / 890) < 0.1, kind
 
 
@@ -120,19 +121,24 @@ def test_nurand_stays_in_its_range_and_skews():
         assert lo <= min(v) and max(v) <= hi
     v = _native.BrokerageTerminal.nurand(9, 4095, 16, 0, 99, 100_000)
     assert set(v) == set(range(100))  # every value reachable in a small range
-    counts = Counter(_native.BrokerageTerminal.nurand(9, 65535, 7, 1, 288_000, 200_000))
-    top = sum(c for _, c in counts.most_common(2_880))  # the 1% likeliest ids
-    assert top > 2 * 200_000 / 100  # uniform would give them 1%
+    # the exact law over a small range: ((U(0, 15) | (U(0, 3) << 2)) mod 16) + 0
+    law = Counter((x | (y << 2)) % 16 for x in range(16) for y in range(4))
+    n = 256_000
+    got = Counter(_native.BrokerageTerminal.nurand(9, 3, 2, 0, 15, n))
+    for v in range(16):
+        assert abs(got[v] / n - law[v] / 64) < 0.004, v  # law: 1/64 .. 9/64
 
 
 def _dts(text: str) -> datetime.datetime:
     return datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
 
 
-def _trading_second(dts: datetime.datetime) -> int:
-    days = [ref.trading_date(d) for d in range(SCALE.days)]
-    day = days.index(dts.date())
-    return day * 28_800 + (dts.hour - 9) * 3600 + dts.minute * 60 + dts.second
+def _trading_second(dts: datetime.datetime, days: int = SCALE.days) -> int:
+    days = [ref.trading_date(d) for d in range(days)]
+    day = days.index(dts.date())  # a weekday of the trading
+    second = (dts.hour - 9) * 3600 + dts.minute * 60 + dts.second
+    assert 0 <= second <= 28_800, dts  # 09:00 to 17:00
+    return day * 28_800 + second
 
 
 def test_lookup_and_update_frames_ids_and_windows(kwargs):
@@ -162,6 +168,20 @@ def test_lookup_and_update_frames_ids_and_windows(kwargs):
     tl = [c[f"tl_frame{f}"] for f in (1, 2, 3, 4)]
     for got, share in zip(tl, (30, 30, 30, 10)):
         assert abs(100 * got / sum(tl) - share) < 3.5  # > 4 standard errors at 3,600
+
+
+def test_windows_of_a_longer_build_skip_nights_and_weekends(kwargs):
+    """12 days of trading (Monday 2025-01-06 to Tuesday 2025-01-21): a window lasts its
+    back-off in seconds of trading, 09:00 to 17:00 on weekdays."""
+    t = terminal({**kwargs, "days": 12}, seed=41)
+    weekend = 0
+    for args in of_kind(t, "trade_lookup", 3_000):
+        if args[0] in ("2", "3", "4"):
+            start, end = _dts(args[4]), _dts(args[5])
+            s, e = _trading_second(start, 12), _trading_second(end, 12)
+            assert e - s == {"2": 32 * 3600, "3": 200 * 60, "4": 500 * 60}[args[0]]
+            weekend += start.weekday() > end.weekday()
+    assert weekend > 0
 
 
 def test_update_frames_are_33_33_34(kwargs):
@@ -196,6 +216,31 @@ def test_trade_order_shares(kwargs):
     assert counts["to_stop_loss"] == types["TSL"]
     assert counts["to_limit"] == types["TLB"] + types["TLS"] + types["TSL"]
     assert counts["to_sell"] == types["TMS"] + types["TLS"] + types["TSL"]
+
+
+def test_shares_of_the_read_only_transactions(kwargs):
+    t = terminal(kwargs, seed=43)
+    drawn = defaultdict(list)
+    for kind, args in calls(t, 60_000):
+        drawn[kind].append(args)
+    c = t.inputs()
+
+    def pct(part, whole):
+        return 100 * part / len(whole)
+
+    cp, mw, sd = drawn["customer_position"], drawn["market_watch"], drawn["security_detail"]
+    assert c["cp_tax_id"] == sum(a[0] == "0" for a in cp)
+    assert abs(pct(c["cp_tax_id"], cp) - 50) < 2.5 and abs(pct(c["cp_history"], cp) - 50) < 2.5
+    for key, share in (("mw_watch_list", 60), ("mw_holdings", 35), ("mw_industry", 5)):
+        assert abs(pct(c[key], mw) - share) < 2, key
+    fridays = sum(datetime.date.fromisoformat(a[5]).weekday() == 4 for a in mw)
+    assert abs(pct(fridays, mw) - 60) < 2.5
+    assert abs(pct(c["sd_lob"], sd) - 1) < 0.6
+    assert Counter(int(a[2]) for a in sd).keys() == set(range(5, 21))
+    assert c["tier1"] + c["tier2"] + c["tier3"] == (
+        len(cp) + len(drawn["trade_status"]) + len(drawn["trade_order"])
+        + sum(a[0] != "0" or a[1] != "0" for a in mw)
+        + sum(a[0] in ("2", "4") for a in drawn["trade_lookup"] + drawn["trade_update"]))
 
 
 def test_a_rolled_back_order_completes_as_rolled_back(kwargs):
