@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import json
 from collections import Counter, defaultdict
 
 import pytest
@@ -341,6 +342,57 @@ def test_every_drawn_id_exists_at_1000_customers(kwargs, build):
             assert executor in permits[int(a[0])]
             by_other += executor != names[c_id]
     assert by_other > 0 and by_other == t.inputs()["to_by_other"]
+
+
+def _call_args(text: str) -> list[tuple[str, bool]]:
+    """The arguments of "CALL name(a, 'b', ...)" and whether each was quoted ('' is a
+    quote)."""
+    out, at, body = [], 0, text[text.index("(") + 1:-1]
+    while at < len(body):
+        if body[at] == "'":
+            end, piece = at + 1, []
+            while True:
+                if body[end] == "'" and body[end + 1:end + 2] == "'":
+                    piece.append("'")
+                    end += 2
+                elif body[end] == "'":
+                    break
+                else:
+                    piece.append(body[end])
+                    end += 1
+            out.append(("".join(piece), True))
+            at = end + 1
+        else:
+            end = body.find(",", at)
+            end = len(body) if end < 0 else end
+            out.append((body[at:end], False))
+            at = end
+        at += 2  # ", "
+    return out
+
+
+def test_mariadb_calls_carry_the_arguments_libpq_sends(kwargs):
+    t = terminal(kwargs, seed=47)
+    for _ in range(3_000):
+        kind, args = t.next_call()
+        call = t.mariadb_call()
+        assert call.startswith(f"CALL {kind}(") and call.endswith(")")
+        got = _call_args(call)
+        assert len(got) == len(args) == frames.TRANSACTIONS[kind].arity
+        for (_, sql_type), pg, (my, quoted) in zip(frames.TRANSACTIONS[kind].params, args,
+                                                   got):
+            assert quoted == (sql_type in ("text", "date", "timestamp", "text[]", "bigint[]"))
+            if sql_type.endswith("[]"):  # a JSON array in a string
+                assert json.loads(my) == json.loads("[" + pg[1:-1] + "]")
+            else:
+                assert my == pg
+
+
+def test_every_argument_fits_the_loops_text_at_1000_customers(kwargs):
+    """The loop holds an argument in ARG_TEXT (192) bytes, its NUL included."""
+    t = terminal(kwargs, seed=53)
+    assert max(len(a.encode()) for _, args in calls(t, 20_000, complete=False)
+               for a in args) < 192
 
 
 def test_the_constructor_refuses_bad_tables(kwargs):

@@ -171,6 +171,9 @@ int bk_args_text(const bk_txn_t *x, char *text, size_t width, int max);
 #define BK_MAX_ARGS 13 /* trade_order's */
 /* The widest argument: Broker-Volume's list of 40 quoted names */
 #define BK_ARG_WIDEST (2 + BK_MAX_BROKERS * (BK_NAME_BYTES + 3))
+/* MariaDB: "CALL <kind>(args...)" into buf (size bytes), as procedures.sql takes them (the
+ * procedure returns its row as a result set, no OUT parameter): its length, or -1. */
+int bk_call_text(const bk_txn_t *x, char *buf, size_t size);
 int bk_completed(bk_txn_t *x, int has, long long value, int64_t *inputs);
 
 extern const Workload BROKERAGE_WORKLOAD;

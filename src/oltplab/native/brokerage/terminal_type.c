@@ -244,6 +244,22 @@ static PyObject *BkTerminal_customer(BkTerminal *self, PyObject *unused) {
     return Py_BuildValue("(iL)", x.tier, (long long)c_id);
 }
 
+/* mariadb_call(): the last call drawn as the CALL MariaDB's loop sends. */
+static PyObject *BkTerminal_mariadb_call(BkTerminal *self, PyObject *unused) {
+    if (bk_term_check(self) < 0) return NULL;
+    if (!self->drawn) {
+        PyErr_SetString(PyExc_RuntimeError, "no call drawn yet: next_call() first");
+        return NULL;
+    }
+    char buf[4096];
+    int n = bk_call_text((const bk_txn_t *)self->txn, buf, sizeof buf);
+    if (n < 0) {
+        PyErr_SetString(PyExc_OverflowError, "the CALL does not fit its buffer");
+        return NULL;
+    }
+    return PyUnicode_FromStringAndSize(buf, n);
+}
+
 static PyObject *st_customer_of(PyObject *unused, PyObject *args) {
     long long lu, slot;
     int tier;
@@ -308,6 +324,8 @@ static PyMethodDef BkTerminal_methods[] = {
      "The input counts of the calls complete() was told of, by BROKERAGE_INPUT_KEYS."},
     {"customer", (PyCFunction)BkTerminal_customer, METH_NOARGS,
      "A customer drawn as the transactions draw one: (tier, c_id)."},
+    {"mariadb_call", (PyCFunction)BkTerminal_mariadb_call, METH_NOARGS,
+     "The last call drawn as the CALL MariaDB's loop sends."},
     {"customer_of", (PyCFunction)st_customer_of, METH_VARARGS | METH_STATIC,
      "customer_of(load_unit, tier, slot): customers.customer_of in C."},
     {"tax_id", (PyCFunction)st_tax_id, METH_O | METH_STATIC, "customers.tax_id in C."},

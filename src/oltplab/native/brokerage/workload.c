@@ -153,6 +153,51 @@ int bk_args_text(const bk_txn_t *x, char *text, size_t width, int max) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* MariaDB's CALL (engines/mariadb/brokerage/sql/procedures.sql)                              */
+
+/* Each kind's arguments as a CALL takes them: r as they are (integers, booleans, a decimal),
+ * q a quoted string (text, a date, a timestamp), a an array as a JSON array in a string
+ * ('["Broker One","Broker Two"]', '[3,1]': PostgreSQL's text with brackets for braces). */
+static const char *const SIGNATURES[BK_NKINDS] = {
+    "aq",            /* broker_volume(broker_list, sector_name) */
+    "rqrr",          /* customer_position(cust_id, tax_id, get_history, acct_idx) */
+    "rrrqrq",        /* market_watch(acct_id, cust_id, ending_co_id, industry_name, ...) */
+    "qqrr",          /* security_detail(symbol, start_day, max_rows, access_lob) */
+    "rarqqqr",       /* trade_lookup(frame, trade_ids, acct_id, symbol, start, end, max) */
+    "rqqqqqqqrrrrr", /* trade_order(acct_id, exec names and tax id, symbol .. roll_it_back) */
+    "r",             /* trade_status(acct_id) */
+    "rarqqqrr"};     /* trade_update(trade_lookup's, max_updates) */
+
+/* A quoted string literal of s: a quote doubled (the tables' words hold no backslash) */
+static int quoted(char *buf, size_t size, size_t *at, const char *s, int brackets) {
+    if (text_put(buf, size, at, "'") < 0) return -1;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (brackets && (i == 0 || i == len - 1)) c = c == '{' ? '[' : c == '}' ? ']' : c;
+        if ((c == '\'' ? text_put(buf, size, at, "''") : text_put(buf, size, at, "%c", c)) < 0)
+            return -1;
+    }
+    return text_put(buf, size, at, "'");
+}
+
+int bk_call_text(const bk_txn_t *x, char *buf, size_t size) {
+    static _Thread_local char text[BK_MAX_ARGS][BK_ARG_WIDEST];
+    int n = bk_args_text(x, &text[0][0], BK_ARG_WIDEST, BK_MAX_ARGS);
+    const char *sig = SIGNATURES[x->kind];
+    if (n < 0 || (size_t)n != strlen(sig)) return -1;
+    size_t at = 0;
+    if (size < 1 || text_put(buf, size, &at, "CALL %s(", BK_NAMES[x->kind]) < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (i && text_put(buf, size, &at, ", ") < 0) return -1;
+        int r = sig[i] == 'r' ? text_put(buf, size, &at, "%s", text[i])
+                              : quoted(buf, size, &at, text[i], sig[i] == 'a');
+        if (r < 0) return -1;
+    }
+    return text_put(buf, size, &at, ")") < 0 ? -1 : (int)at;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* What a completed call counts                                                               */
 
 int bk_completed(bk_txn_t *x, int has, long long value, int64_t *in) {
@@ -218,8 +263,9 @@ static int pq_args(const void *txn, char (*text)[ARG_TEXT], int max) {
     return bk_args_text(txn, &text[0][0], ARG_TEXT, max);
 }
 
-/* MariaDB: no brokerage procedures yet (engines/mariadb/brokerage has the build only) */
-static int my_call(const void *txn, const char *out_var, char *buf, size_t size) { return -1; }
+static int my_call(const void *txn, const char *out_var, char *buf, size_t size) {
+    return bk_call_text(txn, buf, size);
+}
 
 static int completed(void *txn, int has, long long value, int64_t us, int64_t *in,
                      int64_t *unit_us) {
