@@ -35,6 +35,7 @@ import argparse
 import asyncio
 import multiprocessing
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -43,7 +44,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from common import bench_database, db_args, fetchval, load_average
+from common import bench_database, children_cpu, db_args, fetchval, load_average
 from dvds_build import copy_files
 
 from oltplab import engines
@@ -144,6 +145,36 @@ def timed_ceiling(engine: str, *args) -> dict:
     return {"seconds": t2 - t0, "phases": {"load": t1 - t0, "indexes_and_analyze": t2 - t1}}
 
 
+def server_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) of a managed server's process ``pid``, its children waited
+    for and its live ones (0 for a server not managed here)."""
+    import psutil
+    if pid is None:
+        return 0.0
+    top = psutil.Process(pid)
+    t = top.cpu_times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for child in top.children():
+        try:
+            c = child.cpu_times()
+            total += c.user + c.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def measured(target, run) -> dict:
+    """``run()``'s answer with ``cpu``: the CPU seconds of this process and its children (the
+    build's workers, the ceiling's sessions) and of the server while it ran."""
+    pid = target.instance.status()["pid"] if target.instance else None
+    here = time.process_time() + children_cpu()
+    server = server_cpu(pid)
+    r = run()
+    r["cpu"] = {"oltplab": time.process_time() + children_cpu() - here,
+                "server": server_cpu(pid) - server}
+    return r
+
+
 def checkpoint(engine: str, dsn: str) -> None:
     if engine == "postgres":
         fetchval(dsn, "CHECKPOINT")
@@ -153,36 +184,42 @@ def line(name: str, rows: int, r: dict) -> str:
     ph = r["phases"]
     return (f"{name:>9}: {rows:,} rows {r['seconds']:7.2f} s {rows / r['seconds']:9,.0f} rows/s"
             f"  (tables and load {r['seconds'] - ph['indexes_and_analyze']:6.2f} s, indexes "
-            f"and analyze {ph['indexes_and_analyze']:5.2f} s)  load average {load_average()}")
+            f"and analyze {ph['indexes_and_analyze']:5.2f} s); CPU s: client "
+            f"{r['cpu']['oltplab']:5.1f}, server {r['cpu']['server']:5.1f}; load average "
+            f"{load_average()}")
 
 
 def ratio_run(a, target, build, engine: str) -> None:
     """A B B A between the build and the ceiling at ``a.customers`` x ``a.days``."""
     scale = parse_scale(a.customers, a.days)
     ref = "COPY" if engine == "postgres" else "LOAD DATA"
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), children_cpu()
     sessions, rows = write_files(a.folder, a.seed, scale, a.build_users)
+    made = children_cpu() - cpu0
     total = sum(rows.values())
     mib = sum(f.stat().st_size for f in a.folder.iterdir()) / 2**20
     print(f"{scale.customers:,} customers x {scale.days} days: {total:,} rows, files of "
-          f"{mib:,.0f} MiB written by {sessions} processes in {time.monotonic() - t0:.1f} s "
-          f"(not counted)", flush=True)
+          f"{mib:,.0f} MiB written by {sessions} processes in {time.monotonic() - t0:.1f} s, "
+          f"{made:.1f} CPU s (not counted)", flush=True)
     spec = BrokerageBuildSpec(scale=scale, build_users=a.build_users, seed=a.seed, force=True)
     results: dict[str, list[dict]] = {"oltplab": [], ref: []}
     for who in a.order * a.rounds:
         checkpoint(engine, target.dsn)
         if who == "A":
-            r, name = build(target.dsn, spec), "oltplab"
+            r, name = measured(target, lambda: build(target.dsn, spec)), "oltplab"
             if Counter({t: n for t, n in r["rows"].items() if n}) != +rows:
                 sys.exit("the build's rows per table differ from the files'")
         else:
-            r, name = timed_ceiling(engine, target.dsn, a.folder, sessions, scale, a.seed,
-                                    a.build_users), ref
+            r, name = measured(target, lambda: timed_ceiling(
+                engine, target.dsn, a.folder, sessions, scale, a.seed, a.build_users)), ref
         results[name].append(r)
         print(line(name, total, r), flush=True)
 
     def mean(who, key=None):
         return statistics.fmean(r["phases"][key] if key else r["seconds"] for r in results[who])
+
+    def mean_cpu(who, key):
+        return statistics.fmean(r["cpu"][key] for r in results[who])
 
     if not results["oltplab"] or not results[ref]:
         return
@@ -191,6 +228,9 @@ def ratio_run(a, target, build, engine: str) -> None:
     print(f"\n{engine}, {scale.customers:,} customers x {scale.days} days, build users "
           f"{a.build_users}: oltplab {mean('oltplab'):.1f} s ({total / mean('oltplab'):,.0f} "
           f"rows/s), {ref} ceiling {mean(ref):.1f} s ({total / mean(ref):,.0f} rows/s)")
+    for who in results:
+        print(f"{who}: CPU s per run, client {mean_cpu(who, 'oltplab'):.1f}, server "
+              f"{mean_cpu(who, 'server'):.1f}")
     print(f"build / ceiling: whole build {mean(ref) / mean('oltplab'):.0%}, tables and load "
           f"{ref_load / build_load:.0%} (target >= 70%)")
 
@@ -199,14 +239,16 @@ def sweep(a, target, build) -> None:
     """Builds only, each customer count up then down; the rate per 1,000 customers."""
     counts = [int(c) for c in a.sweep.split(",")]
     seconds: dict[int, list[float]] = {c: [] for c in counts}
+    cpu: dict[int, list[float]] = {c: [] for c in counts}
     rows: dict[int, int] = {}
     for c in counts + counts[::-1]:
         spec = BrokerageBuildSpec(scale=parse_scale(c, a.days), build_users=a.build_users,
                                   seed=a.seed, force=True)
         checkpoint(a.engine, target.dsn)
-        r = build(target.dsn, spec)
+        r = measured(target, lambda: build(target.dsn, spec))
         rows[c] = sum(r["rows"].values())
         seconds[c].append(r["seconds"])
+        cpu[c].append(r["cpu"]["oltplab"] + r["cpu"]["server"])
         print(line(f"{c:,}", rows[c], r), flush=True)
     print(f"\n{a.engine}, x {a.days} days, build users {a.build_users}: per 1,000 customers")
     rates = {c: c / 1000 / statistics.fmean(s) * 60 for c, s in seconds.items()}
@@ -214,8 +256,9 @@ def sweep(a, target, build) -> None:
         print(f"{c:>6,} customers: {statistics.fmean(seconds[c]):6.1f} s "
               f"({', '.join(f'{s:.1f}' for s in seconds[c])}), "
               f"{rows[c] / statistics.fmean(seconds[c]):9,.0f} rows/s, "
-              f"{rates[c]:5.2f} thousand customers/min, "
-              f"{rates[c] / rates[counts[0]]:.0%} of the first")
+              f"{rates[c]:5.2f} thousand customers/min ({rates[c] / rates[counts[0]]:.0%} of "
+              f"the first); CPU s per 1,000 customers (client and server) "
+              f"{statistics.fmean(cpu[c]) * 1000 / c:.1f}")
     slowest = min(rates.values()) / max(rates.values())
     print(f"the slowest rate per 1,000 customers is {slowest:.0%} of the fastest (target: "
           "within 15%)")
@@ -246,6 +289,8 @@ def main() -> None:
     a.folder = Path(tempfile.mkdtemp(prefix="files-", dir=a.files or scratch))
     a.folder.chmod(0o755)  # MariaDB's LOAD DATA LOCAL reads them in the client: kept simple
     print(f"load average at the start: {load_average()}", flush=True)
+    # stopped by SIGTERM (a background job ignores SIGINT): stop the server and clean up
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped (SIGTERM)"))
     try:
         with bench_database(a, dbname="brokerage_build", connections=a.build_users + 20,
                             engine=a.engine) as target:
