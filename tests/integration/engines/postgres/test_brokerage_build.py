@@ -197,3 +197,56 @@ def test_a_rebuild_needs_force_and_another_workloads_database_is_refused(pg, bui
     assert val(tpcc, "SELECT to_regclass('trade') IS NULL")
     with pytest.raises(UsageError, match="no TPC-E-derived brokerage schema"):
         run_checks(pg.create_db("bknone"))
+
+
+def test_the_customer_emulators_draws_find_the_builds_rows(scratch):
+    """2,000 transactions a BrokerageTerminal draws from the build's record and tables
+    (workloads/brokerage/inputs.py), each called at its isolation and rolled back: every
+    Trade-Order is accepted (its executor permitted, its security found by symbol or by
+    company and issue), every customer, account and trade id drawn is found."""
+    import asyncio
+
+    import asyncpg
+
+    from oltplab import _native
+    from oltplab.workloads.brokerage import frames, inputs
+
+    info = schema_info(scratch)
+    kw = inputs.terminal_kwargs(inputs.draw_constants(None, info))
+    t = _native.BrokerageTerminal(5, **kw)
+    seq = val(scratch, "SELECT last_value FROM seq_trade_id")
+
+    async def go():
+        conn = await asyncpg.connect(scratch)
+        found = []
+        try:
+            for _ in range(2_000):
+                kind, args = t.next_call()
+                tx = frames.TRANSACTIONS[kind]
+                casts = ", ".join(f"${i}::text::{ty}" for i, (_, ty) in enumerate(tx.params, 1))
+                tr = conn.transaction(isolation=tx.isolation.replace(" ", "_"))
+                await tr.start()
+                row = await conn.fetchrow(f"SELECT * FROM {tx.function}({casts})", *args)
+                await tr.rollback()
+                found.append((kind, args, row))
+        finally:
+            await conn.close()
+        return found
+
+    kinds = set()
+    for kind, args, row in asyncio.run(go()):
+        kinds.add(kind)
+        if kind == "trade_order":
+            assert row["trade_id"] > 0, args
+        elif kind == "customer_position":
+            assert row["cust_id"] > 0 and row["acct_len"] >= 1, args
+        elif kind == "trade_status":
+            assert row["num_found"] >= 1, args
+        elif kind == "trade_lookup" and args[0] == "1":
+            assert row["num_found"] == len(set(args[1][1:-1].split(","))), args
+        elif kind == "security_detail":
+            assert row["day_len"] == int(args[2]) and row["fin_len"] == 20, args
+        elif kind == "market_watch" and args[1] != "0":
+            assert row["symbols"] >= 50, args  # a watch list holds 50-150
+    assert kinds == set(_native.BROKERAGE_NAMES)
+    q(scratch, f"SELECT setval('seq_trade_id', {seq})")
