@@ -6,9 +6,11 @@ this module again under AddressSanitizer and UndefinedBehaviorSanitizer.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import json
+from array import array
 from collections import Counter, defaultdict
 
 import pytest
@@ -18,6 +20,7 @@ from oltplab.workloads.brokerage import customers as cust
 from oltplab.workloads.brokerage import frames, inputs, market, population, trades, words
 from oltplab.workloads.brokerage import reference as ref
 from oltplab.workloads.brokerage.scale import Scale
+from oltplab.workloads.brokerage.schema import BrokerageSchema
 
 SEED, SCALE = 7, Scale(1000, 5)
 #: The deck: cards per transaction of 890 (the digest's section 2)
@@ -393,6 +396,31 @@ def test_every_argument_fits_the_loops_text_at_1000_customers(kwargs):
     t = terminal(kwargs, seed=53)
     assert max(len(a.encode()) for _, args in calls(t, 20_000, complete=False)
                for a in args) < 192
+
+
+def test_the_tables_are_the_builds_customer_side(build):
+    """inputs.tables against customers.py and the build's own rows: accounts, baskets,
+    the customers each account permits, names; draw_constants from the build's record."""
+    names, permits = build
+    t = inputs.tables(SEED, SCALE)
+    at, baskets = array("i", t.basket_at), array("i", t.baskets)
+    execs, name_ix = array("i", t.execs), array("H", t.names)
+    assert len(t.accounts) == SCALE.customers and at[-1] == len(baskets)
+    for c_id in range(1, SCALE.customers + 1):
+        held = _baskets(c_id)
+        assert t.accounts[c_id - 1] == len(held)
+        first, last, tax = names[c_id]
+        assert (words.FIRST_NAMES[name_ix[2 * c_id - 2]],
+                words.LAST_NAMES[name_ix[2 * c_id - 1]]) == (first, last)
+        for k in range(ref.MAX_ACCOUNTS):
+            slot = (c_id - 1) * ref.MAX_ACCOUNTS + k
+            assert list(baskets[at[slot]:at[slot + 1]]) == (held[k] if k < len(held) else [])
+            others = {names[o] for o in execs[2 * slot:2 * slot + 2] if o}
+            expected = {(f, l_, x) for f, l_, x in permits.get(slot + 1, ()) if x != tax}
+            assert others == expected, slot + 1
+    record = BrokerageSchema(customers=1000, days=5, scale_factor=500, trades=288_000,
+                             max_t_id=287_999, seed=SEED, start_date="2025-01-06")
+    assert inputs.draw_constants(None, record) == dataclasses.replace(CONSTANTS, max_t_id=287_999)
 
 
 def test_the_constructor_refuses_bad_tables(kwargs):
