@@ -250,3 +250,61 @@ def test_the_customer_emulators_draws_find_the_builds_rows(scratch):
             assert row["symbols"] >= 50, args  # a watch list holds 50-150
     assert kinds == set(_native.BROKERAGE_NAMES)
     q(scratch, f"SELECT setval('seq_trade_id', {seq})")
+
+
+def test_the_c_loop_drives_the_customer_emulator(scratch):
+    """Two users of the C loop (workload "brokerage") call each transaction's function with
+    the arguments the terminal draws: every kind completes, none fails, the input counts are
+    the loop's. (The calls run in autocommit here: BEGIN at each transaction's isolation and
+    Trade-Order's deliberate ROLLBACK are the driver's; this test runs last, on the copy.)"""
+    import time
+
+    from psycopg import pq
+
+    from oltplab import _native
+    from oltplab.engines.postgres.driver import libpq_path
+    from oltplab.workloads.brokerage import frames, inputs
+
+    kw = inputs.terminal_kwargs(inputs.draw_constants(None, schema_info(scratch)))
+    conns = []
+    for _ in range(2):
+        conn = pq.PGconn.connect(scratch.encode())
+        assert conn.status == pq.ConnStatus.OK
+        for name in _native.BROKERAGE_NAMES:
+            tx = frames.TRANSACTIONS[name]
+            casts = ", ".join(f"${i}::{ty}" for i, (_, ty) in enumerate(tx.params, 1))
+            res = conn.prepare(name.encode(),
+                               f"SELECT * FROM {tx.function}({casts})".encode())
+            assert res.status == pq.ExecStatus.COMMAND_OK, res.error_message
+        conn.nonblocking = 1
+        conns.append(conn)
+    s = 1_000_000_000
+    now = time.monotonic_ns()
+    try:
+        loop = _native.ProcLoop(
+            workload="brokerage", libpq=libpq_path(), connections=conns,
+            pointers=[c.pgconn_ptr for c in conns],
+            terminals=[_native.BrokerageTerminal(60 + i, **kw) for i in range(2)],
+            names=list(_native.BROKERAGE_NAMES), flush_sql="", ramp_end_ns=now,
+            measure_end_ns=now + 3 * s, waits=False, flush_stats=False,
+            idle_published_after_ns=10 * s, max_retries=0, max_consecutive_errors=1,
+            retryable=[], fatal=[], bulk=2)
+        while True:
+            event = loop.run()
+            assert event in (_native.BOUNDARY, _native.SAMPLES, _native.FINISHED), loop.error
+            loop.take_samples()
+            if event == _native.FINISHED:
+                break
+        counts = loop.counts()
+        loop.close()
+    finally:
+        for c in conns:
+            c.finish()
+    done = [c + r for c, r in zip(counts["committed"], counts["rolled_back"])]
+    assert all(n > 0 for n in done), done
+    assert sum(counts["errors"]) == 0
+    orders = done[_native.BROKERAGE_NAMES.index("trade_order")]
+    assert counts["rolled_back"][_native.BROKERAGE_NAMES.index("trade_order")] == \
+        counts["inputs"]["to_rolled_back"] <= orders
+    lookups = done[_native.BROKERAGE_NAMES.index("trade_lookup")]
+    assert sum(counts["inputs"][f"tl_frame{f}"] for f in (1, 2, 3, 4)) == lookups
