@@ -228,9 +228,8 @@ BEGIN
             INSERT INTO trade_history (th_t_id, th_dts, th_st_id)
             SELECT f.id, v_now, 'SBMT'
               FROM JSON_TABLE(v_fired, '$[*]' COLUMNS (id BIGINT PATH '$[0]')) f;
-            DELETE FROM trade_request
-             WHERE tr_t_id IN (SELECT f.id FROM JSON_TABLE(v_fired, '$[*]' COLUMNS (
-                                   id BIGINT PATH '$[0]')) f);
+            DELETE r FROM JSON_TABLE(v_fired, '$[*]' COLUMNS (id BIGINT PATH '$[0]')) f
+              JOIN trade_request r ON r.tr_t_id = f.id;
             SET p_rows = JSON_MERGE_PRESERVE(p_rows, v_fired);
         END IF;
     END LOOP;
@@ -584,10 +583,10 @@ CREATE OR REPLACE PROCEDURE trade_update_f1(IN p_trade_ids TEXT, IN p_max_update
                                             OUT p_rows JSON, OUT p_updated INT)
 MODIFIES SQL DATA
 BEGIN
-    UPDATE trade SET t_exec_name = brokerage_swap_case(t_exec_name)
-     WHERE t_id IN (SELECT u.id FROM JSON_TABLE(p_trade_ids, '$[*]' COLUMNS (
-                        n FOR ORDINALITY, id BIGINT PATH '$')) u
-                     WHERE u.n <= p_max_updates);
+    UPDATE JSON_TABLE(p_trade_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) u
+      JOIN trade t ON t.t_id = u.id
+       SET t.t_exec_name = brokerage_swap_case(t.t_exec_name)
+     WHERE u.n <= p_max_updates;
     SET p_updated = ROW_COUNT();
     CALL brokerage_trade_rows(p_trade_ids, p_rows);
 END
@@ -603,13 +602,13 @@ MODIFIES SQL DATA
 BEGIN
     DECLARE v_ids JSON;
     CALL brokerage_trades_in(p_acct_id, NULL, p_start_dts, p_end_dts, p_max_trades, v_ids);
-    UPDATE settlement SET se_cash_type = CASE se_cash_type
+    UPDATE JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) u
+      JOIN settlement s ON s.se_t_id = u.id
+       SET s.se_cash_type = CASE s.se_cash_type
                WHEN 'Cash Account' THEN 'Cash' WHEN 'Cash' THEN 'Cash Account'
                WHEN 'Margin' THEN 'Margin Account' WHEN 'Margin Account' THEN 'Margin'
-               ELSE brokerage_swap_case(se_cash_type) END
-     WHERE se_t_id IN (SELECT u.id FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (
-                           n FOR ORDINALITY, id BIGINT PATH '$')) u
-                        WHERE u.n <= p_max_updates);
+               ELSE brokerage_swap_case(s.se_cash_type) END
+     WHERE u.n <= p_max_updates;
     SET p_updated = ROW_COUNT();
     CALL brokerage_trade_rows(v_ids, p_rows);
 END
@@ -625,10 +624,10 @@ MODIFIES SQL DATA
 BEGIN
     DECLARE v_ids JSON;
     CALL brokerage_trades_in(0, p_symbol, p_start_dts, p_end_dts, p_max_trades, v_ids);
-    UPDATE cash_transaction SET ct_name = brokerage_swap_case(ct_name)
-     WHERE ct_t_id IN (SELECT u.id FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (
-                           n FOR ORDINALITY, id BIGINT PATH '$')) u
-                        WHERE u.n <= p_max_updates);
+    UPDATE JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) u
+      JOIN cash_transaction c ON c.ct_t_id = u.id
+       SET c.ct_name = brokerage_swap_case(c.ct_name)
+     WHERE u.n <= p_max_updates;
     SET p_updated = ROW_COUNT();
     CALL brokerage_trade_rows(v_ids, p_rows);
 END
@@ -1172,17 +1171,19 @@ CREATE OR REPLACE PROCEDURE data_maintenance_f1(
     OUT p_rows_changed INT)
 MODIFIES SQL DATA
 BEGIN
-    DECLARE v_wl_id BIGINT;
+    DECLARE v_wl_id, v_ad_id BIGINT;
     DECLARE v_old, v_new VARCHAR(15) CHARSET latin1 COLLATE latin1_bin;
     CASE p_table_name
     WHEN 'account_permission' THEN
         UPDATE account_permission SET ap_acl = IF(ap_acl = '1111', '0011', '1111')
          WHERE ap_ca_id = p_acct_id;
     WHEN 'address' THEN
-        UPDATE address SET ad_line1 = brokerage_swap_case(ad_line1)
-         WHERE ad_id = IF(p_c_id <> 0,
-                          (SELECT c.c_ad_id FROM customer c WHERE c.c_id = p_c_id),
-                          (SELECT co.co_ad_id FROM company co WHERE co.co_id = p_co_id));
+        IF p_c_id <> 0 THEN
+            SELECT MIN(c.c_ad_id) INTO v_ad_id FROM customer c WHERE c.c_id = p_c_id;
+        ELSE
+            SELECT MIN(co.co_ad_id) INTO v_ad_id FROM company co WHERE co.co_id = p_co_id;
+        END IF;
+        UPDATE address SET ad_line1 = brokerage_swap_case(ad_line1) WHERE ad_id = v_ad_id;
     WHEN 'company' THEN
         UPDATE company SET co_sp_rate = IF(co_sp_rate = 'ABA', 'AAA', 'ABA')
          WHERE co_id = p_co_id;
@@ -1207,9 +1208,9 @@ BEGIN
         UPDATE financial SET fi_qtr_start_date = brokerage_toggle_day(fi_qtr_start_date)
          WHERE fi_co_id = p_co_id;
     WHEN 'news_item' THEN
-        UPDATE news_item
-           SET ni_dts = TIMESTAMP(brokerage_toggle_day(DATE(ni_dts)), TIME(ni_dts))
-         WHERE ni_id IN (SELECT x.nx_ni_id FROM news_xref x WHERE x.nx_co_id = p_co_id);
+        UPDATE news_xref x JOIN news_item ni ON ni.ni_id = x.nx_ni_id
+           SET ni.ni_dts = TIMESTAMP(brokerage_toggle_day(DATE(ni.ni_dts)), TIME(ni.ni_dts))
+         WHERE x.nx_co_id = p_co_id;
     WHEN 'security' THEN
         UPDATE security SET s_exch_date = brokerage_toggle_day(s_exch_date)
          WHERE s_symb = p_symbol;
