@@ -423,6 +423,14 @@ def test_the_tables_are_the_builds_customer_side(build):
     assert inputs.draw_constants(None, record) == dataclasses.replace(CONSTANTS, max_t_id=287_999)
 
 
+def test_a_users_terminal_is_seeded_by_its_plan(kwargs):
+    from types import SimpleNamespace
+    a = inputs.terminal(SimpleNamespace(seed=61), 0, CONSTANTS)
+    assert calls(a, 200, complete=False) == calls(terminal(kwargs, seed=61), 200, False)
+    assert calls(inputs.terminal(SimpleNamespace(seed=62), 0, CONSTANTS), 200, False) != \
+        calls(terminal(kwargs, seed=61), 200, False)
+
+
 def test_the_constructor_refuses_bad_tables(kwargs):
     with pytest.raises(RuntimeError, match="not initialised"):
         _native.BrokerageTerminal.__new__(_native.BrokerageTerminal).next_call()
