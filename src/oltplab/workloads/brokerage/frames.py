@@ -10,9 +10,10 @@ in its own BEGIN ... COMMIT, while each frame stays a function. PostgreSQL's are
 engines/postgres/brokerage/sql/functions.sql; MariaDB's are stored procedures of the same
 names and arguments, in engines/mariadb/brokerage/sql/procedures.sql, each called as
 ``CALL trade_result(1001, 25.00)``: there an array argument is a JSON array in a string
-(``'["Broker One","Broker Two"]'``, ``'[3,1]'``), and what the call returns comes back as the
-CALL's result set, one row of ``returns`` in their order (a row per triggered trade for
-Market-Feed; Security-Detail's lists as JSON arrays), and no OUT parameter.
+(``'["Broker One","Broker Two"]'``, ``'[3,1]'``; prices as numbers or strings,
+``'[21.5,"26.00"]'``), and what the call returns comes back as the CALL's result set, one
+row of ``returns`` in their order (a row per triggered trade for Market-Feed;
+Security-Detail's lists as JSON arrays), and no OUT parameter.
 
 Isolation is ``Transaction.isolation`` (Trade-Result SERIALIZABLE; Trade-Order, Trade-Update
 and Market-Feed REPEATABLE READ; the others READ COMMITTED); serialization failures and
