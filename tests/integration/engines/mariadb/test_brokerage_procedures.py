@@ -304,19 +304,25 @@ def test_the_deliberate_rollback_leaves_nothing(db):
     """The procedure rolls its trade back itself (one ROLLBACK, counted by the server as
     PostgreSQL's client's is) and returns it with roll_it_back set."""
     before = db.q(COUNTED)
-    status = "SHOW SESSION STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')"
-    counts = dict(db.q(status))
-    r = db.call("trade_order", *order(tt="TLS", qty=100, price=D("29.00"), back=True))
-    assert (r["roll_it_back"], r["trade_id"]) == (1, rows.FIRST_NEW_TRADE)
+
+    def ends(back: bool) -> tuple[dict, tuple[int, int]]:
+        """A limit sale's row, and the commits and rollbacks the server counted for it."""
+        status = "SHOW SESSION STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')"
+        counts = dict(db.q(status))
+        r = db.call("trade_order", *order(tt="TLS", qty=100, price=D("29.00"), back=back))
+        after = dict(db.q(status))
+        return r, tuple(int(after[k]) - int(counts[k]) for k in ("Com_commit", "Com_rollback"))
+
+    r, ended = ends(True)
+    assert (r["roll_it_back"], r["trade_id"], ended) == (1, rows.FIRST_NEW_TRADE, (0, 1))
     assert db.q(COUNTED) == before
-    after = dict(db.q(status))
-    assert (int(after["Com_commit"]) - int(counts["Com_commit"]),
-            int(after["Com_rollback"]) - int(counts["Com_rollback"])) == (0, 1)
     # an executor the account does not permit: no trade at all; a permitted one trades
     r = db.call("trade_order", *order(names=("Eve", "Stranger", "TAX-E")))
     assert r["trade_id"] == 0 and db.q(COUNTED) == before
     r = db.call("trade_order", *order(names=rows.FRIEND))
     assert r["trade_id"] > rows.FIRST_NEW_TRADE
+    # one COMMIT for a transaction that is kept
+    assert ends(False)[1] == (1, 0)
     assert db.val("SELECT t_exec_name FROM trade WHERE t_id = %s", r["trade_id"]) \
         == "Ann Other"
 
