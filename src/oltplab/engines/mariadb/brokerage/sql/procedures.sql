@@ -879,7 +879,11 @@ BEGIN
         SET v_acl = '';
     END IF;
     IF v_acl IS NULL THEN
-        COMMIT;
+        IF p_roll_it_back THEN  -- as PostgreSQL's client ends it
+            ROLLBACK;
+        ELSE
+            COMMIT;
+        END IF;
         SELECT 0 AS trade_id, NULL AS status_id, NULL AS symbol, p_trade_type_id AS type_id,
                NULL AS bid_price, p_trade_qty AS trade_qty, NULL AS is_market,
                p_roll_it_back AS roll_it_back;
