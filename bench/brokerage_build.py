@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import shutil
 import signal
 import statistics
@@ -264,6 +265,17 @@ def sweep(a, target, build) -> None:
           "within 15%)")
 
 
+def stopped(main_pid: int):
+    """A SIGTERM handler (a background job ignores SIGINT): this process stops its server and
+    cleans up; a forked helper (the file writers, MariaDB's sessions) just ends."""
+    def handler(signum, _frame):
+        if os.getpid() != main_pid:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        sys.exit("stopped (SIGTERM)")
+    return handler
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--engine", choices=("postgres", "mariadb"), default="postgres")
@@ -289,8 +301,7 @@ def main() -> None:
     a.folder = Path(tempfile.mkdtemp(prefix="files-", dir=a.files or scratch))
     a.folder.chmod(0o755)  # MariaDB's LOAD DATA LOCAL reads them in the client: kept simple
     print(f"load average at the start: {load_average()}", flush=True)
-    # stopped by SIGTERM (a background job ignores SIGINT): stop the server and clean up
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped (SIGTERM)"))
+    signal.signal(signal.SIGTERM, stopped(os.getpid()))
     try:
         with bench_database(a, dbname="brokerage_build", connections=a.build_users + 20,
                             engine=a.engine) as target:
