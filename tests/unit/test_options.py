@@ -45,7 +45,7 @@ TABLES = {"DB": DB, "BUILD": BUILD, "RUN": RUN, "TELEMETRY": TELEMETRY, "BACKUP"
 def _command(path: tuple[str, ...]) -> click.Command:
     cmd = cli
     for name in path:
-        cmd = cmd.commands[name]
+        cmd = cmd.get_command(None, name)
     return cmd
 
 
