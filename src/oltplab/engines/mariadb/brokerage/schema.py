@@ -17,7 +17,7 @@ from ....workloads.brokerage.schema import META_TABLE, OWN_TABLES, BrokerageSche
 from ...common import sqlfiles
 from .. import client
 from ..dialect import ask
-from ..dvds.schema import present
+from ..dvds.schema import present, recorded
 
 #: What marks the other workloads' schemas (TPC-C's has a customer table too).
 TPCC_TABLES = ("tpcc_meta", "warehouse")
@@ -47,13 +47,7 @@ def schema_info(dsn: str) -> BrokerageSchema:
         with conn.cursor() as cur:
             cur.execute("SELECT DATABASE()")
             dbname = cur.fetchone()[0]
-            meta = present(cur, [META_TABLE])
-            row = None
-            if meta:
-                cur.execute(f"SELECT * FROM {META_TABLE} LIMIT 1")
-                row = cur.fetchone()
-                if row is not None:
-                    row = dict(zip((d[0] for d in cur.description), row))
+            meta, row = recorded(cur, META_TABLE)
             if row is None:
                 if meta or present(cur, OWN_TABLES):
                     raise common.incomplete_schema(dbname)

@@ -38,6 +38,16 @@ def present(cur, names) -> list[str]:
     return [r[0] for r in cur.fetchall()]
 
 
+def recorded(cur, table: str) -> tuple[bool, dict | None]:
+    """Whether a workload's record ``table`` (its build's one row, written last) exists, and
+    that row by column (None when the table is missing or empty: the build did not finish)."""
+    if not present(cur, [table]):
+        return False, None
+    cur.execute(f"SELECT * FROM {table} LIMIT 1")
+    row = cur.fetchone()
+    return True, (None if row is None else dict(zip((d[0] for d in cur.description), row)))
+
+
 def procedures_present(cur) -> list[str]:
     cur.execute("SELECT DISTINCT UPPER(routine_name) FROM information_schema.routines"
                 " WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE'"
@@ -53,13 +63,7 @@ def schema_info(dsn: str) -> DvdsSchema:
         with conn.cursor() as cur:
             cur.execute("SELECT DATABASE()")
             dbname = cur.fetchone()[0]
-            meta = present(cur, [META_TABLE])
-            row = None
-            if meta:
-                cur.execute(f"SELECT * FROM {META_TABLE} LIMIT 1")
-                row = cur.fetchone()
-                if row is not None:
-                    row = dict(zip((d[0] for d in cur.description), row))
+            meta, row = recorded(cur, META_TABLE)
             if row is None:
                 if meta or present(cur, OWN_TABLES):
                     raise common.incomplete_schema(dbname)
