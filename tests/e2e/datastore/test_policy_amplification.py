@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.runs.timeline import issued
+from oltplab.telemetry.derive import bytes_amplification
+
 from ..conftest import datastore as ds
 from ..conftest import oltplab, saved_runs
 
@@ -38,8 +41,12 @@ def test_fio_writes_are_multiplied_by_the_policy_s_copies(datastore_root, policy
     assert io["front_write_iops"] == step["write"]["iops"] > 0, io
     members = step["telemetry"]["datastore"]["devices"]
     assert len(members) == copies, members
-    # each write once per copy, plus the file system's own (metadata at its commits)
-    assert copies * 0.9 <= io["amplification"] <= copies * 1.3, io
+    # each byte written once per copy, plus the file system's own (metadata at its commits);
+    # counted in I/Os the ratio is lower where the devices' queues merge requests (btrfs
+    # writes fio's random blocks next to each other: more of them on a loaded machine)
+    written = bytes_amplification(step["telemetry"], issued(step))
+    assert copies * 0.9 <= written <= copies * 1.3, (written, io)
+    assert 0.5 * copies <= io["amplification"] <= written * 1.05, (written, io)
     assert io["amplification"] == pytest.approx(io["back_write_iops"] / io["front_write_iops"])
     out = datastore_root.parent / f"report-{copies}"
     oltplab("report", "latest", "--results-dir", str(datastore_root.parent / f"fio-c{copies}"),
