@@ -410,7 +410,9 @@ def test_answers_complete_when_sent_wait_for_the_next_turn(w1, tmp_path):
     (room for 2 response times per type) and a failure that way is retried."""
     boundaries, (done, retries, errors, lost) = sync_run(w1, tmp_path, 0)
     assert boundaries == "[(0, 3), (1, 3)]"
-    assert done > 100 and errors == lost == 0
+    # many times the room for each type (a sanitized build on a loaded machine made 90 in the
+    # 1.5 s, an unsanitized one several hundred)
+    assert done > 40 and errors == lost == 0
     assert abs(retries - (done + retries) / 10) <= 3, (done, retries)
 
 
