@@ -390,6 +390,12 @@ BROKERAGE_BUILD: tuple[Option, ...] = (
            metavar="8k|16k"),
 )
 
+BROKERAGE_RUN: tuple[Option, ...] = (
+    *(o for o in RUN if o.name in ("users", "rampup", "duration", "workers", "seed")),
+    _name("run", "brokerage"),
+    *(o for o in RUN if o.name in ("check", "cold", "inject", "results_dir")),
+)
+
 
 # the sampler that records CPU, disks, memory, network, database and power (every command
 # that saves a run); a plan's cell takes them for all its steps

@@ -335,6 +335,12 @@ class DialectParts:
     def has_run(self, dsn: str) -> bool:
         return self._part("schema").has_run(dsn)
 
+    def before_run(self, dsn: str, info: SchemaInfo) -> dict:
+        """What the workload does once before a run's first step (the brokerage's
+        Trade-Cleanup), as the record's ``before_run``; {} for a workload without."""
+        fn = getattr(self._part("schema"), "before_run", None)
+        return fn(dsn, info) if fn is not None else {}
+
 
 class EngineParts:
     """An ``Engine`` made of its package's modules, each imported when first used: session
@@ -366,11 +372,8 @@ class EngineParts:
         """The workload's dialect package ``engines/<engine>/<workload>/`` (its ``DIALECT``);
         UsageError when this engine does not speak it yet."""
         from .. import workloads
-        if workload in workloads.SCHEMA_ONLY:
-            name, label = workload, workloads.SCHEMA_ONLY[workload]
-        else:
-            wl = workloads.get(workload)
-            name, label = wl.name, wl.label
+        wl = workloads.get(workload)
+        name, label = wl.name, wl.label
         try:
             module = importlib.import_module(f"{self.package}.{name}")
         except ModuleNotFoundError as e:

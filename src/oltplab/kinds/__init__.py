@@ -1,5 +1,5 @@
-"""The run kinds, registered once: tpcc, dvds, fio, backup, neighbours (each declared in its own
-module here, runs/kind.py has the contract).
+"""The run kinds, registered once: tpcc, dvds, brokerage, fio, backup, neighbours (each
+declared in its own module here, runs/kind.py has the contract).
 
 ``get(name)`` gives a kind (UsageError for an unknown one), ``find(name)`` the kind or None,
 ``names()`` every kind in the order registered; ``register(kind)`` adds one (a test's toy kind,
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..runs.kind import RunKind
-from . import backup, dvds, fio, neighbours, tpcc
+from . import backup, brokerage, dvds, fio, neighbours, tpcc
 
 DEFAULT_STEP = "tpcc"  # a plan without [[step]] tables runs the workload's user sequence
-_KINDS: dict[str, RunKind] = {k.name: k for k in (tpcc.KIND, dvds.KIND, fio.KIND, backup.KIND,
-                                                   neighbours.KIND)}
+_KINDS: dict[str, RunKind] = {k.name: k for k in (tpcc.KIND, dvds.KIND, brokerage.KIND,
+                                                  fio.KIND, backup.KIND, neighbours.KIND)}
 
 
 def register(kind: RunKind) -> RunKind:

@@ -128,7 +128,8 @@ def worker_plans(users: list[UserPlan], nworkers: int, dsn: str, spec: RunSpec,
         shares[u.index % nworkers].append(u)
     return [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
                        spec.keying_thinking, CONNECT_TIMEOUT_S, flush_stats=flush_stats,
-                       resilient=bool(spec.inject), engine=engine, workload=spec.workload)
+                       resilient=bool(spec.inject), engine=engine, workload=spec.workload,
+                       actors=workloads.get(spec.workload).actors_for(len(share)))
             for k, share in enumerate(shares)]
 
 

@@ -96,20 +96,24 @@ async def _connect_all(plan: WorkerPlan, users: list) -> None:
     driver = engines.get(plan.engine).driver
     sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
     opened: list = []
+    actors: list = []
     jobs = [asyncio.create_task(_connect_user(driver, plan, up, sem, opened))
             for up in plan.users]
+    jobs += [asyncio.create_task(_connect_user(driver, plan, None, sem, actors))
+             for _ in range(plan.actors)]
     try:
         await asyncio.gather(*jobs)
     except BaseException:
         for j in jobs:
             j.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
-        for _, conn in opened:
+        for _, conn in opened + actors:
             driver.close(conn)
         raise
     opened.sort(key=lambda item: item[0].index)
     reopen = functools.partial(driver.reconnect, plan) if plan.resilient else None
-    users.append(driver.Users([c for _, c in opened], [up for up, _ in opened], plan, reopen))
+    users.append(driver.Users([c for _, c in opened] + [c for _, c in actors],
+                              [up for up, _ in opened], plan, reopen))
 
 
 async def _close(users: list) -> None:

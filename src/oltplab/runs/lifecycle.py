@@ -151,6 +151,22 @@ def _fleets(loadgen):
         yield fleets
 
 
+def connections_needed(rspec: RunSpec) -> int:
+    """The server's connections a run needs: its users', its actors' (``actors_for`` of each
+    worker's users, summed over at most ``workers`` workers: at most the actors of one user
+    per user, and at most one worker's minimum more per worker than of all users at once),
+    and 21 for the monitor, the sampler and the checks."""
+    import os
+    from .. import workloads
+    users = max(rspec.users)
+    wl = workloads.get(rspec.workload)
+    actors = 0
+    if wl.market is not None:
+        workers = min(users, rspec.workers or os.cpu_count() or 1)
+        actors = min(users * wl.actors_for(1), wl.actors_for(users) + workers * wl.actors_for(1))
+    return users + actors + 21
+
+
 def _run_workload(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | None,
                   labels: dict | None, stop: threading.Event | None, live,
                   fleets=None, here: str | None = None) -> dict:
@@ -168,12 +184,13 @@ def _run_workload(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | Non
     restarted = labels.pop("restarted", None)  # by a plan's cell, before its runs
     engine = engines.get(spec.engine)
     engine.driver  # noqa: B018 - an engine without a driver fails here, before anything starts
-    with engine.database(spec, need_connections=max(rspec.users) + 21) as target:
+    with engine.database(spec, need_connections=connections_needed(rspec)) as target:
         restarted = getattr(target.instance, "restarted", None) or restarted
         if fleets is not None:
             from ..loadgen.remote import hosts_dsn
             fleets = fleets.with_dsn(hosts_dsn(target, fleets.specs))
         info = engine.schema_info(target.dsn, wl.name)
+        before_run = engine.dialect_for(wl.name).before_run(target.dsn, info)
         if rspec.warehouses is not None:
             require_warehouses(info, rspec.warehouses)
         # a run the schema cannot serve (the shop's --ds3 on a DS2 build) fails here, before
@@ -199,6 +216,7 @@ def _run_workload(spec: DbSpec, rspec: RunSpec, progress: WorkloadProgress | Non
                       "managed": target.instance is not None, **wl.schema_record(info, True),
                       **({"restarted": restarted} if restarted else {})},
             schema=wl.schema_record(info),
+            **({"before_run": before_run} if before_run else {}),
             **labels,
         )
         log_offset = _log_size(target)
@@ -283,7 +301,7 @@ def _injector(rspec: RunSpec, target, on_mark):
     if not rspec.inject:
         return None
     from ..faults.inject import Injector
-    return Injector(rspec.inject, target, max(rspec.users) + 21, on_mark)
+    return Injector(rspec.inject, target, connections_needed(rspec), on_mark)
 
 
 def _record_events(record, injector, steps: list[dict]) -> None:

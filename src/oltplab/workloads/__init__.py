@@ -8,11 +8,8 @@ import importlib
 
 from ..errors import UsageError
 
-WORKLOADS = ("tpcc", "dvds")
+WORKLOADS = ("tpcc", "dvds", "brokerage")
 DEFAULT = "tpcc"
-#: Workloads whose schema the engines build and check (their dialect packages
-#: engines/<engine>/<name>/) but that do not run yet, by name: their label.
-SCHEMA_ONLY = {"brokerage": "TPC-E-derived brokerage"}
 
 
 def get(name: str | None = None):

@@ -56,7 +56,11 @@ class Workload:
       dialect's ``schema_info``), as ``schema``, or (``database``) the part ``database``
       repeats;
     - ``optional``: transaction types only some runs draw (the shop's DVD Store 3 calls): a
-      step's record leaves them out when it has no attempt of them.
+      step's record leaves them out when it has no attempt of them;
+    - ``actors_for(users)``: connections a worker of ``users`` users opens for its actors
+      (``actors``: the transactions they issue), and ``market(terminals, plans, constants,
+      actors)`` binds the users' terminals to the worker's emulator and returns the actors'
+      terminals (the brokerage's market emulator), which the C loop drives as users.
     """
 
     name: str
@@ -79,6 +83,8 @@ class Workload:
     step_fields: Callable[[dict, dict], dict] = lambda counts, hists: {}
     schema_record: Callable[..., dict] = lambda info, database=False: {}
     optional: tuple[str, ...] = ()
+    market: Callable[..., list] | None = None
+    actors_for: Callable[[int], int] = lambda users: 0
 
     @property
     def throughput_name(self) -> str:

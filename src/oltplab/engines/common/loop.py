@@ -58,6 +58,7 @@ class WorkerPlan:
     resilient: bool = False  # a lost connection loses one user, who reconnects (--inject)
     engine: str = "postgres"  # whose driver runs the users (engines.get(engine).driver)
     workload: str = "tpcc"  # whose transactions they run (workloads.get(workload))
+    actors: int = 0  # connections beside the users' for the workload's actors
 
 
 def reconnect_until(open_one: Callable[[], object], timeout: float = RECONNECT_TIMEOUT_S,
@@ -94,8 +95,13 @@ class LoopUsers:
         self.lost = 0  # connections lost and replaced
         self._stopping = threading.Event()  # ends the reconnects still trying
         self.bulk = bulk
-        make = workloads.get(workload).terminal
-        self.terminals = [make(up, w_max, constants) for up in plans]
+        wl = workloads.get(workload)
+        self.terminals = [wl.terminal(up, w_max, constants) for up in plans]
+        actors = len(self.conns) - len(plans)  # the last connections are the actors'
+        if actors and wl.market is not None:
+            self.terminals += wl.market(self.terminals, list(plans), constants, actors)
+        elif actors:
+            raise ValueError(f"the {wl.label} workload has no actors")
         self.loop: _native.ProcLoop | None = None
         self._closed = False
         self._absorbed = False  # the loop's counts are in the recorder (``_absorb``)

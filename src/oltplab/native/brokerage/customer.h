@@ -14,15 +14,19 @@
 #ifndef OLTPLAB_BROKERAGE_CUSTOMER_H
 #define OLTPLAB_BROKERAGE_CUSTOMER_H
 
+#include "market.h"
 #include "text.h"
 #include "workload.h"
 
-/* The users' transactions, in the loop's order of kinds (frames.py's keys) */
-#define BK_NKINDS 8
+/* The transactions in the loop's order of kinds (frames.py's keys): the users' (the deck's)
+ * first, then the market emulator's actors' */
+#define BK_NKINDS 8     /* the users' */
+#define BK_ALL_KINDS 11 /* and the actors' */
 enum { BK_BROKER_VOLUME, BK_CUSTOMER_POSITION, BK_MARKET_WATCH, BK_SECURITY_DETAIL,
-       BK_TRADE_LOOKUP, BK_TRADE_ORDER, BK_TRADE_STATUS, BK_TRADE_UPDATE };
-extern const char *const BK_NAMES[BK_NKINDS];
-_Static_assert(BK_NKINDS <= MAX_KINDS, "the loop holds the kinds");
+       BK_TRADE_LOOKUP, BK_TRADE_ORDER, BK_TRADE_STATUS, BK_TRADE_UPDATE, BK_TRADE_RESULT,
+       BK_MARKET_FEED, BK_DATA_MAINTENANCE };
+extern const char *const BK_NAMES[BK_ALL_KINDS];
+_Static_assert(BK_ALL_KINDS <= MAX_KINDS, "the loop holds the kinds");
 
 /* The deck: cards per kind (BK_NAMES order), 890 in all */
 #define BK_DECK 890
@@ -84,6 +88,14 @@ typedef struct {
 /* ------------------------------------------------------------------------------------------ */
 /* BrokerageTerminal                                                                          */
 
+/* A trade a Market-Feed triggered (its answer's row), submitted to the emulator as a market
+ * order once the feed committed */
+typedef struct {
+    int64_t trade_id;
+    int32_t security, qty, type;
+} bk_trigger_t;
+
+
 typedef struct {
     PyObject_HEAD
     rng_t rng;
@@ -95,12 +107,27 @@ typedef struct {
     _Alignas(16) unsigned char txn[TXN_BYTES]; /* Python's own draws (next_call) */
     int drawn;
     int64_t inputs[MAX_INPUTS];
+    /* bind_market(): the worker's market emulator (held), which the user's Trade-Orders
+     * feed; an actor draws the emulator's due work instead of the deck (actor.c) */
+    BrokerageMarket *market;
+    int actor, maintenance; /* maintenance: this actor runs Data-Maintenance once a minute */
+    int64_t next_dm, dm_count, wait_ns;
+    bk_trigger_t *triggered; /* an actor's Market-Feed's answer: the trades it triggered */
+    size_t ntriggered, cap_triggered;
+    int64_t refused, lost_triggers; /* trades the emulator refused, triggers beyond the room */
 } BkTerminal;
+
+#define BK_DM_TABLES 12 /* frames.DM_TABLES */
+#define BK_TAX_DIVISIONS 300 /* reference.DIVISIONAL_TAX_IDS: D000..D299 */
+#define BK_DM_EVERY_NS 60000000000LL /* Data-Maintenance once a minute */
+#define BK_ACTOR_NAP_NS 10000000LL  /* an actor with nothing due looks again within 10 ms */
+#define BK_MAX_TRIGGERED 100000     /* a Market-Feed's triggered trades an actor keeps */
 
 /* One user's call as drawn: the loop keeps it (TXN_BYTES) for the call's retries. */
 typedef struct {
     int kind;
     int done;       /* it completed (bk_completed) */
+    void *term;     /* the BkTerminal that drew it */
     int tier;       /* the drawn customer's tier (0: the call drew none) */
     int frame;      /* Trade-Lookup 1..4, Trade-Update 1..3; Market-Watch 1 watch list,
                      * 2 holdings, 3 industry; Customer-Position 1 by c_id, 2 by tax id */
@@ -140,7 +167,19 @@ typedef struct {
             int32_t qty, margin, lifo, roll_back, by_other, by_company;
         } to;
         int64_t acct_id; /* Trade-Status */
+        market_result_t tr; /* Trade-Result */
+        market_tick_t mf[MARKET_FEED_BATCH]; /* Market-Feed */
+        struct { /* Data-Maintenance */
+            int32_t table, day, vol_incr;
+            int64_t acct_id, c_id, co_id;
+            char symbol[BK_SYMBOL_BYTES], tx_id[8];
+        } dm;
     };
+    struct { /* Trade-Order's answer (its row) */
+        int64_t trade_id, price;
+        char symbol[BK_SYMBOL_BYTES];
+        int has;
+    } ordered;
 } bk_txn_t;
 _Static_assert(sizeof(bk_txn_t) <= TXN_BYTES, "the loop holds TXN_BYTES of a transaction");
 
@@ -175,6 +214,13 @@ int bk_args_text(const bk_txn_t *x, char *text, size_t width, int max);
  * procedure returns its row as a result set, no OUT parameter): its length, or -1. */
 int bk_call_text(const bk_txn_t *x, char *buf, size_t size);
 int bk_completed(bk_txn_t *x, int has, long long value, int64_t *inputs);
+
+/* actor.c: the market emulator's side of the loop */
+extern const char *const BK_DM_TABLE_NAMES[BK_DM_TABLES];
+int bk_actor_draw(BkTerminal *t, bk_txn_t *x); /* a kind, or KIND_WAIT (t->wait_ns) */
+void bk_row(bk_txn_t *x, int index, int ncols, const char *const *values);
+void bk_market_done(bk_txn_t *x); /* a completed call's effect on the emulator */
+int64_t bk_market_now(const BkTerminal *t);
 
 extern const Workload BROKERAGE_WORKLOAD;
 

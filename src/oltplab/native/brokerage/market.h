@@ -152,7 +152,15 @@ int market_next(Market *m, int64_t now, market_work_t *out, int64_t *next);
 int64_t market_pending_limits(const Market *m);
 
 /* The Python type BrokerageMarket (market_type.c), added to the module by
- * brokerage_market_add. */
+ * brokerage_market_add. A loop's terminals that hold it (bind_market) drive it without the
+ * GIL while driven > 0: Python's methods then refuse. Its loop clock is now_ns() - origin. */
+typedef struct {
+    PyObject_HEAD
+    Market m;
+    int ready;      /* __init__ succeeded */
+    int driven;     /* loops that drive it through their terminals */
+    int64_t origin; /* the loop's clock starts here: now_ns() at __init__ */
+} BrokerageMarket;
 extern PyTypeObject BrokerageMarketType;
 int brokerage_market_add(PyObject *m);
 

@@ -8,15 +8,10 @@
 /* ------------------------------------------------------------------------------------------ */
 /* The Python type: the emulator driven from Python with the caller's clock                   */
 
-typedef struct {
-    PyObject_HEAD
-    Market m;
-    int ready; /* __init__ succeeded */
-} BrokerageMarket;
-
 static int ready(BrokerageMarket *self) {
-    if (self->ready) return 0;
-    PyErr_SetString(PyExc_RuntimeError, "the BrokerageMarket is not initialised");
+    if (self->ready && !self->driven) return 0;
+    PyErr_SetString(PyExc_RuntimeError, self->ready ? "the BrokerageMarket is driven by a loop"
+                                                    : "the BrokerageMarket is not initialised");
     return -1;
 }
 
@@ -52,9 +47,14 @@ static int BrokerageMarket_init(BrokerageMarket *self, PyObject *args, PyObject 
         PyErr_NoMemory();
         return -1;
     }
+    if (self->driven) {
+        market_free(&fresh);
+        return ready(self);
+    }
     market_free(&self->m);
     self->m = fresh;
     self->ready = 1;
+    self->origin = now_ns();
     return 0;
 }
 

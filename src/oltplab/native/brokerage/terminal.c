@@ -36,9 +36,10 @@
 
 #include "customer.h"
 
-const char *const BK_NAMES[BK_NKINDS] = {
+const char *const BK_NAMES[BK_ALL_KINDS] = {
     "broker_volume", "customer_position", "market_watch", "security_detail", "trade_lookup",
-    "trade_order", "trade_status", "trade_update"};
+    "trade_order", "trade_status", "trade_update", "trade_result", "market_feed",
+    "data_maintenance"};
 const int BK_CARDS[BK_NKINDS] = {49, 130, 180, 140, 80, 101, 190, 20};
 
 /* ------------------------------------------------------------------------------------------ */

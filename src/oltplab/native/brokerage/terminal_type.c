@@ -175,6 +175,8 @@ fail:
 static void BkTerminal_dealloc(BkTerminal *self) {
     free_tables(&self->tb);
     Py_XDECREF(self->refs);
+    Py_XDECREF((PyObject *)self->market);
+    free(self->triggered);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -260,6 +262,48 @@ static PyObject *BkTerminal_mariadb_call(BkTerminal *self, PyObject *unused) {
     return PyUnicode_FromStringAndSize(buf, n);
 }
 
+/* bind_market(market, actor=False, maintenance=False): the worker's market emulator, which
+ * this user's Trade-Orders feed; an actor draws the emulator's due work instead of the deck
+ * (actor.c), and with maintenance runs Data-Maintenance once a minute, the first at once. */
+static PyObject *BkTerminal_bind_market(BkTerminal *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"market", "actor", "maintenance", NULL};
+    PyObject *market;
+    int actor = 0, maintenance = 0;
+    if (bk_term_check(self) < 0 ||
+        !PyArg_ParseTupleAndKeywords(args, kw, "O!|pp", kwlist, &BrokerageMarketType, &market,
+                                     &actor, &maintenance))
+        return NULL;
+    BrokerageMarket *bm = (BrokerageMarket *)market;
+    if (!bm->ready || bm->driven) {
+        PyErr_SetString(PyExc_RuntimeError, bm->ready ? "the BrokerageMarket is driven by a loop"
+                                                      : "the BrokerageMarket is not initialised");
+        return NULL;
+    }
+    if (bm->m.securities < self->tb.securities) {
+        PyErr_SetString(PyExc_ValueError, "the BrokerageMarket prices fewer securities than the "
+                                          "terminal draws");
+        return NULL;
+    }
+    Py_INCREF(market);
+    Py_XSETREF(self->market, bm);
+    self->actor = actor;
+    self->maintenance = actor && maintenance;
+    self->next_dm = 0;
+    self->dm_count = 0;
+    self->wait_ns = 0;
+    self->ntriggered = 0;
+    Py_RETURN_NONE;
+}
+
+/* actor_counts(): what the emulator refused of this terminal's work (a store at its cap, an
+ * unknown symbol) and the triggered trades beyond an actor's room. */
+static PyObject *BkTerminal_actor_counts(BkTerminal *self, PyObject *unused) {
+    if (bk_term_check(self) < 0) return NULL;
+    return Py_BuildValue("{s:L,s:L,s:L}", "refused", (long long)self->refused,
+                         "lost_triggers", (long long)self->lost_triggers, "maintenance",
+                         (long long)self->dm_count);
+}
+
 static PyObject *st_customer_of(PyObject *unused, PyObject *args) {
     long long lu, slot;
     int tier;
@@ -326,6 +370,14 @@ static PyMethodDef BkTerminal_methods[] = {
      "A customer drawn as the transactions draw one: (tier, c_id)."},
     {"mariadb_call", (PyCFunction)BkTerminal_mariadb_call, METH_NOARGS,
      "The last call drawn as the CALL MariaDB's loop sends."},
+    {"bind_market", (PyCFunction)(void (*)(void))BkTerminal_bind_market,
+     METH_VARARGS | METH_KEYWORDS,
+     "bind_market(market, actor=False, maintenance=False): the worker's BrokerageMarket, fed "
+     "by this user's Trade-Orders; an actor draws its due work (and with maintenance "
+     "Data-Maintenance once a minute) instead of the deck."},
+    {"actor_counts", (PyCFunction)BkTerminal_actor_counts, METH_NOARGS,
+     "{'refused', 'lost_triggers', 'maintenance'}: the emulator's refusals of this "
+     "terminal's work, an actor's triggered trades beyond its room, Data-Maintenances drawn."},
     {"customer_of", (PyCFunction)st_customer_of, METH_VARARGS | METH_STATIC,
      "customer_of(load_unit, tier, slot): customers.customer_of in C."},
     {"tax_id", (PyCFunction)st_tax_id, METH_O | METH_STATIC, "customers.tax_id in C."},

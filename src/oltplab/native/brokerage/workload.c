@@ -6,10 +6,11 @@
  * rollback (roll_it_back, 1 in 101) completes as DONE_ROLLED_BACK. No transaction of a user
  * is the headline: that is Trade-Result's, which the market emulator issues.
  *
- * What the loop must do beyond this table (it is the loop's, not the workload's): begin
- * each call at its transaction's isolation level (frames.py Transaction.isolation:
- * Trade-Order and Trade-Update REPEATABLE READ, the others here READ COMMITTED), and after a
- * Trade-Order that returned roll_it_back true issue ROLLBACK instead of COMMIT.
+ * Trade-Result, Market-Feed and Data-Maintenance come from the market emulator's actors
+ * (actor.c): terminals bound to the worker's BrokerageMarket that draw its due work. Each
+ * Trade-Result is the headline (DONE_HEADLINE). On PostgreSQL each call begins at its
+ * transaction's isolation (pq_begin: frames.Transaction.isolation); MariaDB's procedures set
+ * theirs. Trade-Order's deliberate rollback is the function's or procedure's own.
  */
 #include <stdarg.h>
 
@@ -113,8 +114,53 @@ static int order_args(args_t *a, const bk_txn_t *x) {
     return 0;
 }
 
+static int cents_text(char *buf, size_t size, size_t *at, int64_t cents) {
+    return text_put(buf, size, at, "%lld.%02lld", (long long)(cents / 100),
+                    (long long)(cents % 100));
+}
+
+static int feed_symbol(const bk_txn_t *x, int i, char *buf, size_t size, size_t *at) {
+    char sym[BK_SYMBOL_BYTES];
+    if (market_symbol(x->mf[i].security, sym, sizeof sym) < 0) return -1;
+    return text_put(buf, size, at, "\"%s\"", sym);
+}
+
+static int feed_price(const bk_txn_t *x, int i, char *buf, size_t size, size_t *at) {
+    return cents_text(buf, size, at, x->mf[i].price);
+}
+
+static int feed_qty(const bk_txn_t *x, int i, char *buf, size_t size, size_t *at) {
+    return text_put(buf, size, at, "%d", (int)x->mf[i].qty);
+}
+
+/* Data-Maintenance's (table_name, acct_id, c_id, co_id, day_of_month, symbol, tx_id,
+ * vol_incr) */
+static int maintenance_args(args_t *a, const bk_txn_t *x) {
+    const __typeof__(x->dm) *d = &x->dm;
+    if (d->table < 0 || d->table >= BK_DM_TABLES) return -1;
+    return arg(a, "%s", BK_DM_TABLE_NAMES[d->table]) < 0 ||
+                   arg(a, "%lld", (long long)d->acct_id) < 0 ||
+                   arg(a, "%lld", (long long)d->c_id) < 0 ||
+                   arg(a, "%lld", (long long)d->co_id) < 0 || arg(a, "%d", d->day) < 0 ||
+                   arg(a, "%s", d->symbol) < 0 || arg(a, "%s", d->tx_id) < 0
+               ? -1
+               : arg(a, "%d", d->vol_incr);
+}
+
 static int kind_args(args_t *a, const bk_txn_t *x) {
     switch (x->kind) {
+    case BK_TRADE_RESULT:
+        return arg(a, "%lld", (long long)x->tr.trade_id) < 0
+                   ? -1
+                   : arg(a, "%lld.%02lld", (long long)(x->tr.price / 100),
+                         (long long)(x->tr.price % 100));
+    case BK_MARKET_FEED:
+        return list_arg(a, x, MARKET_FEED_BATCH, feed_symbol) < 0 ||
+                       list_arg(a, x, MARKET_FEED_BATCH, feed_price) < 0
+                   ? -1
+                   : list_arg(a, x, MARKET_FEED_BATCH, feed_qty);
+    case BK_DATA_MAINTENANCE:
+        return maintenance_args(a, x);
     case BK_BROKER_VOLUME:
         return list_arg(a, x, x->bv.n, broker_item) < 0 ? -1 : arg(a, "%s", x->bv.sector);
     case BK_CUSTOMER_POSITION:
@@ -158,7 +204,7 @@ int bk_args_text(const bk_txn_t *x, char *text, size_t width, int max) {
 /* Each kind's arguments as a CALL takes them: r as they are (integers, booleans, a decimal),
  * q a quoted string (text, a date, a timestamp), a an array as a JSON array in a string
  * ('["Broker One","Broker Two"]', '[3,1]': PostgreSQL's text with brackets for braces). */
-static const char *const SIGNATURES[BK_NKINDS] = {
+static const char *const SIGNATURES[BK_ALL_KINDS] = {
     "aq",            /* broker_volume(broker_list, sector_name) */
     "rqrr",          /* customer_position(cust_id, tax_id, get_history, acct_idx) */
     "rrrqrq",        /* market_watch(acct_id, cust_id, ending_co_id, industry_name, ...) */
@@ -166,7 +212,11 @@ static const char *const SIGNATURES[BK_NKINDS] = {
     "rarqqqr",       /* trade_lookup(frame, trade_ids, acct_id, symbol, start, end, max) */
     "rqqqqqqqrrrrr", /* trade_order(acct_id, exec names and tax id, symbol .. roll_it_back) */
     "r",             /* trade_status(acct_id) */
-    "rarqqqrr"};     /* trade_update(trade_lookup's, max_updates) */
+    "rarqqqrr",      /* trade_update(trade_lookup's, max_updates) */
+    "rr",            /* trade_result(trade_id, trade_price) */
+    "aaa",           /* market_feed(symbols, prices, qtys) */
+    "qrrrrqqr"};     /* data_maintenance(table_name, acct_id, c_id, co_id, day_of_month,
+                      * symbol, tx_id, vol_incr) */
 
 /* A quoted string literal of s: a quote doubled (the tables' words hold no backslash) */
 static int quoted(char *buf, size_t size, size_t *at, const char *s, int brackets) {
@@ -202,6 +252,8 @@ int bk_call_text(const bk_txn_t *x, char *buf, size_t size) {
 
 int bk_completed(bk_txn_t *x, int has, long long value, int64_t *in) {
     x->done = 1;
+    bk_market_done(x);
+    if (x->kind == BK_TRADE_RESULT) return DONE_HEADLINE;
     if (!in) return x->kind == BK_TRADE_ORDER && x->to.roll_back ? DONE_ROLLED_BACK : 0;
     if (x->tier) in[BK_IN_TIER1 + x->tier - 1]++;
     switch (x->kind) {
@@ -253,11 +305,48 @@ static int accept(PyObject *term) {
     return bk_term_check((BkTerminal *)term);
 }
 
-static void hold(PyObject *term, int by) { ((BkTerminal *)term)->driven += by; }
+static void hold(PyObject *term, int by) {
+    BkTerminal *t = (BkTerminal *)term;
+    t->driven += by;
+    if (t->market) t->market->driven += by;
+}
 
-static int draw(PyObject *term, void *txn) { return bk_draw((BkTerminal *)term, txn); }
+static int draw(PyObject *term, void *txn) {
+    BkTerminal *t = (BkTerminal *)term;
+    bk_txn_t *x = txn;
+    int kind;
+    if (t->actor) {
+        memset(x, 0, sizeof *x);
+        kind = bk_actor_draw(t, x);
+    } else {
+        kind = bk_draw(t, x);
+    }
+    x->term = t;
+    return kind;
+}
+
+static double idle(PyObject *term) { return (double)((BkTerminal *)term)->wait_ns / 1e9; }
 
 static double no_wait(PyObject *term, int kind) { return 0; } /* no keying or think time */
+
+/* The isolation of each transaction (frames.Transaction.isolation); READ COMMITTED is the
+ * session's default and needs no statement. */
+static const char *pq_begin(const void *txn) {
+    switch (((const bk_txn_t *)txn)->kind) {
+    case BK_TRADE_RESULT:
+        return "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE";
+    case BK_TRADE_ORDER:
+    case BK_TRADE_UPDATE:
+    case BK_MARKET_FEED:
+        return "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+    default:
+        return NULL;
+    }
+}
+
+static void row(void *txn, int index, int ncols, const char *const *values) {
+    bk_row(txn, index, ncols, values);
+}
 
 static int pq_args(const void *txn, char (*text)[ARG_TEXT], int max) {
     return bk_args_text(txn, &text[0][0], ARG_TEXT, max);
@@ -277,6 +366,7 @@ static int add_to_module(PyObject *m) {
     Py_INCREF(&BkTerminalType);
     if (module_add(m, "BrokerageTerminal", (PyObject *)&BkTerminalType) < 0 ||
         module_add(m, "BROKERAGE_NAMES", text_tuple(BK_NAMES, BK_NKINDS)) < 0 ||
+        module_add(m, "BROKERAGE_KINDS", text_tuple(BK_NAMES, BK_ALL_KINDS)) < 0 ||
         module_add(m, "BROKERAGE_INPUT_KEYS", text_tuple(BK_INPUT_KEYS, BK_NINPUTS)) < 0 ||
         PyModule_AddIntConstant(m, "BROKERAGE_DECK", BK_DECK) < 0 ||
         PyModule_AddIntConstant(m, "BROKERAGE_ARG_WIDEST", BK_ARG_WIDEST) < 0)
@@ -291,7 +381,8 @@ static int add_to_module(PyObject *m) {
 }
 
 const Workload BROKERAGE_WORKLOAD = {
-    .name = "brokerage", .nkinds = BK_NKINDS, .kinds = BK_NAMES, .unit = 0,
+    .name = "brokerage", .nkinds = BK_ALL_KINDS, .kinds = BK_NAMES, .unit = 0,
     .ninputs = BK_NINPUTS, .input_keys = BK_INPUT_KEYS, .accept = accept, .hold = hold,
-    .draw = draw, .keying = no_wait, .think = no_wait, .pq_args = pq_args, .my_call = my_call,
+    .draw = draw, .idle = idle, .keying = no_wait, .think = no_wait, .pq_args = pq_args,
+    .my_call = my_call, .pq_begin = pq_begin, .row = row, .my_result_rows = 1,
     .completed = completed, .pq_sql = NULL, .my_sql = NULL, .add_to_module = add_to_module};

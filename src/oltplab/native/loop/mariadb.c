@@ -49,6 +49,7 @@ int load_libmariadb(void) {
     SYM(fetch_row, "mysql_fetch_row")
     SYM(free_result, "mysql_free_result")
     SYM(num_rows, "mysql_num_rows")
+    SYM(num_fields, "mysql_num_fields")
     SYM(data_seek, "mysql_data_seek")
     SYM(real_query_start, "mysql_real_query_start")
     SYM(real_query_cont, "mysql_real_query_cont")

@@ -26,6 +26,7 @@ struct my_api {
     __typeof__(mysql_fetch_row) *fetch_row;
     __typeof__(mysql_free_result) *free_result;
     __typeof__(mysql_num_rows) *num_rows;
+    __typeof__(mysql_num_fields) *num_fields;
     __typeof__(mysql_data_seek) *data_seek;
     __typeof__(mysql_real_query_start) *real_query_start;
     __typeof__(mysql_real_query_cont) *real_query_cont;

@@ -33,6 +33,10 @@ static int my_prepare(ProcLoop *L, User *u) {
     }
     int n = L->wl->my_call(u->drawn, OUT_VAR, u->query, sizeof u->query);
     if (n < 0 || (size_t)n >= sizeof u->query) return -1;
+    if (L->wl->my_result_rows) { /* the CALL's own result set answers */
+        u->qlen = n;
+        return 0;
+    }
     static const char select[] = ";SELECT " OUT_VAR;
     if (sizeof u->query - (size_t)n < sizeof select) return -1;
     memcpy(u->query + n, select, sizeof select);
@@ -180,6 +184,18 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
                               L->wl->my_sql->problem(u->txn));
                     return;
                 }
+            } else if (res && L->wl->row) { /* every row to the workload; the first
+                                             * row's first column is the value */
+                unsigned ncols = my.num_fields(res);
+                MYSQL_ROW row;
+                while ((row = my.fetch_row(res)) != NULL) {
+                    if (!u->has && ncols && row[0]) {
+                        u->has = 1;
+                        u->value = strtoll(row[0], NULL, 10);
+                    }
+                    L->wl->row(u->drawn, u->rows++, (int)ncols, (const char *const *)row);
+                }
+                my.free_result(res);
             } else if (res) {
                 MYSQL_ROW row = my.fetch_row(res);
                 u->has = row && row[0];
@@ -222,6 +238,8 @@ static void my_send(ProcLoop *L, User *u) {
     u->phase = P_QUERY;
     u->waiting = 0;
     u->has = 0;
+    u->rows = 0;
+    if (L->wl->row && !u->txn) L->wl->row(u->drawn, -1, 0, NULL);
     u->outcome = OUT_DONE;
     if (u->txn && !L->wl->my_sql->start(u->txn)) {
         loop_fail(L, "%s: %s", L->wl->kinds[u->kind], L->wl->my_sql->problem(u->txn));

@@ -94,6 +94,7 @@ struct pq_api {
     PGresult *(*getResult)(PGconn *);
     int (*resultStatus)(const PGresult *);
     int (*ntuples)(const PGresult *);
+    int (*nfields)(const PGresult *);
     int (*getisnull)(const PGresult *, int, int);
     char *(*getvalue)(const PGresult *, int, int);
     char *(*resultErrorField)(const PGresult *, int);

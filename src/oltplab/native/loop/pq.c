@@ -27,6 +27,7 @@ int load_libpq(const char *path) {
     SYM(getResult, "PQgetResult")
     SYM(resultStatus, "PQresultStatus")
     SYM(ntuples, "PQntuples")
+    SYM(nfields, "PQnfields")
     SYM(getisnull, "PQgetisnull")
     SYM(getvalue, "PQgetvalue")
     SYM(resultErrorField, "PQresultErrorField")

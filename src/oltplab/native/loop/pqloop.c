@@ -5,6 +5,7 @@
  * window's boundaries; and what a SQLSTATE means to the users (procloop.c's txn_end).
  */
 #include "procloop.h"
+#include "text.h"
 
 static int in_states(char (*list)[6], int n, const char *state) {
     for (int i = 0; i < n; i++)
@@ -31,10 +32,35 @@ static const char *doing(ProcLoop *L, User *u) {
     return u->state == S_FLUSH ? "statistics flush" : L->wl->kinds[u->kind];
 }
 
+/* A string literal of s: each quote doubled (standard_conforming_strings: a backslash is
+ * itself) */
+static int literal(char *buf, size_t size, size_t *at, const char *s) {
+    if (text_put(buf, size, at, "'") < 0) return -1;
+    for (; *s; s++)
+        if ((*s == '\'' ? text_put(buf, size, at, "''") : text_put(buf, size, at, "%c", *s)) < 0)
+            return -1;
+    return text_put(buf, size, at, "'");
+}
+
+/* "<begin>; EXECUTE <prepared>('arg', ...)": the call and its begin as one simple query (an
+ * implicit transaction); the literals take the prepared parameters' types. */
+static int simple_text(ProcLoop *L, User *u, const char *begin) {
+    size_t at = 0, size = sizeof u->simple_text;
+    char *buf = u->simple_text;
+    if (text_put(buf, size, &at, "%s; EXECUTE %s(", begin, L->names[u->kind]) < 0) return -1;
+    for (int a = 0; a < u->nargs; a++)
+        if ((a && text_put(buf, size, &at, ", ") < 0) || literal(buf, size, &at, u->text[a]) < 0)
+            return -1;
+    return text_put(buf, size, &at, ")");
+}
+
 static int pq_prepare(ProcLoop *L, User *u) {
     if (u->sql) L->wl->pq_sql->inputs(u->sql, u->drawn);
     u->nargs = L->wl->pq_args(u->drawn, u->text, MAX_CALL_ARGS);
-    return u->nargs < 0 ? -1 : 0;
+    if (u->nargs < 0) return -1;
+    const char *begin = !u->sql && L->wl->pq_begin ? L->wl->pq_begin(u->drawn) : NULL;
+    u->simple = begin != NULL;
+    return u->simple ? simple_text(L, u, begin) : 0;
 }
 
 /* A call the sql path refused before sending (its arguments do not fit, its cart is not
@@ -42,8 +68,9 @@ static int pq_prepare(ProcLoop *L, User *u) {
  * connection. */
 static void pq_send(ProcLoop *L, User *u) {
     if (u->sql ? !L->wl->pq_sql->start(u->sql, u->conn)
-               : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values, NULL,
-                                       NULL, 0)) {
+           : u->simple ? !pq.sendQuery(u->conn, u->simple_text)
+                       : !pq.sendQueryPrepared(u->conn, L->names[u->kind], u->nargs, u->values,
+                                               NULL, NULL, 0)) {
         if (u->sql && L->wl->pq_sql->problem(u->sql)[0])
             loop_fail(L, "%s: %s", L->wl->kinds[u->kind], L->wl->pq_sql->problem(u->sql));
         else
@@ -81,9 +108,25 @@ static void error_text(char *msg, size_t n, PGresult *res, const char *state) {
     snprintf(msg, n, "%s (SQLSTATE %s)", primary ? primary : "", state ? state : "?");
 }
 
+/* The rows of a completed answer, for a workload that reads them (Workload.row) */
+static void give_rows(ProcLoop *L, User *u, PGresult *res) {
+    enum { MAX_COLS = 32 };
+    const char *values[MAX_COLS];
+    L->wl->row(u->drawn, -1, 0, NULL);
+    if (pq.resultStatus(res) != PGRES_TUPLES_OK) return;
+    int ncols = pq.nfields(res), rows = pq.ntuples(res);
+    if (ncols > MAX_COLS) ncols = MAX_COLS; /* a workload reads the first ones */
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < ncols; c++)
+            values[c] = pq.getisnull(res, r, c) ? NULL : pq.getvalue(res, r, c);
+        L->wl->row(u->drawn, r, ncols, values);
+    }
+}
+
 static void finished_txn(ProcLoop *L, User *u, PGresult *res) {
     int status = res ? pq.resultStatus(res) : -1;
     if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+        if (L->wl->row && !u->sql) give_rows(L, u, res);
         int has = status == PGRES_TUPLES_OK && pq.ntuples(res) > 0 && !pq.getisnull(res, 0, 0);
         long long result = has ? strtoll(pq.getvalue(res, 0, 0), NULL, 10) : 0;
         if (u->sql) { /* the transaction's outcome, as the function would return it */
@@ -183,10 +226,18 @@ static void pq_ready(ProcLoop *L, User *u, uint32_t events) {
         if (pq.isBusy(c)) return;
         PGresult *r = pq.getResult(c);
         if (!r) break;
-        if (!u->held)
+        /* one result, or a simple query's (a begin, then the call): the first error, else
+         * the last result with rows */
+        int held_ok = u->held && (pq.resultStatus(u->held) == PGRES_TUPLES_OK ||
+                                  pq.resultStatus(u->held) == PGRES_COMMAND_OK);
+        if (!u->held) {
             u->held = r;
-        else
+        } else if (held_ok && pq.resultStatus(r) != PGRES_COMMAND_OK) {
+            pq.clear(u->held);
+            u->held = r;
+        } else {
             pq.clear(r);
+        }
     }
     PGresult *res = u->held;
     u->held = NULL;

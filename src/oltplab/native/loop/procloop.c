@@ -232,6 +232,15 @@ static void submit(ProcLoop *L, User *u) {
  * asked. */
 static void cycle(ProcLoop *L, User *u) {
     int kind = L->wl->draw(u->term, u->drawn);
+    if (kind == KIND_WAIT && L->wl->idle) { /* nothing due: draw again after the wait */
+        double s = L->wl->idle(u->term);
+        sleep_for(L, u, s > 0 ? s : 0, THEN_CYCLE);
+        return;
+    }
+    if (kind < 0 || kind >= L->wl->nkinds) {
+        loop_fail(L, "%s: %s", L->wl->name, "a terminal drew no transaction kind (a bug)");
+        return;
+    }
     u->kind = kind;
     if (L->tp->prepare(L, u) < 0) {
         loop_fail(L, "%s: %s", L->wl->kinds[kind], "an argument is too long for its buffer");

@@ -15,7 +15,9 @@ enum { THEN_CYCLE, THEN_SUBMIT, THEN_SLEEP };               /* what follows a wa
 #define MAX_STATES 16
 #define MAX_CODES 16
 /* MariaDB: one transaction's text, "CALL proc(args..., @o); SELECT @o" */
-#define QUERY_TEXT 1024
+#define QUERY_TEXT 4096
+/* libpq: a call with its begin as one simple query (Workload.pq_begin) */
+#define SIMPLE_TEXT 4096
 #define LIVE_RECENT 100 /* the units whose worst response time the live figures give */
 
 typedef struct {
@@ -35,11 +37,14 @@ typedef struct {
             SqlTxn *sql;    /* --mode sql: the transaction's statements and what they returned */
             char text[MAX_CALL_ARGS][ARG_TEXT];
             const char *values[MAX_CALL_ARGS];
+            int simple;                /* the call goes as simple[] (Workload.pq_begin) */
+            char simple_text[SIMPLE_TEXT];
         };
         struct { /* libmariadb (myloop.c) */
             int phase;       /* which call of the answer is under way */
             int waiting;     /* the MYSQL_WAIT_ status it waits for; 0: the call starts */
             int has;         /* the last result set had a value */
+            int rows;        /* rows of the answer so far (Workload.row) */
             long long value; /* ... this one */
             int outcome;     /* the answer's, when it waits for the next turn (P_DONE) */
             MyTxn *txn;      /* --mode sql: the transaction's round trips */

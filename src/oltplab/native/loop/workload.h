@@ -22,7 +22,8 @@
 #define MAX_INPUTS 24  /* input counts of a workload */
 #define TXN_BYTES 512  /* one drawn transaction, as the workload holds it */
 #define MAX_CALL_ARGS 20 /* libpq: the arguments of one call of a prepared function */
-#define ARG_TEXT 192   /* ... each one's text, its terminating NUL included */
+#define ARG_TEXT 1024  /* ... each one's text, its terminating NUL included */
+#define KIND_WAIT (-1) /* draw: nothing to send yet (Workload.idle) */
 
 /* What a completed transaction counts as (Workload.completed). */
 enum {
@@ -76,8 +77,11 @@ typedef struct {
      * with an exception; hold(term, +1 or -1): a loop takes it or lets it go. */
     int (*accept)(PyObject *term);
     void (*hold)(PyObject *term, int by);
-    /* Draw the next transaction into txn (TXN_BYTES, kept for its retries): its kind. */
+    /* Draw the next transaction into txn (TXN_BYTES, kept for its retries): its kind; or
+     * KIND_WAIT (a terminal that answers events, such as a market emulator's actor, with
+     * nothing due): the loop waits idle(term) seconds, then draws again. */
     int (*draw)(PyObject *term, void *txn);
+    double (*idle)(PyObject *term); /* NULL: draw never answers KIND_WAIT */
     /* Seconds to wait before sending a transaction of the kind, and after it ended. */
     double (*keying)(PyObject *term, int kind);
     double (*think)(PyObject *term, int kind);
@@ -87,6 +91,20 @@ typedef struct {
     /* libmariadb: "CALL proc(args..., out_var)" into buf (size bytes): its length; -1 when
      * it does not fit. */
     int (*my_call)(const void *txn, const char *out_var, char *buf, size_t size);
+    /* libpq: the statement that begins the transaction (a level of isolation: "SET
+     * TRANSACTION ISOLATION LEVEL SERIALIZABLE"), or NULL for none. With one, the call goes
+     * with it as one simple query, an implicit transaction (a failure rolls all of it back),
+     * "<begin>; EXECUTE <prepared>('arg', ...)"; without, as the prepared call alone. */
+    const char *(*pq_begin)(const void *txn);
+    /* The rows of the answer, in order across its result sets, each as text (NULL for a
+     * NULL), before completed: index -1 first, when an answer begins (forget an earlier
+     * attempt's). A workload that acts on a completed call's rows keeps them until then
+     * (an answer may still end in an error after its rows). NULL: the loop reads the first
+     * column of the first row alone (value). */
+    void (*row)(void *txn, int index, int ncols, const char *const *values);
+    /* libmariadb: the procedure answers with its result set and has no OUT parameter (the
+     * loop sends the CALL alone, without the SELECT of out_var) */
+    int my_result_rows;
     /* A completed transaction that returned value (has: it returned one) and took us
      * microseconds (the response time the loop records): DONE_ bits; its inputs are added to
      * inputs[ninputs] unless NULL (outside the measured window). With DONE_UNIT, *unit_us is

@@ -17,19 +17,22 @@ Security-Detail's lists as JSON arrays), and no OUT parameter.
 
 Isolation is ``Transaction.isolation`` (Trade-Result SERIALIZABLE; Trade-Order, Trade-Update
 and Market-Feed REPEATABLE READ; the others READ COMMITTED); serialization failures and
-deadlocks are retried. On PostgreSQL it is the client's: a function cannot set it, so the
-driver begins each transaction at that level and commits after the call. On MariaDB it is the
+deadlocks are retried. On PostgreSQL it is the client's: a function cannot set it, so the C
+loop sends a transaction above READ COMMITTED as one simple query, ``SET TRANSACTION
+ISOLATION LEVEL SERIALIZABLE; EXECUTE <prepared call>('1001', '25.00')``, which runs as one
+implicit transaction (committed at its end, rolled back whole by an error), and the others as
+the prepared call alone. On MariaDB it is the
 procedure's: each transaction procedure sets its level, starts its transaction (READ ONLY for
 the read-only ones) and commits it, as the other workloads' procedures do, so that a
 transaction is one round trip on autocommit sessions and Com_commit + Com_rollback moves by
 one per call; an error rolls it back and is raised again.
 
 Trade-Order's deliberate rollback (1 in 101 orders): the driver passes ``roll_it_back``
-true; the function writes the trade as for any order, raises nothing and returns it with
-``roll_it_back`` true, and the driver then issues ROLLBACK instead of COMMIT, which undoes
-everything but the sequence's value (frames 5 and 6 are the client's ROLLBACK or COMMIT). On
-MariaDB the procedure issues that ROLLBACK itself before it returns the row (the server counts
-one rollback either way). It counts as a success. An executor without a permission on the
+true; the transaction writes the trade as for any order, undoes it and returns it with
+``roll_it_back`` true: PostgreSQL's function runs frames 3 and 4 in a block that ends in an
+exception it catches (its writes undone, the sequence's value used), MariaDB's procedure
+issues ROLLBACK before it returns the row. Nothing but the sequence's value remains. It counts
+as a success. An executor without a permission on the
 account gets ``trade_id`` 0 and nothing written. After COMMIT the driver hands the trade to the
 market emulator: a market order (``is_market``) for a Trade-Result at the current price, a
 limit order (status PNDG, a trade_request row) to wait until a Market-Feed entry's price

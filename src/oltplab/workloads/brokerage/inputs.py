@@ -158,3 +158,53 @@ def terminal(plan, w_max: int, constants: RunConstants):
     """One user's customer emulator, seeded by its plan."""
     from ... import _native
     return _native.BrokerageTerminal(plan.seed, **terminal_kwargs(constants))
+
+
+#: The market emulator's actors per worker: a connection each that delivers its due
+#: Trade-Results and Market-Feeds; one per ACTOR_USERS users, at least MIN_ACTORS, so that no
+#: single connection caps the rate at which results are delivered.
+ACTOR_USERS = 4
+MIN_ACTORS = 2
+MARKET_CAPACITY = 1024  # the emulator's stores start here and double up to MARKET_MAX_ENTRIES
+MARKET_MAX_ENTRIES = 1 << 22
+
+
+@dataclass(frozen=True)
+class User:
+    """A customer-emulator user: its index (its seed is the step's: loadgen/step.py)."""
+
+    index: int
+    w_id: int = 0
+    stock_d_id: int = 0
+    warehouses: tuple = ()
+
+
+def assign_users(rng: random.Random, users: int, warehouses: int = 0,
+                 spread: bool = False) -> tuple[User, ...]:
+    if users < 1:
+        raise ValueError("need at least one user")
+    return tuple(User(i) for i in range(users))
+
+
+def actors_for(users: int) -> int:
+    """The market emulator's actors in a worker of ``users`` users."""
+    return max(MIN_ACTORS, -(-users // ACTOR_USERS))
+
+
+def bind_market(terminals: list, plans: list, constants: RunConstants, actors: int) -> list:
+    """The worker's market emulator: a BrokerageMarket its users' terminals feed, and
+    ``actors`` terminals that deliver its work (the first worker's first actor also runs
+    Data-Maintenance once a minute). Returns the actors' terminals."""
+    from ... import _native
+    seed = plans[0].seed if plans else constants.seed
+    market = _native.BrokerageMarket(seed ^ 0x5EED_3A4B, ref.securities(constants.scale),
+                                     MARKET_CAPACITY, MARKET_MAX_ENTRIES)
+    for t in terminals:
+        t.bind_market(market)
+    first_worker = any(p.index == 0 for p in plans)
+    out = []
+    for k in range(actors):
+        t = _native.BrokerageTerminal(seed + 1 + k, **terminal_kwargs(constants))
+        t.bind_market(market, actor=True, maintenance=first_worker and k == 0)
+        out.append(t)
+    return out

@@ -283,7 +283,8 @@ def test_the_deliberate_rollback_leaves_nothing(db):
         r = await conn.fetchrow(frames.call_sql(frames.TRADE_ORDER),
                                 *order(tt="TLS", qty=100, price=D("29.00"), back=True))
         assert r["roll_it_back"] is True and r["trade_id"] == rows.FIRST_NEW_TRADE
-        await tr.rollback()  # the client's answer to roll_it_back
+        assert tuple(await conn.fetchrow(counted)) == before  # undone by the function itself
+        await tr.commit()  # and the client commits, as for any order
         assert tuple(await conn.fetchrow(counted)) == before
         # an executor the account does not permit: no trade at all; a permitted one trades
         r = await call(conn, "trade_order", *order(names=("Eve", "Stranger", "TAX-E")))

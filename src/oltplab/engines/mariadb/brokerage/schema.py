@@ -73,3 +73,21 @@ def has_run(dsn: str) -> bool:
     return ask(dsn, f"SELECT COALESCE((SELECT MAX(t_id) FROM trade), 0) > m.max_t_id"
                     f" OR EXISTS (SELECT 1 FROM trade_request) FROM {META_TABLE} m",
                "the trades")
+
+
+def before_run(dsn: str, info: BrokerageSchema) -> dict:
+    """Trade-Cleanup before a run's first step: the trades an earlier run left submitted or
+    pending (above the build's highest trade id) are canceled. {"trade_cleanup": canceled}."""
+    conn = client.connect(dsn)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CALL trade_cleanup(%s)", (int(info.max_t_id),))
+            row = cur.fetchone()
+            while cur.nextset():
+                pass
+        return {"trade_cleanup": int(row[0]) if row and row[0] is not None else 0}
+    except client.Error as exc:
+        raise DatabaseError(f"Trade-Cleanup before the run failed: "
+                            f"{client.error_text(exc)}") from exc
+    finally:
+        conn.close()

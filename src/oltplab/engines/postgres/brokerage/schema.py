@@ -100,3 +100,15 @@ def has_run(dsn: str) -> bool:
     return ask(dsn, f"SELECT coalesce((SELECT max(t_id) FROM trade), 0) > m.max_t_id"
                     f" OR EXISTS (SELECT 1 FROM trade_request) FROM {META_TABLE} m",
                "the trades")
+
+
+async def _trade_cleanup(dsn: str, max_t_id: int) -> int:
+    async with connection(dsn) as conn:
+        with failing("Trade-Cleanup before the run failed"):
+            return int(await conn.fetchval("SELECT * FROM trade_cleanup($1)", max_t_id) or 0)
+
+
+def before_run(dsn: str, info: BrokerageSchema) -> dict:
+    """Trade-Cleanup before a run's first step: the trades an earlier run left submitted or
+    pending (above the build's highest trade id) are canceled. {"trade_cleanup": canceled}."""
+    return {"trade_cleanup": asyncio.run(_trade_cleanup(dsn, int(info.max_t_id)))}

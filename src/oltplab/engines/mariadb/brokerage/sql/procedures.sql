@@ -13,7 +13,7 @@
 --   Com_rollback moves by one per call, as for the other workloads' procedures.
 -- - Trade-Order's deliberate rollback is the procedure's: with p_roll_it_back it ends in
 --   ROLLBACK instead of COMMIT (the trade id taken from the sequence stays used) and returns
---   the trade with roll_it_back true, as PostgreSQL's client does with the function's answer.
+--   the trade with roll_it_back true, as PostgreSQL's function undoes its own frames.
 -- - What a transaction returns comes back as the CALL's result set: one row of frames.py's
 --   columns, in its order (Market-Feed: a row per triggered trade), selected after COMMIT.
 -- - An array argument (a list of broker names, trade ids, Market-Feed's symbols, prices and

@@ -8,8 +8,9 @@
 -- order, what each returns, and the isolation level the client sets before the call
 -- (Trade-Result SERIALIZABLE; Trade-Order, Trade-Update and Market-Feed REPEATABLE READ; the
 -- rest READ COMMITTED): a function cannot set it.
--- Trade-Order's deliberate rollback: trade_order returns the new trade's id with the flag
--- roll_it_back true, raising nothing, and the client then issues ROLLBACK instead of COMMIT.
+-- Trade-Order's deliberate rollback: trade_order undoes its own writes (a block ending in an
+-- exception it catches) and returns the new trade's id with the flag roll_it_back true, so
+-- that the client sends every transaction as one call, begun at its isolation level.
 -- New trade ids come from the sequence seq_trade_id (the loader creates it past the loaded
 -- ids). Money is rounded to the cent where it is stored (round(), half away from zero).
 -- Statuses: CMPT completed, SBMT submitted, PNDG pending (a limit order waiting for its
@@ -721,9 +722,10 @@ $$;
 -- permission on the account (frame 2): without one, trade_id is 0 and nothing is written.
 -- The order is a cash one unless p_type_is_margin (a margin purchase). Returns what the
 -- market emulator needs: the new trade's id and status, its security, type, price (the last
--- price for a market order) and quantity. Frames 5 and 6 are the client's: with
--- roll_it_back (p_roll_it_back passed back) it issues ROLLBACK, which undoes every write
--- (the sequence's value excepted), else COMMIT; then it sends the trade to the emulator.
+-- price for a market order) and quantity. Frames 5 and 6: with p_roll_it_back the function
+-- undoes its own writes (a block that ends in an exception: the client's COMMIT then commits
+-- nothing but the sequence's value) and passes roll_it_back back; either way the client then
+-- commits, and sends a trade that was not rolled back to the emulator.
 CREATE OR REPLACE FUNCTION trade_order(p_acct_id bigint, p_exec_f_name text,
                                        p_exec_l_name text, p_exec_tax_id text,
                                        p_symbol text, p_co_name text, p_issue text,
@@ -749,16 +751,39 @@ BEGIN
         trade_id := 0;
         RETURN;
     END IF;
-    SELECT * INTO v_s FROM trade_order_f3(p_acct_id, v_a.cust_id, v_a.cust_tier, p_is_lifo,
-                                          p_issue, v_a.tax_status, p_trade_qty,
-                                          p_trade_type_id, p_type_is_margin, p_co_name,
-                                          p_requested_price, p_symbol);
-    trade_id := trade_order_f4(p_acct_id, v_a.broker_id, v_s.charge_amount,
-                               round(v_s.comm_rate / 100 * p_trade_qty * v_s.requested_price,
-                                     2),
-                               p_exec_f_name || ' ' || p_exec_l_name, NOT p_type_is_margin,
-                               p_is_lifo, v_s.requested_price, v_s.status_id, v_s.symbol,
-                               p_trade_qty, p_trade_type_id, v_s.type_is_market);
+    IF p_roll_it_back THEN
+        -- the deliberate rollback: frames 3 and 4 run in a block whose exception undoes
+        -- every write they made (the sequence's value stays used); the variables keep what
+        -- the frames returned
+        BEGIN
+            SELECT * INTO v_s FROM trade_order_f3(p_acct_id, v_a.cust_id, v_a.cust_tier,
+                                                  p_is_lifo, p_issue, v_a.tax_status,
+                                                  p_trade_qty, p_trade_type_id,
+                                                  p_type_is_margin, p_co_name,
+                                                  p_requested_price, p_symbol);
+            trade_id := trade_order_f4(p_acct_id, v_a.broker_id, v_s.charge_amount,
+                                       round(v_s.comm_rate / 100 * p_trade_qty
+                                             * v_s.requested_price, 2),
+                                       p_exec_f_name || ' ' || p_exec_l_name,
+                                       NOT p_type_is_margin, p_is_lifo, v_s.requested_price,
+                                       v_s.status_id, v_s.symbol, p_trade_qty,
+                                       p_trade_type_id, v_s.type_is_market);
+            RAISE EXCEPTION USING ERRCODE = 'OLRBK', MESSAGE = 'roll_it_back';
+        EXCEPTION WHEN SQLSTATE 'OLRBK' THEN
+            NULL;
+        END;
+    ELSE
+        SELECT * INTO v_s FROM trade_order_f3(p_acct_id, v_a.cust_id, v_a.cust_tier,
+                                              p_is_lifo, p_issue, v_a.tax_status, p_trade_qty,
+                                              p_trade_type_id, p_type_is_margin, p_co_name,
+                                              p_requested_price, p_symbol);
+        trade_id := trade_order_f4(p_acct_id, v_a.broker_id, v_s.charge_amount,
+                                   round(v_s.comm_rate / 100 * p_trade_qty
+                                         * v_s.requested_price, 2),
+                                   p_exec_f_name || ' ' || p_exec_l_name, NOT p_type_is_margin,
+                                   p_is_lifo, v_s.requested_price, v_s.status_id, v_s.symbol,
+                                   p_trade_qty, p_trade_type_id, v_s.type_is_market);
+    END IF;
     status_id := v_s.status_id;
     symbol := v_s.symbol;
     bid_price := v_s.requested_price;

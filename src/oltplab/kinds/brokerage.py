@@ -1,0 +1,27 @@
+"""Runs of the TPC-E-derived brokerage: a sequence of user counts, trade results per second
+(trps) per step."""
+
+from __future__ import annotations
+
+from .. import workloads
+from ..report import brokerage as report
+from ..report import tpcc as common
+from ..runs.kind import Metric, RunKind
+
+KIND = RunKind(
+    name="brokerage",
+    help="the TPC-E-derived brokerage over a sequence of user counts",
+    headline=report.headline,
+    tables=report.tables,
+    charts=report.charts,
+    metrics=(Metric("trps", lambda g: common.step_values(g, "trps"), common.users_at),),
+    notes=common.best_users_notes,
+    compare_notes=common.engine_notes,
+    best_points="best-and-top",
+    timeline=True,
+    database=True,
+    caveat=workloads.get("brokerage").caveat,
+    show="oltplab.cli.brokerage:show_run",
+    done="oltplab.cli.brokerage:print_run",
+    live="oltplab.cli.brokerage:plan_lines",
+)
