@@ -103,6 +103,9 @@ FIGURES: dict[str, str] = {
     "back_read_iops": "reads per second all the datastore's devices served (back end)",
     "back_write_iops": "writes per second all the datastore's devices served (back end)",
     "amplification": "write amplification: back-end writes / front-end writes",
+    "reads_per_write": "reads per write on the datastore's devices",
+    "read_kib": "average read in KiB (2^10 bytes) on the datastore's devices",
+    "write_kib": "average write in KiB (2^10 bytes) on the datastore's devices",
     "row_lock_waits": "InnoDB row lock waits in the window",
     "watts": "power, average (W)",
     "energy_j": "energy (J)",
@@ -350,6 +353,11 @@ def front_figures(w: _Window) -> dict:
 
 IO_KEYS = ("front_read_iops", "front_write_iops", "back_read_iops", "back_write_iops",
            "amplification")
+#: The storage view a paper prints, from all the datastore's devices together: reads and
+#: writes per second, reads per write, the average read and write in KiB (2^10 bytes) and
+#: the average and p99 latency of their I/Os.
+STORAGE_KEYS = ("read_iops", "write_iops", "reads_per_write", "read_kib", "write_kib",
+                "await_ms", "await_p99_ms")
 
 
 def bytes_amplification(figures: dict, issued: dict | None = None) -> float | None:
@@ -377,7 +385,21 @@ def io_figures(figures: dict, issued: dict | None = None) -> dict:
     front_w, back_w = db.get("front_write_iops"), store.get("write_iops")
     return dict(zip(IO_KEYS, (
         db.get("front_read_iops"), front_w, store.get("read_iops"), back_w,
-        back_w / front_w if back_w is not None and front_w else None)))
+        back_w / front_w if back_w is not None and front_w else None))) | storage_view(store)
+
+
+def storage_view(store: dict) -> dict:
+    """``STORAGE_KEYS`` of a step's datastore figures (every member device's I/Os summed;
+    read_mb_s in MiB/s): None where a figure is unknown or has no I/O to average over."""
+    reads, writes = store.get("read_iops"), store.get("write_iops")
+
+    def kib(mib_s, iops):
+        return mib_s * 1024 / iops if mib_s is not None and iops else None
+
+    return dict(zip(STORAGE_KEYS, (
+        reads, writes, reads / writes if reads is not None and writes else None,
+        kib(store.get("read_mb_s"), reads), kib(store.get("write_mb_s"), writes),
+        store.get("await_ms"), store.get("await_p99_ms"))))
 
 
 def innodb_figures(w: _Window) -> dict:

@@ -60,7 +60,8 @@ class Workload:
     - ``actors_for(users)``: connections a worker of ``users`` users opens for its actors
       (``actors``: the transactions they issue), and ``market(terminals, plans, constants,
       actors)`` binds the users' terminals to the worker's emulator and returns the actors'
-      terminals (the brokerage's market emulator), which the C loop drives as users.
+      terminals (the brokerage's market emulator), which the C loop drives as users;
+      ``market_counts(terminals)`` adds the emulator's state at the step's end to its inputs.
     """
 
     name: str
@@ -85,6 +86,7 @@ class Workload:
     optional: tuple[str, ...] = ()
     market: Callable[..., list] | None = None
     actors_for: Callable[[int], int] = lambda users: 0
+    market_counts: Callable[[list], dict] = lambda terminals: {}
 
     @property
     def throughput_name(self) -> str:

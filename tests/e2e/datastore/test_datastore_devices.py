@@ -25,7 +25,8 @@ from ..conftest import datastore as ds
 from ..conftest import oltplab
 
 IO_KEYS = {"front_read_iops", "front_write_iops", "back_read_iops", "back_write_iops",
-           "amplification"}
+           "amplification", "read_iops", "write_iops", "reads_per_write", "read_kib",
+           "write_kib", "await_ms", "await_p99_ms"}
 LOOP_CTL_REMOVE = 0x4C81
 
 

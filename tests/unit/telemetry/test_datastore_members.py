@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from oltplab.telemetry.derive import (FIGURES, IO_KEYS, bytes_amplification, io_figures,
-                                      members_series, step_figures, step_windows,
+from oltplab.telemetry.derive import (FIGURES, IO_KEYS, STORAGE_KEYS, bytes_amplification,
+                                      io_figures, members_series, step_figures, step_windows,
                                       window_figures)
 from oltplab.telemetry.sampler import Timeline
 from oltplab.telemetry.sources.disks import (METRICS, btrfs_devices, iostat_figures,
@@ -176,8 +176,16 @@ def test_the_front_end_beside_the_back_end():
     assert db["front_read_mib_s"] == pytest.approx(20 * 8192 / 2**20)
     assert db["front_write_mib_s"] == pytest.approx(60 / 64)
     io = io_figures(f)
-    assert tuple(io) == IO_KEYS == ("front_read_iops", "front_write_iops", "back_read_iops",
-                                    "back_write_iops", "amplification")
+    assert tuple(io) == IO_KEYS + STORAGE_KEYS
+    assert IO_KEYS == ("front_read_iops", "front_write_iops", "back_read_iops",
+                       "back_write_iops", "amplification")
+    # the paper's storage view: every member's I/Os together
+    store = f["datastore"]
+    assert io["read_iops"] == 40 and io["write_iops"] == pytest.approx(360)
+    assert io["reads_per_write"] == pytest.approx(40 / 360)
+    assert io["read_kib"] == pytest.approx(store["read_mb_s"] * 1024 / 40)
+    assert io["write_kib"] == pytest.approx(store["write_mb_s"] * 1024 / 360)
+    assert io["await_ms"] == store["await_ms"]
     assert io["back_write_iops"] == pytest.approx(360) and io["back_read_iops"] == 40
     assert io["amplification"] == pytest.approx(360 / 60)
     assert bytes_amplification(f) == pytest.approx((360 / 256) / (60 / 64))

@@ -98,8 +98,10 @@ class LoopUsers:
         wl = workloads.get(workload)
         self.terminals = [wl.terminal(up, w_max, constants) for up in plans]
         actors = len(self.conns) - len(plans)  # the last connections are the actors'
+        self._market_counts = None
         if actors and wl.market is not None:
             self.terminals += wl.market(self.terminals, list(plans), constants, actors)
+            self._market_counts = wl.market_counts
         elif actors:
             raise ValueError(f"the {wl.label} workload has no actors")
         self.loop: _native.ProcLoop | None = None
@@ -217,7 +219,11 @@ class LoopUsers:
         if self.loop is None:
             return
         self._drain(rec)
-        rec.add_counts(self.loop.counts())
+        counts = self.loop.counts()
+        if self._market_counts is not None:  # the loop let the terminals go: safe to read
+            counts["inputs"] = {**counts.get("inputs", {}),
+                                **self._market_counts(self.terminals)}
+        rec.add_counts(counts)
         self._absorbed = True  # in the same turn of the event loop: no progress in between
 
     async def aclose(self) -> None:

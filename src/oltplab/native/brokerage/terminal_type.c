@@ -296,12 +296,16 @@ static PyObject *BkTerminal_bind_market(BkTerminal *self, PyObject *args, PyObje
 }
 
 /* actor_counts(): what the emulator refused of this terminal's work (a store at its cap, an
- * unknown symbol) and the triggered trades beyond an actor's room. */
+ * unknown symbol), the triggered trades beyond an actor's room, the Data-Maintenances drawn,
+ * and its emulator's pending limit orders (market: the emulator's identity, 0 for none).
+ * Read-only: Python asks it between the loop's runs, while the loop holds the terminal. */
 static PyObject *BkTerminal_actor_counts(BkTerminal *self, PyObject *unused) {
-    if (bk_term_check(self) < 0) return NULL;
-    return Py_BuildValue("{s:L,s:L,s:L}", "refused", (long long)self->refused,
+    if (!self->refs) return bk_term_check(self) < 0 ? NULL : NULL;
+    long long pending = self->market ? (long long)market_pending_limits(&self->market->m) : 0;
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:n}", "refused", (long long)self->refused,
                          "lost_triggers", (long long)self->lost_triggers, "maintenance",
-                         (long long)self->dm_count);
+                         (long long)self->dm_count, "pending_limits", pending, "market",
+                         (Py_ssize_t)(intptr_t)self->market);
 }
 
 static PyObject *st_customer_of(PyObject *unused, PyObject *args) {

@@ -40,4 +40,5 @@ WORKLOAD = Workload(
     schema_record=_schema_record,
     market=inputs.bind_market,
     actors_for=inputs.actors_for,
+    market_counts=inputs.market_counts,
 )

@@ -208,3 +208,20 @@ def bind_market(terminals: list, plans: list, constants: RunConstants, actors: i
         t.bind_market(market, actor=True, maintenance=first_worker and k == 0)
         out.append(t)
     return out
+
+
+def market_counts(terminals: list) -> dict:
+    """The worker's emulator at the step's end (its loop has let the terminals go): pending
+    limit orders, and what the emulator refused or had no room for."""
+    out = {"pending_limits": 0, "market_refused": 0, "lost_triggers": 0,
+           "data_maintenance_drawn": 0}
+    markets = {}
+    for t in terminals:
+        c = t.actor_counts()
+        out["market_refused"] += c["refused"]
+        out["lost_triggers"] += c["lost_triggers"]
+        out["data_maintenance_drawn"] += c["maintenance"]
+        if c["market"]:
+            markets[c["market"]] = c["pending_limits"]
+    out["pending_limits"] = sum(markets.values())
+    return out

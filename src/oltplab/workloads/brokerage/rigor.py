@@ -29,7 +29,11 @@ INPUT_KEYS = (
     "tier1", "tier2", "tier3", "tl_frame1", "tl_frame2", "tl_frame3", "tl_frame4",
     "tu_frame1", "tu_frame2", "tu_frame3", "mw_watch_list", "mw_holdings", "mw_industry",
     "cp_tax_id", "cp_history", "sd_lob", "to_limit", "to_sell", "to_stop_loss", "to_margin",
-    "to_lifo", "to_by_other", "to_by_company", "to_rolled_back")
+    "to_lifo", "to_by_other", "to_by_company", "to_rolled_back",
+    # the market emulators' at the step's end, summed over the workers: limit orders not yet
+    # sent in a Market-Feed, work the emulator refused (a store at its cap), triggered trades
+    # an actor had no room for, Data-Maintenances drawn
+    "pending_limits", "market_refused", "lost_triggers", "data_maintenance_drawn")
 SHARE_KEYS = ("tier1", "tier2", "tier3", "to_limit", "to_rolled_back")
 MIX_BOUND = 1.0  # points of %, each way
 TRPS_BOUND = 0.005  # client against server trade results per second
@@ -92,6 +96,10 @@ def step_rigor(counts: dict, inputs: dict, *, series: list = (), start_ns: int =
     warnings += mix_warnings(mix)
     warnings += [f"no {k} completed in the window" for k in TRANSACTIONS
                  if k in counts and not counts[k].count and k != "data_maintenance"]
+    if inputs.get("market_refused") or inputs.get("lost_triggers"):
+        warnings.append(f"the market emulator refused {inputs.get('market_refused', 0):,} "
+                        f"trades and had no room for {inputs.get('lost_triggers', 0):,} "
+                        f"triggered ones: they never get their Trade-Result")
     orders = counts.get("trade_order")
     errors = sum(c.errors for c in counts.values())
     retries = sum(c.retries for c in counts.values())
@@ -118,6 +126,7 @@ def step_rigor(counts: dict, inputs: dict, *, series: list = (), start_ns: int =
                          if orders is not None and orders.count else None),
         "retries": retries,
         "errors": errors,
+        "pending_limits": inputs.get("pending_limits"),
         "inputs": input_shares(inputs, orders.count if orders is not None else 0),
         "input_counts": dict(inputs),
         "throughput": throughput,
