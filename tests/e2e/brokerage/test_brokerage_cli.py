@@ -6,7 +6,9 @@ brokerage is to be built, and the brokerage's database where tpcc or dvds is ask
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +176,88 @@ def test_the_other_workloads_refuse_the_brokerages_database_on_mariadb(
     _one_line(p, 2, "holds the TPC-E-derived brokerage schema", f"for {args[0]}",
               progress=args[1] == "build")
     assert tables() == before == ["customer", "trade"]
+
+
+def _run_record(results: Path) -> dict:
+    (run,) = results.iterdir()
+    return json.loads((run / "run.json").read_text())
+
+
+def assert_a_measured_brokerage_run(data: dict, users: list[int]) -> None:
+    """What every step of a brokerage run holds: trps from the server agreeing with the
+    client's within 0.5%, every transaction of the mix and the market emulator's two
+    completed, the measured mix within a point of the deck, the deliberate rollbacks, the
+    datastore's storage view, the emulator's pending limit orders; Trade-Cleanup before the
+    first step and the consistency check after the last."""
+    assert data["status"] == "completed" and data["workload"] == "brokerage", data.get("error")
+    assert [s["users"] for s in data["steps"]] == users
+    assert "trade_cleanup" in data["before_run"]
+    for s in data["steps"]:
+        assert s["trps"] > 0 and abs(s["client_trps"] - s["trps"]) <= 0.005 * s["trps"], s
+        tx = s["transactions"]
+        for name in ("trade_order", "trade_result", "trade_status", "trade_lookup",
+                     "trade_update", "market_feed", "market_watch", "security_detail",
+                     "customer_position", "broker_volume"):
+            assert tx[name]["count"] > 0, name
+            assert {"count", "mean", "p50", "p95", "p99", "max"} <= set(tx[name]), name
+        assert "data_maintenance" in tx
+        assert s["trps"] * s["measured_s"] == pytest.approx(tx["trade_result"]["committed"],
+                                                            rel=0.005)
+        assert all(abs(s["mix"][k] - s["deck_mix"][k]) <= 1 for k in s["mix"]), s["mix"]
+        assert tx["trade_order"]["rolled_back"] >= 0 and s["rollback_pct"] is not None
+        assert s["errors"] == 0 and isinstance(s["retries"], int)
+        assert {"read_iops", "write_iops", "reads_per_write", "read_kib", "write_kib",
+                "await_ms"} <= set(s["io"])
+        assert s["pending_limits"] >= 0 and isinstance(s["warnings"], list)
+    assert data["check"]["ok"] is True
+
+
+def test_a_run_on_postgresql_measures_trade_results_and_passes_the_check(pg, tmp_path):
+    """Two steps of a 3-day build: trps agree between client and server, every transaction is
+    recorded, the mix holds, the short initial trading is warned of in each step, and the
+    check passes after the run (the limit orders it left pending have their requests);
+    ``results show --json`` carries the step's fields."""
+    dsn = pg.create_db("bkrun")
+    oltplab("brokerage", "build", "--customers", "1000", "--days", "3", "--seed", "6",
+            "--build-users", "2", "--dsn", dsn, cwd=tmp_path, check_rc=0)
+    results = tmp_path / "r"
+    p = oltplab("brokerage", "run", "--dsn", dsn, "--users", "1,3", "--rampup", "1s",
+                "--duration", "4s", "--check", "--results-dir", str(results), cwd=tmp_path,
+                check_rc=0)
+    assert "consistency: all hold (BK1-BK7)" in p.stdout, p.stdout
+    data = _run_record(results)
+    assert_a_measured_brokerage_run(data, [1, 3])
+    assert all(any("3 day(s) of initial trading" in w for w in s["warnings"])
+               for s in data["steps"])
+    p = oltplab("results", "show", "--results-dir", str(results), data["id"], "--json",
+                cwd=tmp_path, check_rc=0)
+    shown = json.loads(p.stdout)["steps"][0]
+    assert {"users", "trps", "client_trps", "transactions", "mix", "rollback_pct", "retries",
+            "io", "warnings"} <= set(shown)
+
+
+@pytest.mark.parametrize("args, rc, words", [
+    (("--users", "0"), 2, ("--users",)),
+    (("--duration", "0s"), 2, ("--duration",)),
+])
+def test_bad_run_input_is_one_line(tmp_path, args, rc, words):
+    p = oltplab("brokerage", "run", *args, "--datadir", str(tmp_path / "db"),
+                "--results-dir", str(tmp_path / "r"), cwd=tmp_path)
+    _one_line(p, rc, *words)
+    assert not (tmp_path / "db").exists() and not (tmp_path / "r").exists()
+
+
+def test_a_run_without_a_brokerage_is_refused(pg, brokerage_tables, tmp_path):
+    """No schema at all, another workload's, or the tables without their build's record:
+    one line, exit 2 (the incomplete build: 1), no run folder."""
+    empty = pg.create_db("bkrunempty")
+    tpcc = pg.create_db("bkruntpcc")
+    pg.sql("CREATE TABLE warehouse (w_id int)", _db(tpcc))
+    pg.sql("CREATE TABLE tpcc_meta (warehouses int)", _db(tpcc))
+    for dsn, rc, words in ((empty, 2, ("no TPC-E-derived brokerage schema",)),
+                           (tpcc, 2, ("holds the TPC-C-derived schema",)),
+                           (brokerage_tables, 1, ("brokerage",))):
+        p = oltplab("brokerage", "run", "--dsn", dsn, "--duration", "1s", "--results-dir",
+                    str(tmp_path / "r"), cwd=tmp_path)
+        _one_line(p, rc, *words)
+        assert not (tmp_path / "r").exists()

@@ -1,6 +1,6 @@
-"""The brokerage on a managed MariaDB as a user builds it, with the paper's 8 KiB pages: a new
-data directory made with them (kept at the next start without the option, recorded by the
-build, named in its line, checked); the option on an existing 16 KiB data directory refused
+"""The brokerage on a managed MariaDB as a user builds and runs it, with the paper's 8 KiB
+pages: a new data directory made with them (kept at the next start without the option,
+recorded by the build, named in its line, checked, run); the option on an existing 16 KiB data directory refused
 in one line, stopped or running, with the directory as it was."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from oltplab.engines.mariadb import client
 from oltplab.engines.mariadb.instance import MariaDBInstance, find_binary
 
 from ..conftest import oltplab
+from .test_brokerage_cli import _run_record, assert_a_measured_brokerage_run
 
 pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,
                                 reason="mariadbd is not installed (Debian: mariadb-server-core)")
@@ -60,6 +61,14 @@ def test_8k_pages_on_a_new_data_directory_are_kept_and_recorded(server_tmp):
         p = oltplab("brokerage", "check", *flags, cwd=server_tmp, check_rc=0)
         assert [ln.split()[:2] for ln in p.stdout.splitlines()] == \
             [["ok", f"BK{n}"] for n in range(1, 8)], p.stdout
+        # a run on the 8 KiB pages: the procedures' result sets, the market emulator's actors
+        results = server_tmp / "r"
+        p = oltplab("brokerage", "run", *flags, "--users", "2", "--rampup", "1s",
+                    "--duration", "4s", "--check", "--results-dir", str(results),
+                    cwd=server_tmp, check_rc=0)
+        data = _run_record(results)
+        assert_a_measured_brokerage_run(data, [2])
+        assert data["schema"]["page_kib"] == 8
     finally:
         oltplab("db", "stop", *flags, cwd=server_tmp)
 

@@ -54,6 +54,11 @@ class RunConstants:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def params(self) -> "RunConstants":
+        """What a step's rigor reads of the run (loadgen/step.py passes ``params``): these."""
+        return self
+
 
 def draw_constants(rng: random.Random, schema, spec=None) -> RunConstants:
     """The run's constants from the build's record (schema.BrokerageSchema)."""

@@ -14,6 +14,7 @@ record adds: pure functions with known answers.
 from __future__ import annotations
 
 from ...metrics.throughput import INTERVAL_S, per_interval, variation
+from .scale import MEANINGFUL_DAYS
 
 #: The users' transactions and their cards in the deck of 890 (TPC-E's mix, in %: 19,
 #: 18, 14, 13, 10.1, 8, 4.9, 2), in the C loop's order; the market emulator's after them.
@@ -78,7 +79,7 @@ def input_shares(inputs: dict, orders: int) -> dict[str, float | None]:
 
 def step_rigor(counts: dict, inputs: dict, *, series: list = (), start_ns: int = 0,
                end_ns: int = 0, per_second: bool = False, server_unit: int | None = None,
-               **_) -> dict:
+               params=None, **_) -> dict:
     """A step's trps, mix, rollbacks, retries, transactions per 10 s (per second with
     ``per_second``) and warnings. ``server_unit``: the server's trade results per minute;
     ``series``: each worker's (t_ns, completed) points."""
@@ -92,6 +93,11 @@ def step_rigor(counts: dict, inputs: dict, *, series: list = (), start_ns: int =
         if d > TRPS_BOUND:
             warnings.append(f"client trps {client_trps:,.2f} and server trps {trps:,.2f} "
                             f"differ by {100 * d:.2f}% (bound {100 * TRPS_BOUND:.1f}%)")
+    days = getattr(params, "days", None)
+    if days is not None and days < MEANINGFUL_DAYS:
+        warnings.append(f"the build has {days} day(s) of initial trading: Trade-Lookup's and "
+                        f"Trade-Update's time windows are not meaningful below "
+                        f"{MEANINGFUL_DAYS} days")
     mix = measured_mix(counts)
     warnings += mix_warnings(mix)
     warnings += [f"no {k} completed in the window" for k in TRANSACTIONS
