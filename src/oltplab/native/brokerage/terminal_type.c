@@ -185,7 +185,18 @@ static void BkTerminal_dealloc(BkTerminal *self) {
 static PyObject *BkTerminal_next_call(BkTerminal *self, PyObject *unused) {
     if (bk_term_check(self) < 0) return NULL;
     bk_txn_t *x = (bk_txn_t *)self->txn;
-    int kind = bk_draw(self, x);
+    int kind;
+    if (self->actor) { /* the market emulator's due work, as the loop's actor draws it */
+        memset(x, 0, sizeof *x);
+        kind = bk_actor_draw(self, x);
+        if (kind == KIND_WAIT) {
+            self->drawn = 0;
+            return Py_BuildValue("(sd)", "wait", (double)self->wait_ns / 1e9);
+        }
+    } else {
+        kind = bk_draw(self, x);
+    }
+    x->term = self;
     self->drawn = 1;
     static char text[BK_MAX_ARGS][BK_ARG_WIDEST]; /* under the GIL */
     int n = bk_args_text(x, &text[0][0], BK_ARG_WIDEST, BK_MAX_ARGS);
@@ -211,18 +222,55 @@ static int check_open(BkTerminal *self) {
     return 0;
 }
 
-/* complete(value=None, us=0): the call drawn last returned value, as the loop tells the
- * workload; {"rolled_back": ...}. */
+/* The rows of the call's answer (a sequence of tuples of str or None), as the loop hands
+ * them to the workload: 0, or -1 with an exception (and nothing handed). */
+static int give_rows(bk_txn_t *x, PyObject *rows) {
+    enum { MAX_COLS = 16 };
+    PyObject *fast = PySequence_Fast(rows, "rows must be a sequence of tuples");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    for (int pass = 0; pass < 2; pass++) { /* check every row first, then hand them over */
+        if (pass) bk_row(x, -1, 0, NULL);
+        for (Py_ssize_t r = 0; r < n; r++) {
+            PyObject *row = PySequence_Fast_GET_ITEM(fast, r);
+            if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) > MAX_COLS) {
+                Py_DECREF(fast);
+                PyErr_SetString(PyExc_TypeError, "each row: a tuple of at most 16 str or None");
+                return -1;
+            }
+            const char *values[MAX_COLS];
+            int ncols = (int)PyTuple_GET_SIZE(row);
+            for (int c = 0; c < ncols; c++) {
+                PyObject *v = PyTuple_GET_ITEM(row, c);
+                values[c] = v == Py_None ? NULL : PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+                if (v != Py_None && !values[c]) {
+                    Py_DECREF(fast);
+                    if (!PyErr_Occurred())
+                        PyErr_SetString(PyExc_TypeError, "each row: a tuple of str or None");
+                    return -1;
+                }
+            }
+            if (pass) bk_row(x, (int)r, ncols, values);
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* complete(value=None, us=0, rows=None): the call drawn last returned value (and rows, its
+ * answer's rows as text), as the loop tells the workload; {"rolled_back": ...}. A user's
+ * Trade-Order or an actor's Trade-Result or Market-Feed acts on the bound market emulator. */
 static PyObject *BkTerminal_complete(BkTerminal *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"value", "us", NULL};
-    PyObject *value = Py_None;
+    static char *kwlist[] = {"value", "us", "rows", NULL};
+    PyObject *value = Py_None, *rows = Py_None;
     long long us = 0;
     if (check_open(self) < 0 ||
-        !PyArg_ParseTupleAndKeywords(args, kw, "|OL", kwlist, &value, &us))
+        !PyArg_ParseTupleAndKeywords(args, kw, "|OLO", kwlist, &value, &us, &rows))
         return NULL;
     int has = value != Py_None;
     long long v = has ? PyLong_AsLongLong(value) : 0;
     if (v == -1 && PyErr_Occurred()) return NULL;
+    if (rows != Py_None && give_rows((bk_txn_t *)self->txn, rows) < 0) return NULL;
     int done = bk_completed((bk_txn_t *)self->txn, has, v, self->inputs);
     return Py_BuildValue("{s:O}", "rolled_back", done & DONE_ROLLED_BACK ? Py_True : Py_False);
 }
@@ -362,12 +410,14 @@ static PyObject *st_nurand(PyObject *unused, PyObject *args) {
 
 static PyMethodDef BkTerminal_methods[] = {
     {"next_call", (PyCFunction)BkTerminal_next_call, METH_NOARGS,
-     "The next transaction of the user's deck, drawn as the loop draws it: (kind's name, its "
-     "arguments as text in frames.py's order)."},
+     "The next transaction of the user's deck (an actor's: its market's due work), drawn as "
+     "the loop draws it: (kind's name, its arguments as text in frames.py's order), or "
+     "('wait', seconds) for an actor with nothing due."},
     {"complete", (PyCFunction)(void (*)(void))BkTerminal_complete,
      METH_VARARGS | METH_KEYWORDS,
-     "complete(value=None, us=0): the last call returned value; its inputs are counted; "
-     "{'rolled_back'}."},
+     "complete(value=None, us=0, rows=None): the last call returned value (and rows: its "
+     "answer's rows, tuples of str or None); its inputs are counted, a bound market "
+     "emulator takes its effect; {'rolled_back'}."},
     {"inputs", (PyCFunction)BkTerminal_inputs, METH_NOARGS,
      "The input counts of the calls complete() was told of, by BROKERAGE_INPUT_KEYS."},
     {"customer", (PyCFunction)BkTerminal_customer, METH_NOARGS,
