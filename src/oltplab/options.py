@@ -254,8 +254,7 @@ BUILD: tuple[Option, ...] = (
            type=int, required=True, parse=at_least_one, toml=(int,), convert=positive),
     Option("build_users", "build", "Parallel loaders [default: CPU count].", ("--build-users",),
            type=int, parse=at_least_one, toml=(int,), convert=positive),
-    Option("force", "build", "Drop and rebuild an existing schema.", ("--force",),
-           is_flag=True),
+    Option("force", "build", "Drop and rebuild an existing schema.", ("--force",), is_flag=True),
     Option("seed", "build", "Seed for reproducible data.", ("--seed",), type=int),
 )
 
@@ -380,9 +379,10 @@ BROKERAGE_DB: tuple[Option, ...] = tuple(
     Option(**{**o.__dict__, "default": "brokerage"}) if o.name == "dbname" else o for o in DB)
 BROKERAGE_BUILD: tuple[Option, ...] = (
     Option("customers", "brokerage_build", "Customers: a multiple of 1,000 (load units).",
-           ("--customers",), type=int, required=True),
+           ("--customers",), type=int, required=True, toml=(int,), convert=positive),
     Option("days", "brokerage_build", "Days of initial trading (Trade-Lookup's time windows "
-           "need 5 or more).", ("--days",), type=int, default=300, show_default=True),
+           "need 5 or more).", ("--days",), type=int, default=300, show_default=True,
+           toml=(int,), convert=positive),
     *(Option(**{**o.__dict__, "part": "brokerage_build"}) for o in DVDS_BUILD
       if o.name in ("build_users", "force", "seed")),
     Option("page_kib", "brokerage_build", "MariaDB: InnoDB's page size, 8k (the paper's) or "
@@ -452,14 +452,15 @@ NEIGHBOURS: tuple[Option, ...] = (
     Option("backup", "neighbours", "Of them, how many back up instead of running the workload "
            "(0: baseline).", ("--backup", "-k"), type=int, default=0, show_default=True,
            toml=(int,)),
-    Option("workload", "neighbours", "What the workload instances run: tpcc, or dvds (the "
-           "DVD-Store-derived shop, of --size).", ("--workload",), choices=("tpcc", "dvds"),
-           default="tpcc", show_default=True, toml=(str,)),
+    Option("workload", "neighbours", "What the workload instances run: tpcc, dvds (the shop, "
+           "of --size) or brokerage (of --customers, --days).", ("--workload",),
+           choices=("tpcc", "dvds", "brokerage"), default="tpcc", show_default=True, toml=(str,)),
     Option("warehouses", "neighbours", "Warehouses of each instance's schema (tpcc).",
            ("--warehouses", "-w"), type=int, default=1, show_default=True, toml=(int,),
            convert=positive),
     Option("size", "neighbours", "Size of each instance's shop (dvds), e.g. 10MB, 1GB.",
            ("--size",), parse=a_dvds_size, toml=(str,), convert=a_dvds_size),
+    *(Option(**dict(o.__dict__, part="neighbours", required=False)) for o in BROKERAGE_BUILD[:2]),
     Option("users", "neighbours", "Virtual users of each workload instance.", ("--users", "-u"),
            type=int, default=1, show_default=True, toml=(int, str, list),
            convert=one_user_count),
@@ -480,8 +481,7 @@ NEIGHBOURS: tuple[Option, ...] = (
     Option("port", "neighbours", "Port of the template; instance i gets PORT + i (names its "
            "unix socket).", ("--port",), type=int, range=(1, 65535), default=5440,
            show_default=True, toml=(int,)),
-    Option("pg_bin", "neighbours", PG_BIN, ("--pg-bin",), type=Path, toml=(str,),
-           convert=a_path),
+    Option("pg_bin", "neighbours", PG_BIN, ("--pg-bin",), type=Path, toml=(str,), convert=a_path),
     Option("settings", "neighbours", "A server setting override for every instance "
            "(repeatable).", ("-c",), metavar="NAME=VALUE", multiple=True, parse=a_setting,
            toml=(dict,), convert=settings_table),
@@ -507,9 +507,9 @@ QUICKSTART: tuple[Option, ...] = (
 # a plan's own keys, that no command takes
 PLAN: tuple[Option, ...] = (
     Option("target", "plan", "A target named under [targets].", toml=(str,)),
-    Option("workload", "plan", "The workload the cell builds and runs: tpcc (default) or dvds "
-           "(the DVD-Store-derived shop; its size and run options apply).", toml=(str,),
-           choices=("tpcc", "dvds")),
+    Option("workload", "plan", "The workload the cell builds and runs: tpcc (default), dvds (the "
+           "shop: its size and run options apply) or brokerage (its customers and days apply).",
+           toml=(str,), choices=("tpcc", "dvds", "brokerage")),
     Option("datastore", "plan", "A datastore named under [datastores]: the data directory "
            "goes in its mount.", toml=(str,)),
 )

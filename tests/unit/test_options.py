@@ -11,7 +11,8 @@ import pytest
 from oltplab import kinds
 from oltplab.cli.main import cli
 from oltplab.fio.spec import OPTIONS as FIO
-from oltplab.options import (BACKUP, BUILD, CLUSTER, CLUSTER_UP, DB, DVDS_BUILD, DVDS_DB,
+from oltplab.options import (BACKUP, BROKERAGE_BUILD, BUILD, CLUSTER, CLUSTER_UP, DB,
+                             DVDS_BUILD, DVDS_DB,
                              DVDS_RUN, LOADGEN, METRICS, NEIGHBOURS, NEIGHBOURS_HOSTS, PLAN,
                              QUICKSTART, RUN,
                              TELEMETRY, Option)
@@ -39,7 +40,7 @@ COMMANDS = {
 }
 TABLES = {"DB": DB, "BUILD": BUILD, "RUN": RUN, "TELEMETRY": TELEMETRY, "BACKUP": BACKUP,
           "NEIGHBOURS": NEIGHBOURS, "QUICKSTART": QUICKSTART, "DVDS_BUILD": DVDS_BUILD,
-          "DVDS_RUN": DVDS_RUN, "METRICS": METRICS}
+          "DVDS_RUN": DVDS_RUN, "METRICS": METRICS, "BROKERAGE_BUILD": BROKERAGE_BUILD}
 
 
 def _command(path: tuple[str, ...]) -> click.Command:
@@ -81,6 +82,7 @@ def test_every_row_a_plan_takes_is_a_plan_key_and_the_others_are_not():
               "TELEMETRY": [KEYS, steps["tpcc"].keys, steps["neighbours"].keys],
               "BACKUP": [steps["backup"].keys], "NEIGHBOURS": [steps["neighbours"].keys],
               "QUICKSTART": [], "DVDS_BUILD": [KEYS], "DVDS_RUN": [KEYS],
+              "BROKERAGE_BUILD": [KEYS],
               "METRICS": [steps["tpcc"].keys, steps["neighbours"].keys]}
     for name, table in TABLES.items():
         for o in table:

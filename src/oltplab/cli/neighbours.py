@@ -13,7 +13,7 @@ from ..config import metrics_spec
 from ..options import NEIGHBOURS, NEIGHBOURS_HOSTS
 from ..runs.lifecycle import raise_for_status
 from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
-from ..workloads import get as get_workload
+from ..scenarios.neighbours_spec import headline as headline_of
 from ..workloads import of_record
 from .options import metrics_options, table_options, telemetry_options
 
@@ -31,7 +31,8 @@ def neighbours():
 @table_options(NEIGHBOURS_HOSTS)
 def neighbours_run(metrics_port, metrics_listen, hosts, cluster_dir, **kw):
     """Run the workload on N - K instances while K back up every interval, all at once;
-    record each instance, the average TPM and NOPM (the shop's OPM) per workload instance and
+    record each instance, the average TPM and NOPM (the shop's OPM, the brokerage's trps) per
+    workload instance and
     the host's devices over time in one run. With --hosts, the instances are dealt over the
     cluster's hosts."""
     spec = NeighboursSpec(**kw)
@@ -69,14 +70,14 @@ class NeighboursLines(NeighboursProgress):
 
     def tick(self, elapsed_s, tpm, headline, measuring, workloads, cycles) -> None:
         backups = f"  backup cycles {cycles}" if self.spec.backup else ""
-        unit = get_workload(self.spec.workload).unit
+        key, unit = headline_of(self.spec.workload)
+        rate = f"{headline / 60:>9,.2f}" if key == "trps" else f"{headline:>9,.0f}"
         self.line.show(f"{elapsed_s:6.0f} s  {measuring}/{workloads} measuring  "
-                       f"client TPM {tpm:>9,.0f}  client {unit} {headline:>9,.0f}{backups}")
+                       f"client TPM {tpm:>9,.0f}  client {unit} {rate}{backups}")
 
     def instance(self, entry: dict) -> None:
-        wl = get_workload(self.spec.workload)
         self.line.done(f"{entry['name']} ({entry['role']}) {entry['status']}: "
-                       + _figures(entry, wl.unit_key, wl.unit))
+                       + _figures(entry, *headline_of(self.spec.workload)))
 
     def finished(self) -> None:
         self.line.done()
@@ -91,26 +92,34 @@ def _figures(e: dict, key: str = "nopm", name: str = "NOPM") -> str:
         if secs:
             text += f", {sum(secs) / len(secs):.1f} s each on average"
     else:
-        text = f"TPM {fmt_int(e.get('tpm'))}  {name} {fmt_int(e.get(key))}"
+        text = f"TPM {fmt_int(e.get('tpm'))}  {name} {_rate(e.get(key), key)}"
     return text + (f" ({e['error']})" if e.get("error") else "")
 
 
 def print_neighbours(run: dict) -> None:
     """A line per instance, then the averages."""
     from .ui import fmt_int
-    wl = of_record(run)
+    key, unit = headline_of(of_record(run).name)
     hosts = any(e.get("host") for e in run.get("instances") or [])
     for e in run.get("instances") or []:
         where = f"{e.get('host') or '':<8} " if hosts else ""
         click.echo(f"{e['name']:<6} {where}{e['role']:<7} {e['status']:<11} "
-                   f"{_figures(e, wl.unit_key, wl.unit)}")
+                   f"{_figures(e, key, unit)}")
     for p in run.get("hosts") or []:
         if p.get("error") and p.get("status") != "completed":
             click.echo(f"host {p['host']}: {p['status']}: {p['error']}")
     avg = run.get("average") or {}
     if avg.get("instances"):
         click.echo(f"average per workload instance ({avg['instances']}): "
-                   f"TPM {fmt_int(avg.get('tpm'))}  {wl.unit} {fmt_int(avg.get(wl.unit_key))}")
+                   f"TPM {fmt_int(avg.get('tpm'))}  {unit} {_rate(avg.get(key), key)}")
+
+
+def _rate(x, key: str) -> str:
+    """A headline as it is printed: trps with 2 places, the per-minute ones whole."""
+    from .ui import fmt_int
+    if key == "trps":
+        return "-" if x is None else f"{x:,.2f}"
+    return fmt_int(x)
 
 
 def show_run(data: dict) -> None:
@@ -140,7 +149,7 @@ def describe_step(item) -> str:
         return f"{k} {what}{'' if k == 1 else 's'}"
     backups = (f", {s.backup} backing up every {s.backup_interval:g} s "
                f"(at most {n(s.backup_cycles, 'cycle')})" if s.backup else ", no backup")
-    schema = f"the {s.size.name} shop" if s.workload == "dvds" else n(s.warehouses, 'warehouse')
+    schema = s.schema_name if s.workload != "tpcc" else n(s.warehouses, 'warehouse')
     return (f"{n(s.instances, 'instance')} of {schema} in "
             f"{s.root} (ports {s.port + 1}-{s.port + s.instances}){backups}; "
             f"{n(s.users, 'user')} each, rampup {s.rampup:g} s, duration {s.duration:g} s")

@@ -68,8 +68,7 @@ def plan_show(plan_file: Path, results_dir: Path, overrides: tuple[str, ...]) ->
 def _where(c: Cell) -> str:
     if c.db.dsn:
         return f"dsn {c.db.dsn}"
-    w = (f"{c.warehouses} warehouses" if c.warehouses else
-         f"the {c.size.name} shop" if c.size else "the schema there")
+    w = c.schema_name
     wal = f", WAL in {c.db.waldir}" if c.db.waldir else ""
     host = f", host memory {format_size(c.db.host_memory)}" if c.db.host_memory else ""
     label = engines.get(c.db.engine).label
@@ -121,9 +120,7 @@ class _PlanLines(PlanProgress):
 
     def building(self, cell: Cell, warehouses: int):
         from .ui import BuildLines
-        what = f"the {warehouses} shop" if isinstance(warehouses, str) else \
-            f"{warehouses} warehouses"
-        return BuildLines().start(f"building {what} for cell {cell.name}")
+        return BuildLines().start(f"building {cell.schema_name} for cell {cell.name}")
 
     def run_progress(self, item: Item, repeat: int):
         live = resolve(kinds.get(item.step.kind).live)

@@ -24,9 +24,15 @@ def _run(item, progress, labels: dict, metrics=None) -> dict:
     return run_workload_recorded(item.cell.db, item.spec, progress, labels, metrics=metrics)
 
 
+def _connections(spec) -> int:
+    """The users' connections, the market emulator's actors' (the brokerage), and 21 more."""
+    from ..runs.lifecycle import connections_needed
+    return connections_needed(spec)
+
+
 STEP = StepKind("tpcc", {k.name: k for k in KEYS.values() if k.part == "run"}, "cell", True,
                 _make, _run, "the user sequence; its options override the cell's",
-                lambda spec: max(spec.users) + 21, config_key="run", cell_label=True,
+                lambda spec: _connections(spec), config_key="run", cell_label=True,
                 searches=lambda spec: bool(spec.users_auto))
 
 

@@ -1,9 +1,10 @@
 """The options a plan takes, and what a step kind declares (``StepKind``).
 
 ``KEYS`` is every option ``[defaults]`` and ``[matrix]`` may set: the rows of the option tables
-of ``db start``, ``tpcc build``, ``tpcc run``, ``neighbours run``, ``dvds build`` and ``dvds
-run`` (options.py) that plans take, named as the long options with ``-`` written as ``_``, each
-with the TOML types it takes and how it becomes a spec value, and the plan's own ``target``. The
+of ``db start``, ``tpcc build``, ``tpcc run``, ``neighbours run``, ``dvds build``, ``dvds
+run`` and ``brokerage build`` (options.py) that plans take, named as the long options with
+``-`` written as ``_``, each with the TOML types it takes and how it becomes a spec value, and
+the plan's own ``target``. The
 ``[[step]]`` kinds are the run kinds that declare a ``StepKind`` (kinds/): its option table, how
 its spec is made from the cell and the step's options, and which service runs it.
 """
@@ -15,12 +16,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UsageError
-from ..options import (BUILD, DB, DVDS_BUILD, DVDS_RUN, NEIGHBOURS, PLAN, RUN, TELEMETRY,
-                       Option, rows)
+from ..options import (BROKERAGE_BUILD, BUILD, DB, DVDS_BUILD, DVDS_RUN, NEIGHBOURS, PLAN, RUN,
+                       TELEMETRY, Option, rows)
 
 # --------------------------------------------------------------------------- the option table
 
-KEYS = rows(DB, BUILD, RUN, TELEMETRY, PLAN, DVDS_BUILD, DVDS_RUN, NEIGHBOURS, plans=True)
+KEYS = rows(DB, BUILD, RUN, TELEMETRY, PLAN, DVDS_BUILD, DVDS_RUN, BROKERAGE_BUILD, NEIGHBOURS,
+            plans=True)
 TARGET_KEYS = ("engine", "datadir", "waldir", "port", "listen", "pg_bin", "dsn", "dbname",
                "datastore")
 

@@ -73,6 +73,18 @@ class Cell:
     target: str | None = None  # the named target the cell's data lives in
     datastore: Any = None  # the DatastoreSpec of the plan's datastore its data lives in
     size: Any = None  # the dvds workload's database size (workloads.dvds.sizes.Size)
+    scale: Any = None  # the brokerage's customers and days (workloads.brokerage.scale.Scale)
+
+    @property
+    def schema_name(self) -> str:
+        """What its schema holds: "2 warehouses", "the 10MB shop", "the brokerage of 1,000
+        customers x 5 days" ("the schema there": a server given by dsn, no size asked)."""
+        if self.scale is not None:
+            from .brokerage import scale_name
+            return f"the brokerage of {scale_name(self.scale)}"
+        if self.size is not None:
+            return f"the {self.size.name} shop"
+        return f"{self.warehouses} warehouses" if self.warehouses else "the schema there"
 
 
 @dataclass(frozen=True)
@@ -501,8 +513,14 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path,
     run = {k: v for k, v in conv.items() if KEYS[k].part == "run"}
     run.update(run.pop("users", {}))
     workload = conv.get("workload", "tpcc")
-    size = None
+    size = scale = None
     shop = {k: v for k, v in conv.items() if KEYS[k].part in ("dvds_build", "dvds_run")}
+    if workload == "brokerage":
+        from .brokerage import brokerage_cell
+        run, db, scale = brokerage_cell(conv, values, run, db, shop)
+    else:
+        from .brokerage import brokerage_keys_refused
+        brokerage_keys_refused(conv)
     if workload == "dvds":
         from ..workloads.dvds.params import DS3_PARAMS, DvdsParams
         for key in ("warehouses", "keying_thinking", "all_warehouses"):
@@ -519,12 +537,12 @@ def _cell(index: int, name: str, label: str, values: dict, results_dir: Path,
             k: v for k, v in shop.items() if KEYS[k].part == "dvds_run"}))
         if "dbname" not in values and not db.dsn:
             db = dataclasses.replace(db, dbname="dvds")
-    elif shop:
+    elif shop and workload != "brokerage":
         raise UsageError(f"{next(iter(shop))} is an option of the dvds workload; give "
                          "workload = \"dvds\"")
     rspec = checked_run(db, RunSpec(name=label, results_dir=results_dir, **run),
                         planned_store(store))
     return Cell(index=index, name=name, label=label, values=tuple(values.items()), db=db,
-                warehouses=conv.get("warehouses"), size=size,
+                warehouses=conv.get("warehouses"), size=size, scale=scale,
                 build_users=conv.get("build_users") or max(1, os.cpu_count() or 1), run=rspec,
                 target=conv.get("target"), datastore=store)

@@ -90,6 +90,8 @@ def fingerprint(item: Item) -> str:
         what.update(db=spec_dict(item.cell.db), warehouses=item.cell.warehouses)
         if item.cell.size is not None:
             what["size"] = item.cell.size.name
+        if item.cell.scale is not None:
+            what["scale"] = [item.cell.scale.customers, item.cell.scale.days]
     if item.cell.datastore is not None:  # the storage under it, as the plan makes it
         what["datastore"] = item.cell.datastore.describe()
     text = json.dumps(what, sort_keys=True, default=str)
@@ -396,12 +398,20 @@ def supersede(plan: Plan, item: Item, repeat: int, run: dict, results_dir: Path)
 
 def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
     """Reuse the schema when it has the cell's warehouses (or shop size, a DS2 shop: a plan's
-    cells run DS2's orders); build it (again) otherwise."""
+    cells run DS2's orders; or the brokerage's customers and days); build it (again)
+    otherwise."""
     from ..runs.schema import ensure_schema
-    built = ensure_schema(cell.db.engine, dsn, cell.warehouses, managed=cell.db.managed,
-                          build_users=cell.build_users, size=cell.size,
-                          on_build=lambda: progress.building(
-                              cell, cell.warehouses if cell.size is None else cell.size.name))
+    from .brokerage import ensure_brokerage
+    def on_build():
+        return progress.building(cell, cell.warehouses if cell.size is None and
+                                 cell.scale is None else cell.schema_name)
+
+    if cell.scale is not None:
+        built = ensure_brokerage(cell.db.engine, dsn, cell.scale, managed=cell.db.managed,
+                                 build_users=cell.build_users, on_build=on_build)
+    else:
+        built = ensure_schema(cell.db.engine, dsn, cell.warehouses, managed=cell.db.managed,
+                              build_users=cell.build_users, size=cell.size, on_build=on_build)
     if built == "built" and cell.datastore is not None:
         from ..datastores.service import after_build
         entry = after_build(cell.db.datadir)  # the space after the build; dedupe if asked

@@ -1,9 +1,11 @@
 """The charts of a plan's cells, one line (or bar) per cell, per kind: TPC-C runs give TPM and
 NOPM, CPU idle and iowait, and average and 99th-percentile disk latency per user count
-(experiments E1 to E3 of the storage whitepapers), the shop's runs OPM; backup runs give MB/s per
-cycle (E4); neighbours runs give the NOPM of each workload instance and of the average one, a bar
-per cell, and a table of each cell's averages against the first cell (E5: baseline and noisy side
-by side). Values of repeated runs are averaged; a step cut short (``partial``) is left out.
+(experiments E1 to E3 of the storage whitepapers), the shop's runs OPM, the brokerage's trps
+and the datastore's IOPS with a table of its IO per cell (E7's policy figure); backup runs give
+MB/s per cycle (E4); neighbours runs give the NOPM of each workload instance and of the average
+one, a bar per cell, and a table of each cell's averages against the first cell (E5: baseline
+and noisy side by side). Values of repeated runs are averaged; a step cut short (``partial``)
+is left out.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def backup_charts(groups: list[Group]) -> list[Chart]:
 
 def neighbours_charts(groups: list[Group]) -> list[Chart]:
     key, name = neighbours.units(groups)
-    what = "New orders" if key == "nopm" else "Orders"
+    what = {"nopm": "New orders", "trpm": "Trade results"}.get(key, "Orders")
     return [bar_chart(f"plan_neighbours_{key}", f"{name} per workload instance, a bar per cell",
                       "instance", name,
                       entries(groups, [(name, lambda g: neighbours.per_instance(g, key))]),
@@ -125,3 +127,60 @@ def dvds_charts(groups: list[Group]) -> list[Chart]:
                    caption="Orders the server committed per minute of every cell, averaged "
                            "over its repeats, measured interval only."),
             *tpcc_charts(groups)[1:]]
+
+
+# the brokerage's storage view per step (its ``io``): column, key, digits
+IO_COLUMNS = (("read IOPS", "read_iops", 0), ("write IOPS", "write_iops", 0),
+              ("reads per write", "reads_per_write", 2), ("KiB per read", "read_kib", 1),
+              ("KiB per write", "write_kib", 1), ("await ms", "await_ms", 2))
+
+
+def _io(key: str) -> Value:
+    return lambda r, i, s: (s.get("io") or {}).get(key)
+
+
+def _where(group: Group) -> str:
+    """The datastore a group's runs measured (its name), else the group's label."""
+    stores = {((r.record.get("datastores") or {}).get("datadir") or {}).get("name")
+              for r in group.runs}
+    return stores.pop() if len(stores) == 1 and None not in stores else group.label
+
+
+def brokerage_charts(groups: list[Group]) -> list[Chart]:
+    """The brokerage's cells: trps and the datastore's read and write IOPS per user count,
+    then the host's CPU and disk latency as for TPC-C's cells."""
+    return [_lines("plan_trps", "trps per user count, one line per cell",
+                   "trade results per second", groups, [("trps", lambda r, i, s: s.get("trps"))],
+                   why="no step has trps",
+                   caption="Trade results the server committed per second (TPC-E-derived) of "
+                           "every cell, averaged over its repeats, measured interval only."),
+            _lines("plan_brokerage_iops", "The datastore's read and write IOPS per user count, "
+                   "one line per cell", "IOs per second", groups,
+                   [("reads", _io("read_iops")), ("writes", _io("write_iops"))],
+                   why="no step has the datastore's IO",
+                   caption="Reads (solid) and writes (dashed) per second that the datastore's "
+                           "devices served over each step's measured window, every device "
+                           "counted, averaged over the cell's repeats."),
+            *tpcc_charts(groups)[1:]]
+
+
+def brokerage_table(groups: list[Group]) -> Table:
+    """The paper's policy figure as a table: per cell (its datastore) and user count, trps,
+    the datastore's read and write IOPS, reads per write, the IO sizes and the latency."""
+    rows = []
+    for g in groups:
+        figures = [_by_users(g, lambda r, i, s: s.get("trps"))] + [
+            _by_users(g, _io(key)) for _, key, _ in IO_COLUMNS]
+        for users in sorted(set().union(*figures)):
+            values = [f.get(users) for f in figures]
+            digits = (2, *(d for _, _, d in IO_COLUMNS))
+            rows.append((_where(g), users, len(g.runs),
+                         *(None if v is None else round(v, d) for v, d in zip(values, digits))))
+    return Table("plan_brokerage_io", "trps and the datastore's IO per cell and user count",
+                 ("datastore or cell", "users", "runs", "trps",
+                  *(name for name, _, _ in IO_COLUMNS)), tuple(rows),
+                 caption="trps: trade results the server committed per second; the IO columns "
+                         "are the datastore's devices over the same measured window, every "
+                         "device that holds the data counted: reads and writes per second, "
+                         "reads per write, average KiB (2^10 bytes) per read and per write, "
+                         "average latency per IO. Means over the cell's repeats.")

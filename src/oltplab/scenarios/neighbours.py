@@ -24,24 +24,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .. import engines
-from ..config import DbSpec, RunSpec, format_size, io_latency_default
-from ..engines.base import MIN_DB_MEMORY
+from ..config import DbSpec, RunSpec
 from ..errors import DatabaseError, OltplabError, UsageError
 from ..results.store import atomic_write
 from ..runs.lifecycle import WorkloadProgress, new_record, recording, spec_dict
 from ..workloads import get as get_workload
 from ..workloads import of_record
 from .backup import BackupSpec, remove_tree
+from .neighbours_spec import NeighboursSpec, headline
 
 ENGINE = "postgres"  # neighbours run managed PostgreSQL servers
 TEMPLATE = "template"
@@ -53,96 +52,11 @@ LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max")
 
 
 @dataclass(frozen=True)
-class NeighboursSpec:
-    """What ``oltplab neighbours run`` does (fields named as its long options)."""
-
-    instances: int = 2
-    backup: int = 0                  # the last K instances back up; K = 0 is the baseline
-    workload: str = "tpcc"           # what the workload instances run: tpcc or dvds
-    warehouses: int = 1              # tpcc: of each instance's schema
-    size: Any = None                 # dvds: each instance's shop (workloads.dvds.sizes.Size)
-    users: int = 1                   # virtual users of each workload instance
-    rampup: float = 30.0
-    duration: float = 120.0
-    backup_interval: float = 100.0   # seconds between the starts of a backup instance's cycles
-    backup_cycles: int = 10
-    root: Path = Path("oltplab-data/neighbours")
-    db_memory: int = 1024**3         # shared_buffers of all instances together, split evenly
-    port: int = 5440                 # the template's; instance i gets port + i
-    pg_bin: Path | None = None
-    settings: tuple[tuple[str, str], ...] = ()
-    mode: str = "procedures"
-    seed: int | None = None
-    name: str = "neighbours"
-    results_dir: Path = Path("results")
-    sample_interval: float = 1.0
-    power: str = "auto"
-    io_latency: str = field(default_factory=io_latency_default)
-
-    def __post_init__(self):
-        n, k = self.instances, self.backup
-        if n < 1:
-            raise UsageError(f"--instances must be at least 1 (got {n})")
-        if not 0 <= k < n:
-            raise UsageError(f"--backup {k}: give 0 to {n - 1} backup instances; at least one "
-                             f"of the {n} instances runs the workload")
-        for what, v in (("--warehouses", self.warehouses), ("--users", self.users),
-                        ("--backup-cycles", self.backup_cycles)):
-            if v < 1:
-                raise UsageError(f"{what} must be at least 1 (got {v})")
-        if self.workload == "dvds" and self.size is None:
-            raise UsageError("--workload dvds needs --size (such as --size 10MB)")
-        if self.workload != "dvds" and self.size is not None:
-            raise UsageError("--size is the dvds workload's; give --workload dvds")
-        if self.duration <= 0:
-            raise UsageError("--duration must be longer than zero")
-        if self.rampup < 0 or self.backup_interval < 0:
-            raise UsageError("--rampup and --backup-interval must not be negative")
-        if self.instance_memory < MIN_DB_MEMORY:
-            raise UsageError(f"--db-memory {format_size(self.db_memory)} gives each of the {n} "
-                             f"instances less than 16MiB; give at least {16 * n}MiB")
-        if not 1 <= self.port <= 65535 - n:
-            raise UsageError(f"--port {self.port}: ports {self.port}..{self.port + n} must be "
-                             "TCP ports (1-65535)")
-        if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.name):
-            raise UsageError(f"--name: {self.name!r} may hold letters, digits, '.', '_' and "
-                             "'-' only")
-        if self.root.exists() and not self.root.is_dir():
-            raise UsageError(f"--root {self.root} is a file; give a directory")
-
-    @property
-    def instance_memory(self) -> int:
-        """shared_buffers of one instance: an even share, whole MiB."""
-        return self.db_memory // self.instances // 1024**2 * 1024**2
-
-    def db(self, datadir: Path, port: int) -> DbSpec:
-        return DbSpec(datadir=datadir, port=port, db_memory=self.instance_memory,
-                      pg_bin=self.pg_bin, settings=self.settings,
-                      **({"dbname": "dvds"} if self.workload == "dvds" else {}))
-
-    @property
-    def schema(self) -> dict:
-        """What each instance's schema is: {"warehouses": W} or {"workload": "dvds", "size"}."""
-        if self.workload == "dvds":
-            return {"workload": "dvds", "size": self.size.name}
-        return {"warehouses": self.warehouses}
-
-    def build_spec(self):
-        """The template's build."""
-        users = min(4, os.cpu_count() or 1)
-        if self.workload == "dvds":
-            from ..workloads.dvds.build import DvdsBuildSpec
-            return DvdsBuildSpec(size=self.size, build_users=users, seed=self.seed)
-        from ..config import BuildSpec
-        return BuildSpec(warehouses=self.warehouses, build_users=users, seed=self.seed)
-
-
-@dataclass(frozen=True)
 class Member:
     """One instance of the run."""
 
     index: int  # from 1
-    role: str  # the workload it runs ("tpcc", "dvds") | "backup"
+    role: str  # the workload it runs ("tpcc", "dvds", "brokerage") | "backup"
     db: DbSpec
 
     @property
@@ -215,8 +129,7 @@ def prepare(spec: NeighboursSpec, mems: list[Member],
     out: dict = {"template": str(template), **spec.schema,
                  "method": "copy of the stopped template's data directory (cp -a)"}
     if _template_schema(marker, template) != spec.schema:
-        what = (f"the {spec.size.name} shop" if spec.workload == "dvds"
-                else f"{spec.warehouses} warehouses")
+        what = spec.schema_name
         progress.preparing(f"building {what} in {template}")
         marker.unlink(missing_ok=True)
         remove_tree(template)
@@ -485,6 +398,7 @@ def instance_entry(m: Member, run: dict | None, status: str, error: str | None,
         unit = of_record(run).unit_key
         entry.update({k: s.get(k) for k in ("tpm", unit, "workload_tpm", "client_tpm",
                                             f"client_{unit}", "measured_s", "partial")})
+        entry.update({k: s[k] for k in ("trps", "client_trps") if k in s})  # the brokerage's
         entry["transactions"] = {
             t: {k: v.get(k) for k in ("count", "errors", *LATENCY_KEYS)}
             for t, v in (s.get("transactions") or {}).items()}
@@ -493,12 +407,14 @@ def instance_entry(m: Member, run: dict | None, status: str, error: str | None,
 
 
 def averages(entries: list[dict], unit: str = "nopm") -> dict:
-    """The mean and the sum of TPM and the headline (``unit``: NOPM, the shop's OPM) over the
-    workload instances that measured."""
+    """The mean and the sum of TPM and the headline (``unit``: NOPM, the shop's OPM, the
+    brokerage's trps) over the workload instances that measured; a mean of whole numbers is
+    rounded to a whole number, another to 3 places."""
     out: dict = {}
     for key in ("tpm", unit):
         vals = [e[key] for e in entries if e["role"] != "backup" and e.get(key) is not None]
-        out[key] = round(sum(vals) / len(vals)) if vals else None
+        whole = all(isinstance(v, int) for v in vals)
+        out[key] = round(sum(vals) / len(vals), None if whole else 3) if vals else None
         out[f"total_{key}"] = sum(vals) if vals else None
     out["instances"] = sum(1 for e in entries if e["role"] != "backup" and e.get(unit) is not None)
     return out
@@ -507,13 +423,14 @@ def averages(entries: list[dict], unit: str = "nopm") -> dict:
 # --------------------------------------------------------------------------- the run
 
 
-def start_all(mems: list[Member], entries: list[dict], users: int, save) -> None:
+def start_all(mems: list[Member], entries: list[dict], connections: int, save) -> None:
     """Start every server (one after the other, so that a failure stops the run before any
-    workload begins); a failure is entered in its instance's entry and raised."""
+    workload begins) for ``connections`` (a workload instance's); a failure is entered in its
+    instance's entry and raised."""
     for m, entry in zip(mems, entries):
         inst = engines.get(ENGINE).instance(m.db)
         try:
-            inst.start(need_connections=max(users + 21, 100))  # 100: what a backup asks
+            inst.start(need_connections=max(connections, 100))  # 100: what a backup asks
             inst.ensure_database(m.db.dbname)
         except OltplabError as e:
             entry.update(status="failed", error=str(e))
@@ -572,7 +489,7 @@ def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
         for e in entries:
             if e["status"] in ("pending", "started"):
                 e["status"] = "not run"
-        record.data["average"] = averages(entries, get_workload(spec.workload).unit_key)
+        record.data["average"] = averages(entries, headline(spec.workload)[0])
         if errors:
             record.data["stop_errors"] = errors
 
@@ -581,7 +498,7 @@ def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
         with recording(record, sampler, progress, after=after, metrics=live,
                        unit=get_workload(spec.workload).unit_key) as end:
             progress.preparing(f"starting {len(mems)} servers")
-            start_all(mems, entries, spec.users, record.save)
+            start_all(mems, entries, spec.connections, record.save)
             if share is not None:
                 share.ready()
             end.status, end.error = race.run()

@@ -33,6 +33,7 @@ from ..runs.lifecycle import cluster_here, new_record, recording, spec_dict
 from ..workloads import get as get_workload
 from .neighbours import (NeighboursProgress, NeighboursSpec, Share, averages, members,
                          run_neighbours)
+from .neighbours_spec import headline
 
 HOSTS_DIR = "hosts"  # each host's own record, under the run's folder
 _RUNNING = ("pending", "started")
@@ -307,8 +308,7 @@ class _Director:
                 e["status"] = "not run"
             if e.get("run") and not (self.record.path / e["run"]).exists():
                 e.pop("run")
-        self.record.data["average"] = averages(self.entries,
-                                               get_workload(self.spec.workload).unit_key)
+        self.record.data["average"] = averages(self.entries, headline(self.spec.workload)[0])
         errors = [f"{p['host']}: {x}" for p in self.parts_record for x in p.get("stop_errors")
                   or ()]
         if errors:
