@@ -20,14 +20,12 @@ from pathlib import Path
 import pytest
 
 from oltplab import _native
-from oltplab.config import BuildSpec
 from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.metrics.histogram import decode
 from oltplab.engines.common.loop import UserPlan, WorkerPlan
 from oltplab.engines.common.recorder import Recorder, UserFailed
 from oltplab.workloads.tpcc.inputs import draw_constants
-from oltplab.engines.mariadb.tpcc import DIALECT
 
 pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,
                                 reason="mariadbd is not installed (Debian: mariadb-server-core)")
@@ -37,12 +35,9 @@ NEW_ORDER, PAYMENT = 0, 1
 
 
 @pytest.fixture(scope="module")
-def w1(mariadb) -> str:
-    """A W=1 build of this module's own (the suite's MariaDB: conftest.py)."""
-    mariadb.ensure_database("driver_w1")
-    dsn = mariadb.dsn("driver_w1")
-    DIALECT.build(dsn, BuildSpec(warehouses=1, build_users=2, seed=4242))
-    return dsn
+def w1(mariadb_w1) -> str:
+    """The process's W=1 build (conftest.py), shared with the --mode sql tests."""
+    return mariadb_w1
 
 
 def plan_of(dsn: str, users: int, **over) -> WorkerPlan:

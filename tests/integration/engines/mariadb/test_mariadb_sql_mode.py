@@ -15,7 +15,7 @@ import time
 import pytest
 
 from oltplab import _native
-from oltplab.config import BuildSpec, RunSpec
+from oltplab.config import RunSpec
 from oltplab.engines.mariadb import client, counters, driver
 from oltplab.engines.mariadb.instance import find_binary
 from oltplab.engines.mariadb.tpcc import DIALECT
@@ -25,6 +25,7 @@ from oltplab.engines.common.loop import UserPlan, WorkerPlan
 from oltplab.workloads.tpcc.inputs import RunConstants
 
 from ..postgres.test_sql_mode import dealt, expected_counts, run_until_failed
+from .conftest import W1_DATABASE
 
 pytestmark = pytest.mark.skipif(find_binary("mariadbd") is None,
                                 reason="mariadbd is not installed (Debian: mariadb-server-core)")
@@ -35,12 +36,9 @@ TABLES = ("warehouse", "district", "customer", "history", "new_order", "orders",
 
 
 @pytest.fixture(scope="module")
-def w1(mariadb) -> str:
-    """A W=1 build of this module's own, copied by ``scratch`` for each test."""
-    mariadb.ensure_database("sqlmode_w1")
-    dsn = mariadb.dsn("sqlmode_w1")
-    DIALECT.build(dsn, BuildSpec(warehouses=1, build_users=2, seed=4242))
-    return dsn
+def w1(mariadb_w1) -> str:
+    """The process's W=1 build (conftest.py), copied by ``scratch`` for each test."""
+    return mariadb_w1
 
 
 def execute(dsn: str, *statements: str) -> list:
@@ -67,8 +65,8 @@ def scratch(mariadb, w1):
         mariadb.ensure_database(name)
         dsn = mariadb.dsn(name)
         execute(dsn, *[s for t in TABLES for s in (
-            f"DROP TABLE IF EXISTS {t}", f"CREATE TABLE {t} LIKE sqlmode_w1.{t}",
-            f"INSERT INTO {t} SELECT * FROM sqlmode_w1.{t}")])
+            f"DROP TABLE IF EXISTS {t}", f"CREATE TABLE {t} LIKE {W1_DATABASE}.{t}",
+            f"INSERT INTO {t} SELECT * FROM {W1_DATABASE}.{t}")])
         made.append(name)
         return dsn
 
