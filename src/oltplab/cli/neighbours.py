@@ -13,7 +13,7 @@ from ..config import metrics_spec
 from ..options import NEIGHBOURS, NEIGHBOURS_HOSTS
 from ..runs.lifecycle import raise_for_status
 from ..scenarios.neighbours import NeighboursProgress, NeighboursSpec, run_neighbours
-from ..scenarios.neighbours_spec import headline as headline_of
+from ..report.units import headline_unit as headline_of
 from ..workloads import of_record
 from .options import metrics_options, table_options, telemetry_options
 

@@ -402,6 +402,7 @@ def _ensure_schema(dsn: str, cell: Cell, progress: PlanProgress) -> None:
     otherwise."""
     from ..runs.schema import ensure_schema
     from .brokerage import ensure_brokerage
+
     def on_build():
         return progress.building(cell, cell.warehouses if cell.size is None and
                                  cell.scale is None else cell.schema_name)

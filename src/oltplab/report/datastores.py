@@ -36,10 +36,11 @@ def policy(store: dict) -> str:
 
 
 def _unit(run) -> tuple[str, str]:
-    """(the step's key of the run's headline, its name): ("nopm", "NOPM"), ("opm", "OPM")."""
+    """(the step's key of the run's headline, its name): ("nopm", "NOPM"), ("opm", "OPM"),
+    ("trps", "trps")."""
     from .. import workloads
-    wl = workloads.of_record(run.record)
-    return wl.unit_key, wl.unit
+    from .units import headline_unit
+    return headline_unit(workloads.of_record(run.record).name)
 
 
 def _best_step(run) -> tuple[dict | None, dict | None]:

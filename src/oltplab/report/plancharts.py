@@ -175,7 +175,8 @@ def brokerage_table(groups: list[Group]) -> Table:
             values = [f.get(users) for f in figures]
             digits = (2, *(d for _, _, d in IO_COLUMNS))
             rows.append((_where(g), users, len(g.runs),
-                         *(None if v is None else round(v, d) for v, d in zip(values, digits))))
+                         *(None if v is None else round(v, d or None)
+                           for v, d in zip(values, digits))))
     return Table("plan_brokerage_io", "trps and the datastore's IO per cell and user count",
                  ("datastore or cell", "users", "runs", "trps",
                   *(name for name, _, _ in IO_COLUMNS)), tuple(rows),

@@ -40,7 +40,8 @@ from ..runs.lifecycle import WorkloadProgress, new_record, recording, spec_dict
 from ..workloads import get as get_workload
 from ..workloads import of_record
 from .backup import BackupSpec, remove_tree
-from .neighbours_spec import NeighboursSpec, headline
+from ..report.units import headline_unit
+from .neighbours_spec import NeighboursSpec
 
 ENGINE = "postgres"  # neighbours run managed PostgreSQL servers
 TEMPLATE = "template"
@@ -489,7 +490,7 @@ def _run_neighbours(spec: NeighboursSpec, progress: NeighboursProgress | None,
         for e in entries:
             if e["status"] in ("pending", "started"):
                 e["status"] = "not run"
-        record.data["average"] = averages(entries, headline(spec.workload)[0])
+        record.data["average"] = averages(entries, headline_unit(spec.workload)[0])
         if errors:
             record.data["stop_errors"] = errors
 

@@ -31,9 +31,9 @@ from types import SimpleNamespace
 from ..errors import UsageError
 from ..runs.lifecycle import cluster_here, new_record, recording, spec_dict
 from ..workloads import get as get_workload
+from ..report.units import headline_unit
 from .neighbours import (NeighboursProgress, NeighboursSpec, Share, averages, members,
                          run_neighbours)
-from .neighbours_spec import headline
 
 HOSTS_DIR = "hosts"  # each host's own record, under the run's folder
 _RUNNING = ("pending", "started")
@@ -308,7 +308,8 @@ class _Director:
                 e["status"] = "not run"
             if e.get("run") and not (self.record.path / e["run"]).exists():
                 e.pop("run")
-        self.record.data["average"] = averages(self.entries, headline(self.spec.workload)[0])
+        self.record.data["average"] = averages(self.entries,
+                                               headline_unit(self.spec.workload)[0])
         errors = [f"{p['host']}: {x}" for p in self.parts_record for x in p.get("stop_errors")
                   or ()]
         if errors:

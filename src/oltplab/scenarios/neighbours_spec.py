@@ -1,6 +1,5 @@
-"""What ``oltplab neighbours run`` does (``NeighboursSpec``), checked when it is made, and the
-headline of its workload instances (``headline``): TPC-C's NOPM, the shop's OPM, the
-brokerage's trps (trade results per second)."""
+"""What ``oltplab neighbours run`` does (``NeighboursSpec``), checked when it is made: its
+instances, the workload they run and its scale, their servers and the template's build."""
 
 from __future__ import annotations
 
@@ -13,16 +12,6 @@ from typing import Any
 from ..config import DbSpec, format_size, io_latency_default
 from ..engines.base import MIN_DB_MEMORY
 from ..errors import UsageError
-from ..workloads import get as get_workload
-
-
-def headline(workload: str) -> tuple[str, str]:
-    """(the key of an instance's headline in its entry and the average, its name):
-    ("nopm", "NOPM"), ("opm", "OPM"), ("trps", "trps")."""
-    if workload == "brokerage":
-        return "trps", "trps"
-    wl = get_workload(workload)
-    return wl.unit_key, wl.unit
 
 
 @dataclass(frozen=True)

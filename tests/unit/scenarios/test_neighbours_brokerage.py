@@ -7,7 +7,8 @@ import pytest
 
 from oltplab.errors import UsageError
 from oltplab.scenarios.neighbours import Member, averages, instance_entry
-from oltplab.scenarios.neighbours_spec import NeighboursSpec, headline
+from oltplab.scenarios.neighbours_spec import NeighboursSpec
+from oltplab.report.units import headline_unit
 
 
 def test_a_brokerage_spec_has_its_scale_database_and_build(tmp_path):
@@ -40,8 +41,8 @@ def test_bad_brokerage_specs_are_one_line(kw, words):
 
 
 def test_trps_is_the_brokerages_headline_in_each_entry_and_the_average(tmp_path):
-    assert headline("brokerage") == ("trps", "trps")
-    assert headline("tpcc") == ("nopm", "NOPM") and headline("dvds") == ("opm", "OPM")
+    assert headline_unit("brokerage") == ("trps", "trps")
+    assert headline_unit("tpcc") == ("nopm", "NOPM") and headline_unit("dvds") == ("opm", "OPM")
     spec = NeighboursSpec(workload="brokerage", customers=1000)
     step = {"tpm": 3000, "trpm": 600, "trps": 10.25, "client_trps": 10.3, "workload_tpm": 2990,
             "client_tpm": 2995, "measured_s": 4.0, "partial": False, "warnings": [],
@@ -56,6 +57,6 @@ def test_trps_is_the_brokerages_headline_in_each_entry_and_the_average(tmp_path)
     assert entries[0]["trps"] == 10.25 and entries[0]["client_trps"] == 10.3
     assert entries[0]["trpm"] == 600 and entries[0]["tpm"] == 3000
     entries.append({"role": "backup", "trps": None})
-    avg = averages(entries, headline("brokerage")[0])
+    avg = averages(entries, headline_unit("brokerage")[0])
     assert avg == {"tpm": 3000, "total_tpm": 6000, "trps": 11.375, "total_trps": 22.75,
                    "instances": 2}

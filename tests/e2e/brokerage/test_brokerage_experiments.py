@@ -1,0 +1,107 @@
+"""The brokerage in the experiments: a plan whose cells run it on two datastores (the example
+e7 plan at one day of trading) records trps and the datastore's IO per cell and reports them;
+a key of another workload in such a plan is refused in one line; noisy neighbours run it
+beside a backup and record trps per instance."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import free_port
+
+from oltplab.report.charts import fmt
+
+from ..conftest import oltplab, saved_runs
+
+EXAMPLE = Path(__file__).parents[3] / "examples" / "plans" / "e7-brokerage-policies.toml"
+# one day of trading, short steps: the smallest brokerage a run measures
+SMALL = ("--set", "days=1", "--set", "users=[1]", "--set", "rampup=1s", "--set",
+         "duration=3s")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mkfs.btrfs") is None,
+                    reason="datastores need root and btrfs-progs")
+def test_the_e7_brokerage_plan_runs_on_two_datastores_and_reports_trps(tmp_path):
+    p = oltplab("plan", "run", str(EXAMPLE), "--set", f"port={free_port()}", "--set",
+                'matrix.datastore=["r1", "r5-zstd"]', *SMALL, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "building the brokerage of 1,000 customers x 1 day for cell datastore=r1" in p.stderr
+    runs = saved_runs(tmp_path / "results")
+    assert [r["datastores"]["datadir"]["name"] for r in runs] == ["r1", "r5-zstd"]
+    for r in runs:
+        [step] = r["steps"]
+        assert r["kind"] == "brokerage" and r["status"] == "completed", r.get("error")
+        assert (r["schema"]["customers"], r["schema"]["days"]) == (1000, 1)
+        assert step["users"] == 1 and step["trps"] > 0 and step["io"]["write_iops"] > 0, step
+    report = tmp_path / "reports" / "plan-e7-brokerage-policies"
+    html = (report / "report.html").read_text()
+    assert "trps (best step)" in html and "Storage policies" in html
+    assert (report / "plan_trps.png").is_file() and (report / "plan_brokerage_iops.png").is_file()
+    rows = _table(html, "IO per cell and user count")
+    assert rows[0][:7] == ["datastore or cell", "users", "runs", "trps", "read IOPS",
+                           "write IOPS", "reads per write"], rows[0]
+    assert [(r[0], r[1]) for r in rows[1:]] == [("r1", "1"), ("r5-zstd", "1")], rows
+    for row, r in zip(rows[1:], runs):
+        step = r["steps"][0]
+        assert row[3] == fmt(round(step["trps"], 2)), (row, step)
+        assert row[5] == fmt(round(step["io"]["write_iops"])), (row, step)
+    stores = tmp_path / "oltplab-data" / "datastores"
+    assert not stores.exists() or not any(stores.iterdir()), "each is destroyed after its cell"
+
+
+def _table(html: str, title: str) -> list[list[str]]:
+    """The cells of the report's table of that title, row by row (its header first)."""
+    text = html[html.index(title):]
+    text = text[:text.index("</table>")]
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in
+             re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", text, re.S)]
+
+
+@pytest.mark.parametrize("key, words", [
+    ("warehouses=2", ("warehouses is a TPC-C option",)),
+    ("size=10MB", ("size is an option of the dvds workload",)),
+    ("think_time=1s", ("think_time is an option of the dvds workload",)),
+])
+def test_a_key_of_another_workload_in_a_brokerage_plan_is_one_line(tmp_path, key, words):
+    p = oltplab("plan", "run", str(EXAMPLE), "--set", key, cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    [line] = p.stderr.strip().splitlines()
+    assert line.startswith("oltplab: error: ") and str(EXAMPLE) in line, line
+    for w in words:
+        assert w in line, line
+    assert not any(tmp_path.iterdir()), "nothing is made"
+
+
+def test_neighbours_run_the_brokerage_beside_a_backup():
+    root = Path(tempfile.mkdtemp(prefix="oltplab-test-"))  # outside pytest's 0700 base
+    flags = ["--root", str(root / "nb"), "--port", str(free_port(4)), "--users", "1",
+             "--rampup", "1s", "--db-memory", "96MiB", "--power", "none", "--seed", "5"]
+    try:
+        p = oltplab("neighbours", "run", "--workload", "brokerage", "--customers", "1000",
+                    "--days", "1", "--instances", "2", "--backup", "1", *flags, "--duration",
+                    "4s", "--backup-interval", "2s", "--results-dir", str(root / "results"),
+                    cwd=root, check_rc=0, timeout=400)
+        assert "average per workload instance (1)" in p.stdout and "trps" in p.stdout, p.stdout
+        [run] = saved_runs(root / "results")
+        assert run["workload"] == "brokerage"
+        assert run["schema"]["customers"] == 1000 and run["schema"]["days"] == 1
+        pg1, pg2 = run["instances"]
+        assert pg1["role"] == "brokerage" and pg1["trps"] > 0 and pg2["role"] == "backup"
+        assert pg2["cycles"], pg2
+        assert run["average"]["trps"] == pg1["trps"] and run["average"]["instances"] == 1
+        p = oltplab("neighbours", "run", "-n", "2", "--customers", "1000", *flags,
+                    "--duration", "1s", cwd=root)
+        assert p.returncode == 2 and "--workload brokerage" in p.stderr, p.stderr
+        p = oltplab("neighbours", "run", "-n", "2", "--workload", "brokerage", *flags,
+                    "--duration", "1s", cwd=root)
+        assert p.returncode == 2 and "needs --customers" in p.stderr, p.stderr
+    finally:
+        for name in ("template", "pg1", "pg2"):
+            oltplab("db", "stop", "--datadir", str(root / "nb" / name), cwd=root)
+        shutil.rmtree(root, ignore_errors=True)
