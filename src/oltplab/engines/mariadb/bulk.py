@@ -51,6 +51,28 @@ def procedure_statements(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def prepare_schema(dsn: str, setting: str, check: Callable, statements: list[str]):
+    """A build's first step on the database of ``dsn``: its name and the server's ``setting``
+    (``SELECT DATABASE(), @@setting``), ``check(cursor, dbname, value)`` (which raises to
+    refuse the build), then ``statements`` (the drops and the tables); the setting's value.
+    UsageError without a database; DatabaseError for the server's errors."""
+    from ...errors import UsageError
+    conn = client.connect(dsn)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT DATABASE(), @@{setting}")
+            dbname, value = cur.fetchone()
+            if dbname is None:
+                raise UsageError("the MariaDB DSN names no database")
+            check(cur, dbname, value)
+        execute_all(conn, statements)
+        return value
+    except client.Error as exc:
+        raise DatabaseError(f"preparing the schema failed: {client.error_text(exc)}") from exc
+    finally:
+        conn.close()
+
+
 def execute_all(conn, statements: Iterable[str]) -> None:
     with conn.cursor() as cur:
         for statement in statements:

@@ -44,12 +44,10 @@ def load_jobs(dsn: str, size: Size, build_users: int, seed: int,
 
 def chunks(job: LoadJob):
     """(table, COPY text, rows) in load order; ("", "", chunk index) marks a finished chunk."""
-    for chunk in job.work:
-        yield from pop.chunk_rows(job.seed, job.size, chunk, job.sales)
-        yield "", "", chunk.index
+    return shared.marked(job.work,
+                         lambda chunk: pop.chunk_rows(job.seed, job.size, chunk, job.sales))
 
 
 def produce(job: LoadJob, out: queue.Queue, stop: threading.Event) -> None:
     """Generator thread: encoded chunks into ``out``, then None (or the exception raised)."""
-    shared.feed(((table, text.encode("ascii"), rows) for table, text, rows in chunks(job)),
-                out, stop)
+    shared.feed_text(chunks(job), out, stop)

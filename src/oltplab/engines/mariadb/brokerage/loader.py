@@ -59,32 +59,24 @@ _POLL_S = 0.5
 def _prepare(dsn: str, force: bool, page_kib: int | None) -> int:
     """Check the database and the server, drop an old schema if forced, create the tables;
     the server's page size in KiB."""
-    conn = client.connect(dsn)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT DATABASE(), @@innodb_page_size")
-            dbname, page_bytes = cur.fetchone()
-            if dbname is None:
-                raise UsageError("the MariaDB DSN names no database")
-            other = other_schema(cur)
-            if other:
-                raise UsageError(str(other_schema_here(dbname, other)))
-            server_kib = int(page_bytes) // 1024
-            if page_kib is not None and page_kib != server_kib:
-                raise UsageError(f"--innodb-page-size {page_kib}k: the server's pages are "
-                                 f"{server_kib} KiB (InnoDB's page size is set when its data "
-                                 "directory is created)")
-            existing = present(cur, [*TABLES, BALANCE_TABLE, META_TABLE])
-            if existing and not force:
-                raise SchemaError(f"database {dbname} already holds a TPC-E-derived brokerage "
-                                  f"schema ({len(existing)} of its tables): pass --force to "
-                                  "drop and rebuild it")
-        bulk.execute_all(conn, sql_statements("drop") + sql_statements("tables"))
-        return server_kib
-    except client.Error as exc:
-        raise DatabaseError(f"preparing the schema failed: {client.error_text(exc)}") from exc
-    finally:
-        conn.close()
+    def check(cur, dbname: str, page_bytes) -> None:
+        other = other_schema(cur)
+        if other:
+            raise UsageError(str(other_schema_here(dbname, other)))
+        server_kib = int(page_bytes) // 1024
+        if page_kib is not None and page_kib != server_kib:
+            raise UsageError(f"--innodb-page-size {page_kib}k: the server's pages are "
+                             f"{server_kib} KiB (InnoDB's page size is set when its data "
+                             "directory is created)")
+        existing = present(cur, [*TABLES, BALANCE_TABLE, META_TABLE])
+        if existing and not force:
+            raise SchemaError(f"database {dbname} already holds a TPC-E-derived brokerage "
+                              f"schema ({len(existing)} of its tables): pass --force to "
+                              "drop and rebuild it")
+
+    page_bytes = bulk.prepare_schema(dsn, "innodb_page_size", check,
+                                     sql_statements("drop") + sql_statements("tables"))
+    return int(page_bytes) // 1024
 
 
 class _Told:

@@ -49,34 +49,26 @@ def _files(name: str, ds3: bool) -> list[str]:
 
 def _prepare(dsn: str, force: bool, ds3: bool = False) -> None:
     """Check the database and the server, drop an old schema if forced, create the tables."""
-    conn = client.connect(dsn)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT DATABASE(), @@innodb_ft_min_token_size")
-            dbname, min_token = cur.fetchone()
-            if dbname is None:
-                raise UsageError("the MariaDB DSN names no database")
-            if present(cur, TPCC_TABLES):
-                raise tpcc_schema_here(dbname)
-            if present(cur, BROKERAGE_TABLES):
-                raise brokerage_schema_here(dbname, "DVD-Store-derived", "dvds")
-            existing = present(cur, [*TABLES, META_TABLE])
-            procedures = procedures_present(cur)
-            if (existing or procedures) and not force:
-                raise SchemaError(f"database {dbname} already holds a DVD-Store-derived schema "
-                                  f"({len(existing)} of its tables, {len(procedures)} of its "
-                                  "procedures): pass --force to drop and rebuild it")
-            if int(min_token) > SHORTEST_WORD:
-                raise SchemaError(f"the server's innodb_ft_min_token_size is {min_token}: its "
-                                  f"full-text indexes would leave out the words of "
-                                  f"{SHORTEST_WORD} letters that the users search for; set it "
-                                  f"to {SHORTEST_WORD} or less (-c innodb_ft_min_token_size="
-                                  f"{SHORTEST_WORD})")
-        bulk.execute_all(conn, sql_statements("drop") + _files("tables", ds3))
-    except client.Error as exc:
-        raise DatabaseError(f"preparing the schema failed: {client.error_text(exc)}") from exc
-    finally:
-        conn.close()
+    def check(cur, dbname: str, min_token) -> None:
+        if present(cur, TPCC_TABLES):
+            raise tpcc_schema_here(dbname)
+        if present(cur, BROKERAGE_TABLES):
+            raise brokerage_schema_here(dbname, "DVD-Store-derived", "dvds")
+        existing = present(cur, [*TABLES, META_TABLE])
+        procedures = procedures_present(cur)
+        if (existing or procedures) and not force:
+            raise SchemaError(f"database {dbname} already holds a DVD-Store-derived schema "
+                              f"({len(existing)} of its tables, {len(procedures)} of its "
+                              "procedures): pass --force to drop and rebuild it")
+        if int(min_token) > SHORTEST_WORD:
+            raise SchemaError(f"the server's innodb_ft_min_token_size is {min_token}: its "
+                              f"full-text indexes would leave out the words of "
+                              f"{SHORTEST_WORD} letters that the users search for; set it "
+                              f"to {SHORTEST_WORD} or less (-c innodb_ft_min_token_size="
+                              f"{SHORTEST_WORD})")
+
+    bulk.prepare_schema(dsn, "innodb_ft_min_token_size", check,
+                        sql_statements("drop") + _files("tables", ds3))
 
 
 def _load(job: LoadJob) -> tuple[dict, list[int]]:
