@@ -28,10 +28,11 @@ def workloads(record: dict) -> list[dict]:
 
 
 def unit(record: dict) -> tuple[str, str]:
-    """(the entries' key of the headline, its name): ("nopm", "NOPM"), ("opm", "OPM")."""
+    """(the entries' key of the headline, its name): ("nopm", "NOPM"), ("opm", "OPM"),
+    ("trps", "trps")."""
     from .. import workloads as registry
-    wl = registry.of_record(record)
-    return wl.unit_key, wl.unit
+    from .units import headline_unit
+    return headline_unit(registry.of_record(record).name)
 
 
 def units(groups: list[Group]) -> tuple[str, str]:
@@ -90,7 +91,9 @@ def headline(run: dict) -> str:
         return "-"
     n = len(run.get("instances") or [])
     key, name = unit(run)
-    line = f"{name} {count(avg.get(key))} per workload instance ({avg['instances']} of {n})"
+    value = f"{avg[key]:,.2f}" if key == "trps" and avg.get(key) is not None else \
+        count(avg.get(key))
+    line = f"{name} {value} per workload instance ({avg['instances']} of {n})"
     made = sum(len(e.get("cycles") or []) for e in run.get("instances") or []
                if isinstance(e, dict) and e.get("role") == "backup")
     return line + (f"; {made} backup{'' if made == 1 else 's'}" if made else "")
@@ -102,10 +105,13 @@ def charts(groups: list[Group]) -> list[Chart]:
                          why="no workload instance measured", caption=caption, order=order)
 
     key, name = units(groups)
-    what = ("New orders per minute of each workload instance (server-side, HammerDB's method)"
-            if key == "nopm" else "Orders per minute of each workload instance (server-side: "
-            "the orders it committed)")
-    tx = "New-Order" if key == "nopm" else "order"
+    what = {"nopm": "New orders per minute of each workload instance (server-side, HammerDB's "
+                    "method)",
+            "trps": "Trade results per second of each workload instance (server-side: its "
+                    "brokers' trade counts)"}.get(key, "Orders per minute of each workload "
+                                                  "instance (server-side: the orders it "
+                                                  "committed)")
+    tx = {"nopm": "New-Order", "trps": "Trade-Result"}.get(key, "order")
     return [
         bars(f"neighbours_{key}", f"{name} per instance", name,
              lambda g: per_instance(g, key), f"{what}, and their mean over the instances "

@@ -90,12 +90,13 @@ def backup_charts(groups: list[Group]) -> list[Chart]:
 
 def neighbours_charts(groups: list[Group]) -> list[Chart]:
     key, name = neighbours.units(groups)
-    what = {"nopm": "New orders", "trpm": "Trade results"}.get(key, "Orders")
+    what = {"nopm": "New orders per minute", "trps": "Trade results per second"}.get(
+        key, "Orders per minute")
     return [bar_chart(f"plan_neighbours_{key}", f"{name} per workload instance, a bar per cell",
                       "instance", name,
                       entries(groups, [(name, lambda g: neighbours.per_instance(g, key))]),
                       why="no workload instance measured", order=neighbours.order,
-                      caption=f"{what} per minute of each workload instance and of the "
+                      caption=f"{what} of each workload instance and of the "
                               "average one (the mean over the instances that measured), "
                               "averaged over the cell's repeats.")]
 

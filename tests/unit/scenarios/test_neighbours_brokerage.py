@@ -60,3 +60,17 @@ def test_trps_is_the_brokerages_headline_in_each_entry_and_the_average(tmp_path)
     avg = averages(entries, headline_unit("brokerage")[0])
     assert avg == {"tpm": 3000, "total_tpm": 6000, "trps": 11.375, "total_trps": 22.75,
                    "instances": 2}
+
+
+def test_the_reports_headline_and_chart_of_a_brokerage_neighbours_run_are_trps():
+    from oltplab.report.neighbours import charts, headline, unit
+    from oltplab.report.runs import Group, RunData
+    record = {"kind": "neighbours", "workload": "brokerage", "id": "n", "name": "n",
+              "instances": [{"name": "pg1", "role": "brokerage", "trps": 10.25, "tpm": 3000},
+                            {"name": "pg2", "role": "brokerage", "trps": 12.5, "tpm": 3100},
+                            {"name": "pg3", "role": "backup", "cycles": [{"cycle": 1}]}],
+              "average": {"trps": 11.375, "tpm": 3050, "instances": 2}}
+    assert unit(record) == ("trps", "trps")
+    assert headline(record) == "trps 11.38 per workload instance (2 of 3); 1 backup"
+    [first, *_] = charts([Group("n", [RunData(record=record, label="n")], "#000")])
+    assert first.key == "neighbours_trps" and "Trade results per second" in first.caption
