@@ -64,6 +64,9 @@ class NeighboursSpec:
                                  "1000)")
             from ..workloads.brokerage.scale import parse_scale
             parse_scale(self.customers, self.days)  # not in load units: refused here
+            if self.mode != "procedures":
+                raise UsageError(f"--mode {self.mode}: the brokerage runs its transactions as "
+                                 "the server's functions only (--mode procedures)")
         elif self.customers is not None:
             raise UsageError("--customers is the brokerage workload's; give --workload "
                              "brokerage")

@@ -21,7 +21,7 @@ from ..conftest import oltplab, saved_runs
 EXAMPLE = Path(__file__).parents[3] / "examples" / "plans" / "e7-brokerage-policies.toml"
 # one day of trading, short steps: the smallest brokerage a run measures
 SMALL = ("--set", "days=1", "--set", "users=[1]", "--set", "rampup=1s", "--set",
-         "duration=3s")
+         "duration=3s", "--set", "host_memory=none")
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mkfs.btrfs") is None,

@@ -133,3 +133,17 @@ def test_the_policy_table_has_trps_and_the_datastores_io_per_cell_and_user_count
     iops = charts["plan_brokerage_iops"]
     names = [s.name for s in iops.series]
     assert names[:2] == ["bk.datastore-r1: reads", "bk.datastore-r1: writes"], names
+
+
+def test_a_neighbours_step_takes_the_cells_brokerage(tmp_path):
+    p = plan_of(tmp_path, PLAN.replace("[matrix]\ndays = [5, 10]", "days = 3") + """
+[[step]]
+kind = "neighbours"
+instances = 2
+backup = 1
+users = 2
+""")
+    [item] = p.items
+    spec = item.spec
+    assert (spec.workload, spec.customers, spec.days, spec.users) == ("brokerage", 2000, 3, 2)
+    assert spec.schema == {"workload": "brokerage", "customers": 2000, "days": 3}

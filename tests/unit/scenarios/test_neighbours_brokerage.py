@@ -31,6 +31,7 @@ def test_a_brokerage_spec_has_its_scale_database_and_build(tmp_path):
     ({"workload": "brokerage", "customers": 1500}, ("--customers 1500", "multiple of 1,000")),
     ({"workload": "brokerage", "customers": 1000, "days": 0}, ("--days 0",)),
     ({"customers": 1000}, ("--customers is the brokerage workload's",)),
+    ({"workload": "brokerage", "customers": 1000, "mode": "sql"}, ("--mode sql",)),
 ])
 def test_bad_brokerage_specs_are_one_line(kw, words):
     with pytest.raises(UsageError) as e:
