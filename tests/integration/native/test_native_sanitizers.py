@@ -34,6 +34,7 @@ TESTS = ["tests/unit/native/test_native_safety.py", "tests/unit/native/test_dvds
          "tests/unit/native/test_brokerage_terminal.py",
          "tests/unit/native/test_brokerage_actors.py",
          "tests/unit/workloads/test_inputs.py",
+         "tests/unit/workloads/test_brokerage_trades_c.py",
          "tests/unit/workloads/test_mix.py", f"{I}/native/test_native_loop.py",
          f"{I}/native/test_dvds_loop.py", f"{I}/native/test_dvds_sql_loop.py",
          f"{I}/loadgen/test_driver.py::test_procedures_loop_hands_over_response_times_in_bulk",

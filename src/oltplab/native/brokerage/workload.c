@@ -15,6 +15,7 @@
 #include <stdarg.h>
 
 #include "customer.h"
+#include "trades.h" /* the build's trade loop, added to the module here */
 
 /* The input counts of the measured window: the keys of ProcLoop.counts()["inputs"]. tier1..3
  * count the customers drawn (every transaction that draws one); tl_/tu_frame<n> the frames
@@ -362,7 +363,7 @@ static int completed(void *txn, int has, long long value, int64_t us, int64_t *i
 }
 
 static int add_to_module(PyObject *m) {
-    if (PyType_Ready(&BkTerminalType) < 0) return -1;
+    if (PyType_Ready(&BkTerminalType) < 0 || brokerage_trades_add(m) < 0) return -1;
     Py_INCREF(&BkTerminalType);
     if (module_add(m, "BrokerageTerminal", (PyObject *)&BkTerminalType) < 0 ||
         module_add(m, "BROKERAGE_NAMES", text_tuple(BK_NAMES, BK_NKINDS)) < 0 ||

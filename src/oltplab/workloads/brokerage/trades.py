@@ -36,6 +36,7 @@ import datetime
 import functools
 import math
 
+from ... import _native
 from . import reference as ref
 from . import words
 from .lots import commission_cents, tax_cents, trade_lots
@@ -131,9 +132,9 @@ def new_position(symbol: str, exchange: int) -> list:
     return [0, [], symbol, exchange * len(QUANTITIES)]
 
 
-def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, tally):
+def python_trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, tally):
     """Yield the chunk's trades as (table, COPY text, rows) pieces, then its holding and
-    holding_summary rows.
+    holding_summary rows (the reference of native_trade_rows, which the build runs).
 
     ``accounts``: the chunk's accounts, each (ca_id, tier, tax status, tax rate (the two rates
     summed, hundred-thousandths), broker id, executors' names (the owner's first), positions
@@ -245,6 +246,40 @@ def trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, ta
     if trade:
         yield from _trade_pieces(trade, history, n_hist, settle, cash, n_cash, hh)
     yield from position_rows(accounts)
+
+
+def _native_constants() -> tuple:
+    """The constants the C loop has too (native/brokerage/trades.h): it refuses others."""
+    return (*TYPE_TENTHS, *QUANTITIES, *BID_CENTS, MARKET_SPREAD, LIMIT_SPREAD, MARGIN_PERCENT,
+            LIFO_PERCENT, SUBMIT_DELAY, PENDING_DELAY, SKIP_MOD, SKIP_REST, TRADES_PER_PIECE,
+            PIECE_ROWS, TRADING_SECONDS, _EARLY, len(_MONEY_TEXT), OWNER_EXECUTES)
+
+
+@functools.lru_cache(maxsize=4)
+def _native_tables(days: int) -> tuple:
+    prefixes, due, clock = _calendar(days)
+    return (_native_constants(), prefixes, due, clock,
+            tuple(tt[0] for tt in ref.TRADE_TYPES), tuple(tt[1] for tt in ref.TRADE_TYPES),
+            _CHARGES, _RATES)
+
+
+def native_trade_rows(rng, scale: Scale, ids: range, accounts: list, balances: list, tally):
+    """python_trade_rows in C (oltplab._native.BrokerageTrades): the same pieces, the same
+    draws of ``rng`` (its Mersenne Twister state handed over and back after each batch) and
+    the same balances, tally and positions after each batch."""
+    if ids.step != 1:
+        raise ValueError(f"trade ids run in steps of 1, not {ids.step}")
+    version, state, gauss = rng.getstate()
+    trading = _native.BrokerageTrades(state, ids.start, ids.stop, scale.days, accounts,
+                                      balances, tally, _native_tables(scale.days))
+    for batch in iter(trading.batch, None):
+        rng.setstate((version, trading.state(), gauss))
+        yield from batch
+    yield from position_rows(accounts)
+
+
+#: The trade loop of the build (customers.chunk_rows): the C one.
+trade_rows = native_trade_rows
 
 
 def _trade_pieces(trade, history, n_hist, settle, cash, n_cash, hh):
