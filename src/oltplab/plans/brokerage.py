@@ -57,7 +57,8 @@ def brokerage_keys_refused(conv: dict) -> None:
 
 
 def scale_name(scale) -> str:
-    """How plans name a brokerage's scale: "1,000 customers x 5 days"."""
+    """How plans name a brokerage's scale (a Scale, or the build's record): "1,000 customers x
+    5 days"."""
     return f"{scale.customers:,} customers x {scale.days} day{'s' if scale.days != 1 else ''}"
 
 
@@ -81,7 +82,7 @@ def ensure_brokerage(engine_name: str, dsn: str, scale, *, managed: bool = True,
     if info is not None:
         if (info.customers, info.days) == (scale.customers, scale.days):
             return "reused"
-        why = f"the brokerage at dsn has {info.customers:,} customers x {info.days} days"
+        why = f"the brokerage at dsn has {scale_name(info)}"
     if not managed:
         raise SchemaError(f"{why}, not {scale_name(scale)}; only a managed server is rebuilt")
     progress = on_build() if on_build is not None else None
