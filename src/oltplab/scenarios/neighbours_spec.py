@@ -120,7 +120,8 @@ class NeighboursSpec:
         if self.workload == "dvds":
             return f"the {self.size.name} shop"
         if self.workload == "brokerage":
-            return f"the brokerage of {self.customers:,} customers x {self.days} days"
+            return (f"the brokerage of {self.customers:,} customers x {self.days} "
+                    f"day{'s' if self.days != 1 else ''}")
         return f"{self.warehouses} warehouses"
 
     @property

@@ -17,6 +17,8 @@ def test_a_brokerage_spec_has_its_scale_database_and_build(tmp_path):
     assert (spec.scale.customers, spec.scale.days) == (2000, 5)
     assert spec.schema == {"workload": "brokerage", "customers": 2000, "days": 5}
     assert spec.schema_name == "the brokerage of 2,000 customers x 5 days"
+    one = NeighboursSpec(workload="brokerage", customers=1000, days=1)
+    assert one.schema_name == "the brokerage of 1,000 customers x 1 day"
     assert spec.db(tmp_path / "pg1", 5441).dbname == "brokerage"
     build = spec.build_spec()
     assert (build.scale, build.seed, build.force) == (spec.scale, 9, False)
