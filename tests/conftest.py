@@ -54,7 +54,7 @@ LONGEST_FIRST = ("test_native_sanitizers.py", "test_plan_examples.py", "test_dev
                  "test_backup.py", "test_neighbours.py", "test_experiments_on_hosts.py",
                  "test_inject.py", "test_mariadb_faults.py", "test_datastore.py",
                  "test_mariadb_backup.py", "test_dvds_cli.py", "test_brokerage_cli.py",
-                 "test_brokerage_mariadb.py", "test_plans.py")
+                 "test_brokerage_mariadb.py", "test_brokerage_experiments.py", "test_plans.py")
 
 
 def pytest_collection_modifyitems(config, items):
