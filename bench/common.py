@@ -8,9 +8,11 @@ import contextlib
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -133,8 +135,8 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def dvds_args(p: argparse.ArgumentParser, port: int, db_memory: str) -> None:
-    """The options of the shop's driver benchmarks."""
+def server_args(p: argparse.ArgumentParser, port: int, db_memory: str) -> None:
+    """The managed server's options of the driver benchmarks (or --dsn)."""
     p.add_argument("--datadir", type=Path, default=None,
                    help="the managed server's data directory [default: a scratch directory, "
                         "removed afterwards]")
@@ -143,6 +145,35 @@ def dvds_args(p: argparse.ArgumentParser, port: int, db_memory: str) -> None:
     p.add_argument("--dsn", default=None, help="an existing server instead of a managed one")
     p.add_argument("-c", dest="setting", action="append", default=[], metavar="NAME=VALUE",
                    help="a setting of the managed server (repeatable), as oltplab's -c takes it")
+
+
+def scratch_datadir(a: argparse.Namespace, prefix: str, engine_dir: str) -> Path:
+    """A scratch directory (the caller removes it), and in it the managed server's data
+    directory ``engine_dir`` unless --datadir named one."""
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    scratch.chmod(0o755)  # the server may run as its own system user
+    if a.datadir is None:
+        a.datadir = scratch / engine_dir
+    return scratch
+
+
+def run_recorded(cmd: list[str], a: argparse.Namespace, out: Path) -> tuple[dict, float]:
+    """Run an `oltplab ... run` command (``--workers`` added when given) that records into
+    ``out``: its first step and the CPU seconds of its process tree."""
+    if a.workers:
+        cmd = [*cmd, "--workers", str(a.workers)]
+    cpu0 = children_cpu()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    cpu = children_cpu() - cpu0
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd[1:3])} failed ({proc.returncode}): "
+                 f"{(proc.stderr or proc.stdout).strip()[-2000:]}")
+    return json.loads(next(out.rglob("run.json")).read_text())["steps"][0], cpu
+
+
+def dvds_args(p: argparse.ArgumentParser, port: int, db_memory: str) -> None:
+    """The options of the shop's driver benchmarks."""
+    server_args(p, port, db_memory)
     p.add_argument("--size", default="10MB", help="the shop's size (10MB, 1GB ...)")
     p.add_argument("--build-users", type=int, default=os.cpu_count() or 1)
     p.add_argument("--users", default="2,1", help="user counts, each measured A B B A")
@@ -196,16 +227,7 @@ def run_oltplab_dvds(dsn: str, a: argparse.Namespace, users: int, results: Path,
            "--pct-new-customers", str(PCT_NEW_CUSTOMERS), "--seed", str(seed),
            "--results-dir", str(out), "--name", "bench-dvds-driver", "--power", "none",
            "--io-latency", "off", "--sample-interval", "1s" if a.telemetry else "0"]
-    if a.workers:
-        cmd += ["--workers", str(a.workers)]
-    cpu0 = children_cpu()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    cpu = children_cpu() - cpu0
-    if proc.returncode != 0:
-        sys.exit(f"oltplab dvds run failed ({proc.returncode}): "
-                 f"{(proc.stderr or proc.stdout).strip()[-2000:]}")
-    record = json.loads(next(out.rglob("run.json")).read_text())
-    step = record["steps"][0]
+    step, cpu = run_recorded(cmd, a, out)
     tx = step["transactions"]
     calls = sum(v.get("committed", 0) + v.get("rolled_back", 0)
                 for k, v in tx.items() if k != "order")
@@ -285,6 +307,45 @@ def run_slaps(commands: list[list[str]],
             problem = (f"a mariadb-slap client ended before the window did (exit "
                        f"{p.returncode}): {err.strip().splitlines()[-1:] or 'its file ran out'}")
     return children_cpu() - cpu0, problem
+
+
+#: MariaDB's transactions so far (a procedure's own COMMIT counts one).
+COMMITS_SQL = ("SELECT sum(variable_value) FROM information_schema.global_status"
+               " WHERE variable_name IN ('COM_COMMIT', 'COM_ROLLBACK')")
+
+
+def slaps_counted(commands: list[list[str]], dsn: str,
+                  start_window: Callable[[float], tuple[threading.Thread, list]]
+                  ) -> tuple[float, str, int, list]:
+    """run_slaps with ``start_window(t0)`` (a started thread that reads the server at the
+    measured window's ends and the list it fills): the clients' CPU seconds, a problem, the
+    transactions the server counted over their whole run (COMMITS_SQL) and the window's
+    marks."""
+    marks: list = []
+
+    def window(t0: float) -> threading.Thread:
+        th, got = start_window(t0)
+        marks.append(got)
+        return th
+
+    commits0 = int(fetchval(dsn, COMMITS_SQL))
+    cpu, problem = run_slaps(commands, window)
+    return cpu, problem, int(fetchval(dsn, COMMITS_SQL)) - commits0, marks[0]
+
+
+def slap_binary(a: argparse.Namespace) -> str:
+    """mariadb-slap: --slap, else the one on PATH (exits when there is none)."""
+    slap = a.slap or shutil.which("mariadb-slap")
+    if slap is None:
+        sys.exit("mariadb-slap is not installed (Debian package mariadb-client)")
+    return slap
+
+
+def pgbench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pgbench-jobs", type=int, default=1,
+                   help="pgbench threads (-j) [default: 1, as oltplab's one worker process "
+                        "on a host of 2 CPUs that also runs the server]")
+    p.add_argument("--pgbench", default=None, help="pgbench binary [default: the embedded one]")
 
 
 def load_average() -> str:

@@ -31,13 +31,12 @@ import argparse
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from common import (BASE_SQL, PCT_NEW_CUSTOMERS, children_cpu, dvds_abba, dvds_args,
                     dvds_database, ensure_dvds_schema, fetchval, orders_window,
-                    print_dvds_summary, window_opm)
+                    pgbench_args, print_dvds_summary, scratch_datadir, window_opm)
 
 from oltplab.workloads.dvds import words
 from oltplab.workloads.dvds.sizes import parse_size
@@ -107,16 +106,10 @@ def run_pgbench(dsn: str, a, users: int, script: Path, info) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     dvds_args(p, port=41520, db_memory="2GiB")
-    p.add_argument("--pgbench-jobs", type=int, default=1,
-                   help="pgbench threads (-j) [default: 1, as oltplab's one worker process "
-                        "on a host of 2 CPUs that also runs the server]")
-    p.add_argument("--pgbench", default=None, help="pgbench binary [default: the embedded one]")
+    pgbench_args(p)
     a = p.parse_args()
     user_counts = [int(u) for u in a.users.split(",")]
-    scratch = Path(tempfile.mkdtemp(prefix="oltplab-bench-dvds-driver-"))
-    scratch.chmod(0o755)  # the server may run as its own system user
-    if a.datadir is None:
-        a.datadir = scratch / "pg"
+    scratch = scratch_datadir(a, "oltplab-bench-dvds-driver-", "pg")
     try:
         script = write_script(scratch)
         with dvds_database(a, "postgres", max(user_counts) + 20) as target:

@@ -38,14 +38,13 @@ import argparse
 import math
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 from common import (BASE_SQL, PCT_NEW_CUSTOMERS, dvds_abba, dvds_args, dvds_database,
-                    ensure_dvds_schema, fetchval, orders_window, print_dvds_summary, run_slaps,
-                    slap_command, window_opm)
+                    ensure_dvds_schema, fetchval, orders_window, print_dvds_summary,
+                    scratch_datadir, slap_binary, slap_command, slaps_counted, window_opm)
 
 from oltplab.engines.mariadb import client, counters
 from oltplab.workloads.dvds.inputs import RunConstants, terminal
@@ -56,8 +55,6 @@ OUT = "@oltplab_out"  # the variable oltplab's loop reads back (native/loop/mylo
 CUSTOMER = "@dvds_customer"  # a new customer's id, for the order's purchase
 PLACEHOLDER = 2147483647  # told to the terminal as a new customer's id; becomes CUSTOMER
 USERNAME_ARG = 14  # the new_customer argument that holds the username
-COMMITS_SQL = ("SELECT sum(variable_value) FROM information_schema.global_status"
-               " WHERE variable_name IN ('COM_COMMIT', 'COM_ROLLBACK')")
 
 #: What differs between the mariadb-slap files and oltplab's C loop, printed with the figures.
 DIFFERENCES = """\
@@ -124,19 +121,12 @@ def run_slap(slap: str, dsn: str, a, users: int, info, files: Path, run: int,
         commands.append(slap_command(slap, dsn, path, n))
         calls += n
     base = int(fetchval(dsn, BASE_SQL))
-    marks: list = []
-
-    def window(t0: float):
-        th, got = orders_window(dsn, a, base, t0)
-        marks.append(got)
-        return th
-
-    commits0 = int(fetchval(dsn, COMMITS_SQL))
-    cpu, problem = run_slaps(commands, window)
-    ran = (int(fetchval(dsn, COMMITS_SQL)) - commits0) * users * orders / calls
+    cpu, problem, commits, marks = slaps_counted(
+        commands, dsn, lambda t0: orders_window(dsn, a, base, t0))
+    ran = commits * users * orders / calls
     for path in files.glob(f"slap-{run}-*.sql"):
         path.unlink()
-    return {"opm": window_opm(marks[0]), "cpu": cpu, "orders": ran,
+    return {"opm": window_opm(marks), "cpu": cpu, "orders": ran,
             "note": problem or f"{users} process(es), {calls / users / orders:.2f} calls/order"}
 
 
@@ -154,14 +144,9 @@ def main() -> None:
     dvds_args(p, port=41630, db_memory="1GiB")
     p.add_argument("--slap", default=None, help="mariadb-slap binary [default: on PATH]")
     a = p.parse_args()
-    slap = a.slap or shutil.which("mariadb-slap")
-    if slap is None:
-        sys.exit("mariadb-slap is not installed (Debian package mariadb-client)")
+    slap = slap_binary(a)
     user_counts = [int(u) for u in a.users.split(",")]
-    scratch = Path(tempfile.mkdtemp(prefix="oltplab-bench-dvds-slap-"))
-    scratch.chmod(0o755)  # the server runs as its own system user
-    if a.datadir is None:
-        a.datadir = scratch / "mariadb"
+    scratch = scratch_datadir(a, "oltplab-bench-dvds-slap-", "mariadb")
     runs = [0]
 
     def reference(users: int, so_far: dict) -> dict:
