@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -79,31 +78,15 @@ def brokerage_run(users, rampup, duration, workers, seed, name, check, cold, inj
     """Drive customer-emulator users and the market emulator through a user sequence and record
     trade results per second (trps) and each transaction's response times."""
     from ..config import RunSpec, metrics_spec
-    from ..errors import UsageError
-    from ..runs.lifecycle import raise_for_status, run_group
-    from .options import check_repeats, print_repeats
-    from .tpcc import checked_loadgen
+    from .tpcc import check_sequence, drive_runs
     spec = make_db_spec(kw)
     metrics = metrics_spec(metrics_port, metrics_listen)
-    if users["users_auto"] is not None and repeat > 1:
-        raise UsageError("--users auto searches for the best user count in one run; --repeat "
-                         "does not go with it (repeat the user count it finds)")
-    check_repeats(repeat, inject)
+    check_sequence(users, repeat, inject)
     rspec = RunSpec(**users, rampup=rampup, duration=duration, mode="procedures",
                     workers=workers, seed=seed, name=name, check=check, results_dir=results_dir,
                     sample_interval=sample_interval, power=power, io_latency=io_latency,
                     cold=cold, inject=inject, workload=WORKLOAD)
-    hosts = checked_loadgen(loadgen, cluster_dir, rspec)
-    if rspec.inject:
-        from ..faults.inject import preflight
-        preflight(spec, rspec)
-    if cold:
-        from ..host.memory import check_drop_caches
-        check_drop_caches()
-    runs = run_group(repeat, name, functools.partial(run_brokerage_printed, spec, rspec,
-                                                     loadgen=hosts), metrics=metrics)
-    print_repeats(runs)
-    raise_for_status(runs[-1])
+    drive_runs(spec, rspec, run_brokerage_printed, repeat, metrics, loadgen, cluster_dir)
 
 
 def _lines():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -11,11 +10,11 @@ from rich.table import Table
 
 from ..config import RunSpec, metrics_spec
 from ..options import DVDS_BUILD, DVDS_DB, DVDS_RUN, LOADGEN
-from ..runs.lifecycle import raise_for_status, run_group, run_workload_recorded
+from ..runs.lifecycle import run_workload_recorded
 from .db import make_db_spec
-from .options import (check_repeats, metrics_options, print_repeats, repeat_option,
-                      table_options, telemetry_options)
-from .tpcc import TpccLines, build_shown, checked_loadgen, echo_dedupe, workload_check
+from .options import metrics_options, repeat_option, table_options, telemetry_options
+from .tpcc import (TpccLines, build_shown, check_sequence, drive_runs, echo_dedupe,
+                   workload_check)
 
 WORKLOAD = "dvds"
 
@@ -62,14 +61,10 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
              repeat, sample_interval, power, io_latency, metrics_port, metrics_listen, loadgen,
              cluster_dir, **kw):
     """Drive virtual shoppers through a user sequence and record OPM and response times."""
-    from ..errors import UsageError
     from ..workloads.dvds.params import DvdsParams
     spec = make_db_spec(kw)
     metrics = metrics_spec(metrics_port, metrics_listen)
-    if users["users_auto"] is not None and repeat > 1:
-        raise UsageError("--users auto searches for the best user count in one run; --repeat "
-                         "does not go with it (repeat the user count it finds)")
-    check_repeats(repeat, inject)
+    check_sequence(users, repeat, inject)
     params = DvdsParams(think_time=think_time, pct_new_customers=pct_new_customers,
                         searches=searches, search_batch=search_batch, line_items=line_items,
                         ds3=ds3, pct_new_members=pct_new_members, reviews=reviews,
@@ -79,17 +74,7 @@ def dvds_run(users, rampup, duration, mode, think_time, pct_new_customers, searc
                     seed=seed, name=name, check=check, results_dir=results_dir,
                     sample_interval=sample_interval, power=power, io_latency=io_latency,
                     cold=cold, inject=inject, workload=WORKLOAD, params=params)
-    hosts = checked_loadgen(loadgen, cluster_dir, rspec)
-    if rspec.inject:
-        from ..faults.inject import preflight
-        preflight(spec, rspec)
-    if cold:
-        from ..host.memory import check_drop_caches
-        check_drop_caches()
-    runs = run_group(repeat, name, functools.partial(run_dvds_printed, spec, rspec,
-                                                     loadgen=hosts), metrics=metrics)
-    print_repeats(runs)
-    raise_for_status(runs[-1])
+    drive_runs(spec, rspec, run_dvds_printed, repeat, metrics, loadgen, cluster_dir)
 
 
 class DvdsLines(TpccLines):

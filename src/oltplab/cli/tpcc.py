@@ -90,24 +90,37 @@ def tpcc_run(users, rampup, duration, mode, keying_thinking, all_warehouses, war
     """Drive virtual users through a user sequence and record TPM, NOPM and latencies."""
     spec = make_db_spec(kw)
     metrics = metrics_spec(metrics_port, metrics_listen)
-    if users["users_auto"] is not None and repeat > 1:
-        raise UsageError("--users auto searches for the best user count in one run; --repeat "
-                         "does not go with it (repeat the user count it finds)")
-    check_repeats(repeat, inject)
+    check_sequence(users, repeat, inject)
     rspec = RunSpec(**users, rampup=rampup, duration=duration, mode=mode,
                     keying_thinking=keying_thinking, all_warehouses=all_warehouses,
                     warehouses=warehouses, workers=workers, seed=seed, name=name, check=check,
                     results_dir=results_dir, sample_interval=sample_interval, power=power,
                     io_latency=io_latency, cold=cold, inject=inject)
+    drive_runs(spec, rspec, run_tpcc_printed, repeat, metrics, loadgen, cluster_dir)
+
+
+def check_sequence(users: dict, repeat: int, inject: tuple) -> None:
+    """A run command's user sequence against its --repeat and --inject, before anything."""
+    if users["users_auto"] is not None and repeat > 1:
+        raise UsageError("--users auto searches for the best user count in one run; --repeat "
+                         "does not go with it (repeat the user count it finds)")
+    check_repeats(repeat, inject)
+
+
+def drive_runs(spec, rspec: RunSpec, run_printed, repeat: int, metrics, loadgen,
+               cluster_dir) -> None:
+    """A workload's run command after its options are read: the load generator's hosts, the
+    faults' and --cold's checks, ``repeat`` runs of ``run_printed(spec, rspec, labels,
+    metrics=, loadgen=)`` as one group, the group's summary, and the exit status of the last."""
     hosts = checked_loadgen(loadgen, cluster_dir, rspec)
     if rspec.inject:
         from ..faults.inject import preflight
         preflight(spec, rspec)
-    if cold:
+    if rspec.cold:
         from ..host.memory import check_drop_caches
         check_drop_caches()
-    runs = run_group(repeat, name, functools.partial(run_tpcc_printed, spec, rspec,
-                                                     loadgen=hosts), metrics=metrics)
+    runs = run_group(repeat, rspec.name, functools.partial(run_printed, spec, rspec,
+                                                           loadgen=hosts), metrics=metrics)
     print_repeats(runs)
     raise_for_status(runs[-1])
 

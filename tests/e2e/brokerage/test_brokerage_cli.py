@@ -183,6 +183,20 @@ def _run_record(results: Path) -> dict:
     return json.loads((run / "run.json").read_text())
 
 
+def mix_bound(step: dict, kind: str, deck: int = 890) -> float:
+    """How far (in points) the users' measured share of ``kind`` may lie from the deck's: 1
+    point once each user dealt whole decks, else 4 standard deviations of dealing each user's
+    share of the step's transactions from its own deck without replacement."""
+    users = step["users"]
+    total = sum(step["transactions"][k]["count"] for k in step["mix"])
+    drawn = total / users
+    if drawn >= deck:
+        return 1.0
+    p = step["deck_mix"][kind] / 100
+    var = users * drawn * p * (1 - p) * (deck - drawn) / (deck - 1)
+    return max(1.0, 400 * var ** 0.5 / total)
+
+
 def assert_a_measured_brokerage_run(data: dict, users: list[int]) -> None:
     """What every step of a brokerage run holds: trps from the server agreeing with the
     client's within 0.5%, every transaction of the mix and the market emulator's two
@@ -193,7 +207,10 @@ def assert_a_measured_brokerage_run(data: dict, users: list[int]) -> None:
     assert [s["users"] for s in data["steps"]] == users
     assert "trade_cleanup" in data["before_run"]
     for s in data["steps"]:
-        assert s["trps"] > 0 and abs(s["client_trps"] - s["trps"]) <= 0.005 * s["trps"], s
+        # within 0.5%, or (a short step) the few Trade-Results in flight at a boundary, which
+        # the server counts and the client does not, or the reverse
+        off = abs(s["client_trps"] - s["trps"]) * s["measured_s"]
+        assert s["trps"] > 0 and off <= max(0.005 * s["trps"] * s["measured_s"], 3.5), s
         tx = s["transactions"]
         for name in ("trade_order", "trade_result", "trade_status", "trade_lookup",
                      "trade_update", "market_feed", "market_watch", "security_detail",
@@ -201,9 +218,10 @@ def assert_a_measured_brokerage_run(data: dict, users: list[int]) -> None:
             assert tx[name]["count"] > 0, name
             assert {"count", "mean", "p50", "p95", "p99", "max"} <= set(tx[name]), name
         assert "data_maintenance" in tx
-        assert s["trps"] * s["measured_s"] == pytest.approx(tx["trade_result"]["committed"],
-                                                            rel=0.005)
-        assert all(abs(s["mix"][k] - s["deck_mix"][k]) <= 1 for k in s["mix"]), s["mix"]
+        assert s["client_trps"] * s["measured_s"] == pytest.approx(
+            tx["trade_result"]["committed"], abs=0.01)
+        assert all(abs(s["mix"][k] - s["deck_mix"][k]) <= mix_bound(s, k)
+                   for k in s["mix"]), s["mix"]
         assert tx["trade_order"]["rolled_back"] >= 0 and s["rollback_pct"] is not None
         assert s["errors"] == 0 and isinstance(s["retries"], int)
         assert {"read_iops", "write_iops", "reads_per_write", "read_kib", "write_kib",
