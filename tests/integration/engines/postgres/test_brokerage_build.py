@@ -254,9 +254,10 @@ def test_the_customer_emulators_draws_find_the_builds_rows(scratch):
 
 def test_the_c_loop_drives_the_customer_emulator(scratch):
     """Two users of the C loop (workload "brokerage") call each transaction's function with
-    the arguments the terminal draws: every kind completes, none fails, the input counts are
-    the loop's. (The calls run in autocommit here: BEGIN at each transaction's isolation and
-    Trade-Order's deliberate ROLLBACK are the driver's; this test runs last, on the copy.)"""
+    the arguments the terminal draws, each above READ COMMITTED begun at its level: every
+    user's kind completes, none fails, the input counts are the loop's. (No market emulator is
+    bound: the actors' kinds are never drawn; brokerage run's tests drive them. This test runs
+    last, on the copy.)"""
     import time
 
     from psycopg import pq
@@ -270,7 +271,7 @@ def test_the_c_loop_drives_the_customer_emulator(scratch):
     for _ in range(2):
         conn = pq.PGconn.connect(scratch.encode())
         assert conn.status == pq.ConnStatus.OK
-        for name in _native.BROKERAGE_NAMES:
+        for name in _native.BROKERAGE_KINDS:
             tx = frames.TRANSACTIONS[name]
             casts = ", ".join(f"${i}::{ty}" for i, (_, ty) in enumerate(tx.params, 1))
             res = conn.prepare(name.encode(),
@@ -285,10 +286,10 @@ def test_the_c_loop_drives_the_customer_emulator(scratch):
             workload="brokerage", libpq=libpq_path(), connections=conns,
             pointers=[c.pgconn_ptr for c in conns],
             terminals=[_native.BrokerageTerminal(60 + i, **kw) for i in range(2)],
-            names=list(_native.BROKERAGE_NAMES), flush_sql="", ramp_end_ns=now,
+            names=list(_native.BROKERAGE_KINDS), flush_sql="", ramp_end_ns=now,
             measure_end_ns=now + 3 * s, waits=False, flush_stats=False,
-            idle_published_after_ns=10 * s, max_retries=0, max_consecutive_errors=1,
-            retryable=[], fatal=[], bulk=2)
+            idle_published_after_ns=10 * s, max_retries=5, max_consecutive_errors=1,
+            retryable=["40001", "40P01"], fatal=[], bulk=2)
         while True:
             event = loop.run()
             assert event in (_native.BOUNDARY, _native.SAMPLES, _native.FINISHED), loop.error
@@ -301,7 +302,8 @@ def test_the_c_loop_drives_the_customer_emulator(scratch):
         for c in conns:
             c.finish()
     done = [c + r for c, r in zip(counts["committed"], counts["rolled_back"])]
-    assert all(n > 0 for n in done), done
+    users = len(_native.BROKERAGE_NAMES)  # the deck's kinds come first
+    assert all(n > 0 for n in done[:users]) and not any(done[users:]), done
     assert sum(counts["errors"]) == 0
     orders = done[_native.BROKERAGE_NAMES.index("trade_order")]
     assert counts["rolled_back"][_native.BROKERAGE_NAMES.index("trade_order")] == \
