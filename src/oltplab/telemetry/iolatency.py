@@ -232,7 +232,7 @@ class IoLatency:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-            if self.thread is not None:
+            if self.thread is not None and self.thread.ident is not None:  # started
                 self.thread.join(timeout=10)
         out = {"available": self.proc is not None, "reason": self.reason,
                "tool": "bpftrace block_rq_issue/complete", "dump_interval_s": DUMP_S,

@@ -261,11 +261,11 @@ class Sampler:
         with self._cond:
             self._stopping = True
             self._cond.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=10.0)
+        if self._thread is not None and self._thread.ident is not None:  # started (Ctrl-C can
+            self._thread.join(timeout=10.0)  # land between the thread's creation and its start)
         io_latency = self._iolat.stop()
         self._timeline = dataclasses.replace(self._build(), io_latency=io_latency)
-        if self._rows is not None and not self._thread.is_alive():
+        if self._rows is not None and not (self._thread and self._thread.is_alive()):
             self._rows.close()  # the timeline holds the samples now
         return self._timeline
 

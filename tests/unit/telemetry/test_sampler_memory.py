@@ -135,3 +135,13 @@ def test_io_latency_of_many_devices_with_few_ios_holds_their_counts_not_a_histog
         "ios": 20 * sum(range(512, 1024)), "p50_us": h.get_value_at_percentile(50),
         "p99_us": h.get_value_at_percentile(99), "p999_us": h.get_value_at_percentile(99.9),
         "max_us": h.get_max_value()}}
+
+
+def test_a_sampler_stopped_before_its_thread_started_stops_cleanly():
+    """Ctrl-C can land between the sampler thread's creation and its start: stopping then
+    returns the (empty) timeline instead of joining a thread that never ran."""
+    import threading
+    s = Sampler(3600, power="none", devices=[], interfaces=[])
+    s._thread = threading.Thread(target=lambda: None)  # made, never started
+    timeline = s.stop()
+    assert timeline is s.stop()
