@@ -108,3 +108,21 @@ class Workload:
 
     def type_index(self, name: str) -> int:
         return self.transactions.index(name)
+
+
+@dataclass(frozen=True)
+class User:
+    """A virtual user with no home warehouse (the shop's, the brokerage's): the fields the step
+    expects of a TPC-C terminal are 0, and its inputs' seed is the step's (loadgen/step.py)."""
+
+    index: int
+    w_id: int = 0
+    stock_d_id: int = 0
+    warehouses: tuple[int, ...] = ()
+
+
+def assign_users(rng, users: int, warehouses: int = 0, spread: bool = False) -> tuple[User, ...]:
+    """``users`` users without a home, for a workload whose inputs ignore warehouses."""
+    if users < 1:
+        raise ValueError("need at least one user")
+    return tuple(User(i) for i in range(users))

@@ -7,7 +7,7 @@ Results are TPC-E-derived: not comparable with audited TPC-E results, and never 
 
 from __future__ import annotations
 
-from ..base import Workload
+from ..base import Workload, assign_users
 from . import inputs, rigor
 
 CAVEAT = ("TPC-E-derived workload: trps counts the trade results the server committed in the "
@@ -32,7 +32,7 @@ WORKLOAD = Workload(
     step_rigor=rigor.step_rigor,
     caveat=CAVEAT,
     draw_constants=inputs.draw_constants,
-    assign_users=inputs.assign_users,
+    assign_users=assign_users,
     terminal=inputs.terminal,
     actors=rigor.MARKET_CALLS,
     unit_key="trpm",

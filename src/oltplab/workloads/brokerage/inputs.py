@@ -174,22 +174,6 @@ MARKET_CAPACITY = 1024  # the emulator's stores start here and double up to MARK
 MARKET_MAX_ENTRIES = 1 << 22
 
 
-@dataclass(frozen=True)
-class User:
-    """A customer-emulator user: its index (its seed is the step's: loadgen/step.py)."""
-
-    index: int
-    w_id: int = 0
-    stock_d_id: int = 0
-    warehouses: tuple = ()
-
-
-def assign_users(rng: random.Random, users: int, warehouses: int = 0,
-                 spread: bool = False) -> tuple[User, ...]:
-    if users < 1:
-        raise ValueError("need at least one user")
-    return tuple(User(i) for i in range(users))
-
 
 def actors_for(users: int) -> int:
     """The market emulator's actors in a worker of ``users`` users."""

@@ -6,7 +6,7 @@ order generator in native/dvds/."""
 
 from __future__ import annotations
 
-from ..base import Workload
+from ..base import Workload, assign_users
 from . import inputs, rigor
 
 CAVEAT = ("DVD-Store-derived workload: OPM counts the orders the server committed in the "
@@ -28,7 +28,7 @@ WORKLOAD = Workload(
     step_rigor=rigor.step_rigor,
     caveat=CAVEAT,
     draw_constants=inputs.draw_constants,
-    assign_users=inputs.assign_users,
+    assign_users=assign_users,
     terminal=inputs.terminal,
     phases=rigor.PHASES,
     unit_row=True,

@@ -40,22 +40,6 @@ def draw_constants(rng: random.Random, schema, spec=None) -> RunConstants:
                         params=params, reviews=getattr(schema, "reviews", 0) if ds3 else 0)
 
 
-@dataclass(frozen=True)
-class User:
-    """One virtual user (the shop has no home warehouse: the fields the step expects are 0)."""
-
-    index: int
-    w_id: int = 0
-    stock_d_id: int = 0
-    warehouses: tuple[int, ...] = ()
-
-
-def assign_users(rng: random.Random, users: int, warehouses: int = 0,
-                 spread: bool = False) -> tuple[User, ...]:
-    if users < 1:
-        raise ValueError("need at least one user")
-    return tuple(User(i) for i in range(users))
-
 
 def terminal(plan, w_max: int, constants: RunConstants):
     """One user's order generator, seeded by its plan."""
