@@ -25,7 +25,12 @@ const char *const BK_DM_TABLE_NAMES[BK_DM_TABLES] = {
     "daily_market", "exchange", "financial", "news_item", "security", "taxrate",
     "watch_item"};
 
-int64_t bk_market_now(const BkTerminal *t) { return now_ns() - t->market->origin; }
+/* The market's clock: nanoseconds since its origin, never negative (a terminal bound before
+ * the origin was set, or a clock read across a step's start, sees 0). */
+int64_t bk_market_now(const BkTerminal *t) {
+    int64_t now = now_ns() - t->market->origin;
+    return now < 0 ? 0 : now;
+}
 
 static void draw_maintenance(BkTerminal *t, bk_txn_t *x) {
     rng_t *r = &t->rng;
@@ -45,7 +50,6 @@ static void draw_maintenance(BkTerminal *t, bk_txn_t *x) {
 int bk_actor_draw(BkTerminal *t, bk_txn_t *x) {
     Market *m = &t->market->m;
     int64_t now = bk_market_now(t);
-    if (now < 0) now = 0;
     if (t->maintenance && now >= t->next_dm) {
         t->next_dm = now + BK_DM_EVERY_NS;
         x->kind = BK_DATA_MAINTENANCE;
@@ -121,7 +125,6 @@ void bk_market_done(bk_txn_t *x) {
     if (!t || !t->market) return;
     Market *m = &t->market->m;
     int64_t now = bk_market_now(t), due;
-    if (now < 0) now = 0;
     switch (x->kind) {
     case BK_TRADE_ORDER: {
         if (!x->ordered.has || x->ordered.trade_id <= 0 || x->to.roll_back) return;

@@ -349,6 +349,13 @@ static void row(void *txn, int index, int ncols, const char *const *values) {
     bk_row(txn, index, ncols, values);
 }
 
+/* Trade-Order's row (the trade for the market emulator) and Market-Feed's (the limit orders
+ * it triggered) are acted on; the other answers are read for their value alone. */
+static int rows_wanted(const void *txn) {
+    int kind = ((const bk_txn_t *)txn)->kind;
+    return kind == BK_TRADE_ORDER || kind == BK_MARKET_FEED;
+}
+
 static int pq_args(const void *txn, char (*text)[ARG_TEXT], int max) {
     return bk_args_text(txn, &text[0][0], ARG_TEXT, max);
 }
@@ -385,5 +392,6 @@ const Workload BROKERAGE_WORKLOAD = {
     .name = "brokerage", .nkinds = BK_ALL_KINDS, .kinds = BK_NAMES, .unit = 0,
     .ninputs = BK_NINPUTS, .input_keys = BK_INPUT_KEYS, .accept = accept, .hold = hold,
     .draw = draw, .idle = idle, .keying = no_wait, .think = no_wait, .pq_args = pq_args,
-    .my_call = my_call, .pq_begin = pq_begin, .row = row, .my_result_rows = 1,
+    .my_call = my_call, .pq_begin = pq_begin, .row = row, .rows_wanted = rows_wanted,
+    .my_result_rows = 1,
     .completed = completed, .pq_sql = NULL, .my_sql = NULL, .add_to_module = add_to_module};

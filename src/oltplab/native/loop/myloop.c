@@ -184,14 +184,20 @@ static void step(ProcLoop *L, User *u, int status, int sending) {
                               L->wl->my_sql->problem(u->txn));
                     return;
                 }
-            } else if (res && L->wl->row) { /* every row to the workload; the first
-                                             * row's first column is the value */
+            } else if (res && L->wl->row) { /* every row to the workload when it wants
+                                             * them; the first row's first column (of the
+                                             * answer's first result set) is the value */
+                int wanted = !L->wl->rows_wanted || L->wl->rows_wanted(u->drawn);
                 unsigned ncols = my.num_fields(res);
                 MYSQL_ROW row;
                 while ((row = my.fetch_row(res)) != NULL) {
                     if (!u->has && ncols && row[0]) {
                         u->has = 1;
                         u->value = strtoll(row[0], NULL, 10);
+                    }
+                    if (!wanted) {
+                        if (u->has) break;
+                        continue;
                     }
                     L->wl->row(u->drawn, u->rows++, (int)ncols, (const char *const *)row);
                 }

@@ -114,6 +114,7 @@ static void give_rows(ProcLoop *L, User *u, PGresult *res) {
     const char *values[MAX_COLS];
     L->wl->row(u->drawn, -1, 0, NULL);
     if (pq.resultStatus(res) != PGRES_TUPLES_OK) return;
+    if (L->wl->rows_wanted && !L->wl->rows_wanted(u->drawn)) return;
     int ncols = pq.nfields(res), rows = pq.ntuples(res);
     if (ncols > MAX_COLS) ncols = MAX_COLS; /* a workload reads the first ones */
     for (int r = 0; r < rows; r++) {

@@ -102,6 +102,9 @@ typedef struct {
      * (an answer may still end in an error after its rows). NULL: the loop reads the first
      * column of the first row alone (value). */
     void (*row)(void *txn, int index, int ncols, const char *const *values);
+    /* With row: 1 when the workload acts on this call's rows; 0 (a read-only answer) and the
+     * loop gives it index -1 alone and reads the value as without row. NULL: every call's. */
+    int (*rows_wanted)(const void *txn);
     /* libmariadb: the procedure answers with its result set and has no OUT parameter (the
      * loop sends the CALL alone, without the SELECT of out_var) */
     int my_result_rows;
