@@ -119,18 +119,31 @@ def user_plans(workload, seed: int, users: int, warehouses: int, all_warehouses:
             for t in terminals]
 
 
+def deal(users: list, nworkers: int) -> list[list]:
+    """The users dealt over ``nworkers`` worker processes (user i to worker i mod n)."""
+    shares: list[list] = [[] for _ in range(nworkers)]
+    for u in users:
+        shares[u.index % nworkers].append(u)
+    return shares
+
+
+def actor_connections(workload, users: int, nworkers: int) -> int:
+    """The connections the actors of a step of ``users`` users over ``nworkers`` workers
+    open (each worker's ``actors_for`` its share, as ``worker_plans`` deals them)."""
+    shares = deal([UserPlan(i, 0, 0, (), 0) for i in range(users)], nworkers)
+    return sum(workload.actors_for(len(share)) for share in shares)
+
+
 def worker_plans(users: list[UserPlan], nworkers: int, dsn: str, spec: RunSpec,
                  warehouses: int, constants, flush_stats: bool, engine: str
                  ) -> list[WorkerPlan]:
-    """The users dealt over ``nworkers`` worker processes (user i to worker i mod n)."""
-    shares: list[list[UserPlan]] = [[] for _ in range(nworkers)]
-    for u in users:
-        shares[u.index % nworkers].append(u)
+    """The users dealt over ``nworkers`` worker processes (``deal``), each worker with its
+    share's actors."""
     return [WorkerPlan(k, dsn, spec.mode, tuple(share), warehouses, constants,
                        spec.keying_thinking, CONNECT_TIMEOUT_S, flush_stats=flush_stats,
                        resilient=bool(spec.inject), engine=engine, workload=spec.workload,
                        actors=workloads.get(spec.workload).actors_for(len(share)))
-            for k, share in enumerate(shares)]
+            for k, share in enumerate(deal(users, nworkers))]
 
 
 class StepFailed(Exception):

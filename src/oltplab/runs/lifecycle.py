@@ -152,18 +152,18 @@ def _fleets(loadgen):
 
 
 def connections_needed(rspec: RunSpec) -> int:
-    """The server's connections a run needs: its users', its actors' (``actors_for`` of each
-    worker's users, summed over at most ``workers`` workers: at most the actors of one user
-    per user, and at most one worker's minimum more per worker than of all users at once),
+    """The server's connections a run needs: its users', its actors' (the most a step's
+    users dealt over any number of workers up to the run's open: ``actor_connections``),
     and 21 for the monitor, the sampler and the checks."""
     import os
     from .. import workloads
+    from ..loadgen.step import actor_connections
     users = max(rspec.users)
     wl = workloads.get(rspec.workload)
     actors = 0
     if wl.market is not None:
         workers = min(users, rspec.workers or os.cpu_count() or 1)
-        actors = min(users * wl.actors_for(1), wl.actors_for(users) + workers * wl.actors_for(1))
+        actors = max(actor_connections(wl, users, w) for w in range(1, workers + 1))
     return users + actors + 21
 
 
