@@ -46,7 +46,10 @@ def _target(doc: dict) -> SimpleNamespace:
 def test_symlinked_devices_are_resolved_once_and_a_removal_by_a_link_counts_its_bytes(
         datastore_root, loops):
     root = datastore_root
-    disks = [loops(f"disk{i}", 1024 * MiB) for i in range(3)]
+    # 1.5 GiB each: the two left hold the removed one's data chunks and still have room for
+    # the new metadata chunk btrfs relocates last (on 1 GiB devices, with 400 MB of data, it
+    # sometimes had none: ENOSPC, and the file system went read-only)
+    disks = [loops(f"disk{i}", 1536 * MiB) for i in range(3)]
     links = root.parent / "by-id"
     links.mkdir()
     named = []
