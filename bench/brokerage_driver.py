@@ -2,11 +2,12 @@
 against pgbench calling the same functions with the same inputs and the same mix.
 
 One database (1,000 customers x 5 days by default), the runs alternating A B B A (oltplab,
-pgbench, pgbench, oltplab) per user count, a CHECKPOINT before each. Both sides count the
-same thing on the server: the Trade-Results committed in the measured window, the change of
-sum(b_num_trades) (each Trade-Result adds one to its broker's) over the window's seconds;
-oltplab's from its run record (steps[0].trps), pgbench's from the same query at the same two
-instants after its start (ramp-up later, ramp-up + duration later).
+pgbench, pgbench, oltplab) per user count after an oltplab run that is not counted (--warmup:
+the first run after the build finds the server's caches cold), a CHECKPOINT before each. Both
+sides count the same thing on the server: the Trade-Results committed in the measured window,
+the change of sum(b_num_trades) (each Trade-Result adds one to its broker's) over the
+window's seconds; oltplab's from its run record (steps[0].trps), pgbench's from the same query
+at the same two instants after its start (ramp-up later, ramp-up + duration later).
 
 pgbench's side. One script per transaction, each the transaction's one call of its function
 (workloads/brokerage/frames.py), the ones above READ COMMITTED inside BEGIN ISOLATION LEVEL
@@ -398,6 +399,11 @@ def abba(a, dsn: str, user_counts: list[int], folder: Path, reference: str,
     print(f"load average at the start: {load_average()}", flush=True)
     for users in user_counts:
         res = results.setdefault(users, {"oltplab": [], reference: []})
+        for _ in range(a.warmup):  # the server's caches warm up: otherwise the first A pays
+            before_run()
+            r = run_oltplab(dsn, a, users, folder)
+            print(f"users {users}  warm-up (not counted): trps {r['trps']:8.2f}  load "
+                  f"{load_average()}", flush=True)
         for who in ["oltplab", reference, reference, "oltplab"] * a.rounds:
             if who == "oltplab":
                 before_run()
@@ -417,7 +423,8 @@ def abba(a, dsn: str, user_counts: list[int], folder: Path, reference: str,
 def summary(a, results: dict[int, dict[str, list]], reference: str, target: float,
             differences: str, settings: list[str]) -> None:
     print(f"\n{a.customers:,} customers x {a.days} days, rampup {a.rampup:g} s, duration "
-          f"{a.duration:g} s, {a.rounds} round(s) of A B B A per user count"
+          f"{a.duration:g} s, {a.rounds} round(s) of A B B A per user count after "
+          f"{a.warmup} warm-up run(s)"
           + "".join(f", -c {kv}" for kv in settings)
           + f"; load average at the end: {load_average()}")
     for users, res in results.items():
@@ -483,6 +490,9 @@ def driver_args(p: argparse.ArgumentParser, port: int) -> None:
     p.add_argument("--rampup", type=float, default=5)
     p.add_argument("--duration", type=float, default=30)
     p.add_argument("--rounds", type=int, default=1, help="A B B A per round")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="oltplab runs before each user count's A B B A, not counted (the "
+                        "first run after a build finds the server's caches cold) [default: 1]")
     p.add_argument("--seed", type=int, default=20261129, help="oltplab's runs' seed")
     p.add_argument("--workers", type=int, default=None,
                    help="oltplab driver processes [default: oltplab's own choice]")
