@@ -4,7 +4,9 @@ the Terminal draws (TPC-C's and the DVD-Store-derived shopper's), the brokerage'
 emulator, the error paths or the procedures loop (64 users in one worker with a tiny bulk,
 against the suite's PostgreSQL; the shoppers' orders and the loop's unit row on both servers,
 and their --mode sql statements on both; MariaDB's loop, procedures and --mode sql, against a
-MariaDB the child starts) aborts the child and fails this test.
+MariaDB the child starts; the brokerage's users and market actors on both loops, whose answers'
+rows the loop hands over, on builds this test makes unsanitized) aborts the child and fails
+this test.
 
 The sanitized module is built with gcc into a temporary directory and imported, in a child
 Python with the sanitizer runtime preloaded, as ``oltplab._native`` before anything else
@@ -22,6 +24,10 @@ from glob import glob
 from pathlib import Path
 
 import pytest
+
+from oltplab.engines.mariadb.instance import find_binary
+
+from .test_brokerage_loop import build_mariadb, build_postgres
 
 ROOT = Path(__file__).resolve().parents[3]
 FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
@@ -41,7 +47,7 @@ TESTS = ["tests/unit/native/test_native_safety.py", "tests/unit/native/test_dvds
          f"{I}/loadgen/test_driver.py::"
          "test_procedures_loop_retries_counts_errors_and_stops_on_a_lost_connection",
          f"{I}/faults/test_inject_loop.py", f"{MARIA}/test_mariadb_driver.py",
-         f"{MARIA}/test_mariadb_sql_mode.py"]
+         f"{MARIA}/test_mariadb_sql_mode.py", f"{I}/native/test_brokerage_loop.py"]
 # Of those, tests whose C paths others in the list already take (or that run no C at all):
 # left out of the sanitized run, which is several times slower than the plain one.
 ALREADY_COVERED = [
@@ -95,14 +101,20 @@ def sanitizer_report(stderr: str) -> str:
 
 
 @pytest.mark.timeout(780)  # the build and the child have limits of their own: 120 + 600 s
-def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, loaded_w1):
+def test_c_part_under_address_and_undefined_behaviour_sanitizers(tmp_path, pg, loaded_w1,
+                                                                 request):
     module = build_sanitized(tmp_path)
+    # the brokerage's builds, made here unsanitized (the child's loop runs on them)
+    brokerage = {"OLTPLAB_TEST_BK_DSN": build_postgres(pg)}
+    if find_binary("mariadbd") is not None:
+        brokerage["OLTPLAB_TEST_BK_MARIADB_DSN"] = build_mariadb(
+            request.getfixturevalue("mariadb"))
     env = {**os.environ, "LD_PRELOAD": f"{runtime('libasan.so')} {runtime('libubsan.so')}",
            "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
            "PYTHONMALLOC": "malloc", "OLTPLAB_TEST_DSN": pg.admin_dsn,
            "OLTPLAB_TEST_SANITIZED": "1",  # tests leave out their parts that run no C
-           "OLTPLAB_TEST_W1_DSN": loaded_w1}
+           "OLTPLAB_TEST_W1_DSN": loaded_w1, **brokerage}
     p = subprocess.run([sys.executable, "-c", SHADOW, str(module), "-q", "-p", "no:cacheprovider",
                         "-p", "no:faulthandler", "--capture=sys",  # reports reach stderr
                         "--basetemp", str(tmp_path / "child"),  # not a numbered one to clean up
