@@ -10,8 +10,9 @@ STAMP  := $(VENV)/.installed
 # file whole in one of them (a file's tests may build on each other); 1 runs it in one. Four
 # on 2 cores: the tests often wait (servers starting, runs of fixed length, file systems
 # made), so a fourth process fills the cores' idle moments: the suite took 17:44-18:02 with
-# four (1863 tests), 20:35 with three (1858). --no-loadscope-reorder keeps the order tests/conftest.py
-# gives the files (the longest first) instead of xdist's (the most tests first)
+# four (1863 tests), 20:35 with three (1858). --no-loadscope-reorder keeps the order
+# tests/conftest.py gives the files (the longest first) instead of xdist's (the most tests
+# first)
 TEST_WORKERS ?= 4
 
 .PHONY: run test install deb-packages bench clean
