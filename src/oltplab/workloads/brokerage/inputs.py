@@ -174,7 +174,6 @@ MARKET_CAPACITY = 1024  # the emulator's stores start here and double up to MARK
 MARKET_MAX_ENTRIES = 1 << 22
 
 
-
 def actors_for(users: int) -> int:
     """The market emulator's actors in a worker of ``users`` users."""
     return max(MIN_ACTORS, -(-users // ACTOR_USERS))

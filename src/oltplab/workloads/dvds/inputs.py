@@ -40,7 +40,6 @@ def draw_constants(rng: random.Random, schema, spec=None) -> RunConstants:
                         params=params, reviews=getattr(schema, "reviews", 0) if ds3 else 0)
 
 
-
 def terminal(plan, w_max: int, constants: RunConstants):
     """One user's order generator, seeded by its plan."""
     from ... import _native
