@@ -3,7 +3,12 @@ against pgbench calling the same functions with the same inputs and the same mix
 
 One database (1,000 customers x 5 days by default), the runs alternating A B B A (oltplab,
 pgbench, pgbench, oltplab) per user count after an oltplab run that is not counted (--warmup:
-the first run after the build finds the server's caches cold), a CHECKPOINT before each. Both
+the first run after the build finds the server's caches cold), a CHECKPOINT before each. Each
+run (the warm-ups too) starts from the same data: a fresh copy of the built database (--copy,
+on by default: CREATE DATABASE ... TEMPLATE ... STRATEGY FILE_COPY), so that no run finds the
+trades, history rows and dead row versions of the runs before it (on one database, each run
+and each pgbench pool adds thousands of trades, and runs moved by a fifth from one to the
+next). Both
 sides count the same thing on the server: the Trade-Results committed in the measured window,
 the change of sum(b_num_trades) (each Trade-Result adds one to its broker's) over the
 window's seconds; oltplab's from its run record (steps[0].trps), pgbench's from the same query
@@ -72,6 +77,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import asyncpg
@@ -93,6 +99,9 @@ MAX_TRIES = 100  # oltplab's retries of a serialization failure or deadlock, per
 CARD_WEIGHT = 10  # pgbench's weight of a card of the deck
 POOL_SEED = 0xB007  # the pool's terminals draw other orders than the users'
 FEED_SEED = 0x5EED_3A4B  # as the workers' emulators are seeded (workloads/brokerage/inputs.py)
+
+#: The copy of the built database each run gets (--copy).
+RUN_DATABASE = "brokerage_run"
 
 BEGIN = {frames.SERIALIZABLE: "BEGIN ISOLATION LEVEL SERIALIZABLE;",
          frames.REPEATABLE_READ: "BEGIN ISOLATION LEVEL REPEATABLE READ;"}
@@ -391,27 +400,31 @@ def run_pgbench(dsn: str, a, users: int, env: dict, so_far: dict) -> dict:
 
 
 def abba(a, dsn: str, user_counts: list[int], folder: Path, reference: str,
-         run_reference, before_run) -> dict[int, dict[str, list]]:
+         run_reference, before_run, fresh=None) -> dict[int, dict[str, list]]:
     """A B B A (oltplab, the reference, the reference, oltplab) ``a.rounds`` times per user
-    count; ``before_run()`` before each oltplab run (the reference's own run calls it once
-    its pool is made); ``run_reference(users, so_far)`` returns trps, tps, cpu, txns, note."""
+    count; ``before_run(dsn)`` before each oltplab run (the reference's own run calls it once
+    its pool is made); ``run_reference(users, so_far, dsn)`` returns trps, tps, cpu, txns,
+    note. With ``fresh``, each run (the warm-ups too) gets the database ``fresh()`` answers
+    (a copy of the built one), otherwise all of them run on ``dsn``."""
     results: dict[int, dict[str, list]] = {}
     print(f"load average at the start: {load_average()}", flush=True)
     for users in user_counts:
         res = results.setdefault(users, {"oltplab": [], reference: []})
         for _ in range(a.warmup):  # the server's caches warm up: otherwise the first A pays
-            before_run()
-            r = run_oltplab(dsn, a, users, folder)
+            run_dsn = fresh() if fresh else dsn
+            before_run(run_dsn)
+            r = run_oltplab(run_dsn, a, users, folder)
             print(f"users {users}  warm-up (not counted): trps {r['trps']:8.2f}  load "
                   f"{load_average()}", flush=True)
         for who in ["oltplab", reference, reference, "oltplab"] * a.rounds:
+            run_dsn = fresh() if fresh else dsn
             if who == "oltplab":
-                before_run()
-                r = run_oltplab(dsn, a, users, folder)
+                before_run(run_dsn)
+                r = run_oltplab(run_dsn, a, users, folder)
                 extra = (f"{r['workers']} worker(s) {r['driver_us']:.0f} us, "
                          f"{r['retries']:,} retries; {'; '.join(r['warnings']) or 'no warning'}")
             else:
-                r = run_reference(users, res)
+                r = run_reference(users, res, run_dsn)
                 extra = r["note"]
             res[who].append(r)
             print(f"users {users}  {who:>12}: trps {r['trps']:8.2f}  tps {r['tps']:7.0f}  client "
@@ -475,6 +488,24 @@ def prepare(dsn: str, a, users: int, folder: Path, pgbench: str) -> dict:
             "strides": {k: stride for k, (stride, _) in drawn.items()}}
 
 
+def with_dbname(dsn: str, name: str) -> str:
+    """``dsn`` (a postgresql:// URL) naming the database ``name`` instead."""
+    parts = urllib.parse.urlsplit(dsn)
+    if parts.scheme not in ("postgresql", "postgres"):
+        sys.exit("--copy needs a postgresql:// DSN (or --no-copy)")
+    return urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def fresh_copy(dsn: str, name: str) -> str:
+    """A new copy of ``dsn``'s database (its build and the inputs' tables) named ``name``
+    (any earlier one dropped), made by copying its files, and a DSN of it."""
+    admin = with_dbname(dsn, "postgres")
+    template = urllib.parse.urlsplit(dsn).path.lstrip("/")
+    fetchval(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    fetchval(admin, f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
+    return with_dbname(dsn, name)
+
+
 def drop_tables(dsn: str) -> None:
     names = ["bench_tr", "bench_mf", "bench_pool_in", *(f"bench_in_{k}" for k in rigor.USER_CALLS)]
     fetchval(dsn, f"DROP TABLE IF EXISTS {', '.join(names)}")
@@ -516,6 +547,10 @@ def main() -> None:
     p.add_argument("--pool-margin", type=float, default=2.0,
                    help="trades in a client's pool over the most Trade-Results a client that a "
                         "run of the user count made so far [default: 2]")
+    p.add_argument("--copy", action=argparse.BooleanOptionalAction, default=True,
+                   help="each run on a fresh copy of the built database (CREATE DATABASE ... "
+                        "TEMPLATE): no run finds the trades of the runs before it [default: "
+                        "on]")
     pgbench_args(p)
     a = p.parse_args()
     user_counts = [int(u) for u in a.users.split(",")]
@@ -528,11 +563,15 @@ def main() -> None:
                 a.pgbench = str(bin_dir / "pgbench") if bin_dir else shutil.which("pgbench")
             try:
                 env = prepare(target.dsn, a, most, scratch, a.pgbench)
+                fresh = (lambda: fresh_copy(target.dsn, RUN_DATABASE)) if a.copy else None
                 results = abba(a, target.dsn, user_counts, scratch, "pgbench",
-                               lambda users, so_far: run_pgbench(target.dsn, a, users, env,
-                                                                 so_far),
-                               lambda: fetchval(target.dsn, "CHECKPOINT"))
+                               lambda users, so_far, dsn: run_pgbench(dsn, a, users, env,
+                                                                      so_far),
+                               lambda dsn: fetchval(dsn, "CHECKPOINT"), fresh)
             finally:
+                if a.copy:
+                    fetchval(with_dbname(target.dsn, "postgres"),
+                             f"DROP DATABASE IF EXISTS {RUN_DATABASE} WITH (FORCE)")
                 drop_tables(target.dsn)
     finally:  # the server has stopped: its scratch data directory goes too
         shutil.rmtree(scratch, ignore_errors=True)

@@ -168,9 +168,9 @@ def main() -> None:
             env = {"kwargs": inputs.terminal_kwargs(inputs.draw_constants(None, info)),
                    "seeds": client_seeds(a.seed, most), "folder": scratch}
             results = abba(a, target.dsn, user_counts, scratch, "mariadb-slap",
-                           lambda users, so_far: run_slap(slap, target.dsn, a, users, env,
-                                                          so_far),
-                           lambda: purge_caught_up(target.dsn))
+                           lambda users, so_far, dsn: run_slap(slap, dsn, a, users, env,
+                                                               so_far),
+                           lambda dsn: purge_caught_up(dsn))
     finally:  # the server has stopped: its scratch data directory goes too
         shutil.rmtree(scratch, ignore_errors=True)
     summary(a, results, "mariadb-slap", 0.95, DIFFERENCES, a.setting)
