@@ -166,9 +166,19 @@ def consistency_line(run: dict[str, Any]) -> str | None:
 
 
 def outcome_lines(run: dict[str, Any]) -> list[str]:
-    """What a run's tables are followed by: its warnings, its faults, its consistency check."""
+    """What a run's tables are followed by: its warnings, its faults, its consistency check,
+    and a note on devices that serve more than the data (``storage_lines``)."""
     line = consistency_line(run)
-    return [*warning_lines(run), *event_lines(run), *([line] if line else [])]
+    return [*warning_lines(run), *event_lines(run), *([line] if line else []),
+            *storage_lines(run)]
+
+
+def storage_lines(run: dict[str, Any]) -> list[str]:
+    """A note when the devices whose I/O a run counts as its datastore's also serve the root
+    file system or other file systems (telemetry.derive ``sharing_note``)."""
+    from ..telemetry.derive import sharing_note
+    note = sharing_note(s.get("telemetry") for s in run.get("steps") or ())
+    return [f"note: {note[0].lower()}{note[1:].rstrip('.')}"] if note else []
 
 
 def _event_line(e: dict[str, Any], rate: str = "TPM") -> str:

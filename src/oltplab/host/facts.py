@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -179,6 +180,50 @@ def path_storage(path: Path | str, mounts: list[dict] | None = None) -> dict:
     except Exception:  # never fail a run over metadata
         pass
     return info
+
+
+def _mount_disk(mount: dict) -> str | None:
+    """The whole disk behind a mount (its MAJ:MIN, or for file systems with an anonymous one,
+    such as btrfs, its source device node), or None when it is not on a block device."""
+    try:
+        major, minor = (int(x) for x in mount["dev"].split(":"))
+    except ValueError:
+        return None
+    device = block_device(major, minor) if major else None
+    if device is None and mount["source"].startswith("/dev/"):
+        try:
+            st = os.stat(mount["source"])
+        except OSError:
+            return None
+        if stat.S_ISBLK(st.st_mode):
+            device = block_device(os.major(st.st_rdev), os.minor(st.st_rdev))
+    return device["name"] if device else None
+
+
+def storage_sharing(path: Path | str, disks, mounts: list[dict] | None = None,
+                    leaves=None) -> dict:
+    """What else the whole ``disks`` behind ``path`` serve, whose I/O their counters count
+    beside the data's: ``root`` (the file system that holds ``path`` is the root one, which
+    every process writes to) and ``others`` (the mount points of the other file systems on
+    those disks, one a file system: a partition of the same disk, an array or volume over
+    it). ``leaves(name)``: the disks at the bottom of a device (md and device-mapper walked
+    down; by default the device itself); ``mounts``: /proc/self/mountinfo's entries."""
+    out: dict = {"root": False, "others": []}
+    try:
+        mounts = _mounts() if mounts is None else mounts
+        real = _existing(Path(path))
+        own = _mount_of(real, mounts) if real is not None else None
+        out["root"] = bool(own and own["mount_point"] == "/")
+        wanted, seen = set(disks), {own["dev"]} if own else set()
+        for m in mounts:
+            if m["dev"] in seen or (disk := _mount_disk(m)) is None:
+                continue
+            if wanted.intersection(leaves(disk) if leaves else [disk]):
+                seen.add(m["dev"])
+                out["others"].append(m["mount_point"])
+    except Exception:  # metadata: never fail a run over it
+        pass
+    return out
 
 
 def host_metadata(paths: dict[str, Path] | None = None) -> dict:

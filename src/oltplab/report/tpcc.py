@@ -8,7 +8,7 @@ these results are not comparable with audited TPC-C results). Telemetry figures 
 from __future__ import annotations
 
 from ..loadgen.sequence import describe
-from ..telemetry.derive import label as figure_label
+from ..telemetry.derive import label as figure_label, sharing_note
 from .charts import bar_chart, count, entries, per_step
 from .model import Chart, Table
 from .runs import Group, RunData
@@ -349,13 +349,15 @@ def devices_table(run: RunData) -> Table:
                          d.get("r_await_ms"), d.get("w_await_ms"), d.get("await_p99_ms"),
                          d.get("await_max_ms"), d.get("read_gb"), d.get("written_gb"),
                          d.get("util_pct")))
+    # devices that serve more than the data: said where their figures are
+    note = sharing_note(fig(run, i) for i in range(len(run.steps)))
     return Table("devices_per_step", "Devices per step",
                  ("users", "device", "reads/s", "writes/s", "read MiB/s", "write MiB/s",
                   "latency avg (ms)", "r_await (ms)", "w_await (ms)",
                   f"p99 of {per} await (ms)", f"highest {per} await (ms)", "GiB read",
                   "GiB written", "%util"), tuple(rows),
                  caption="iostat's figures over each step's measured window; MiB and GiB are "
-                         "2^20 and 2^30 bytes.")
+                         "2^20 and 2^30 bytes." + (f" {note}" if note else ""))
 
 
 def io_latency_table(run: RunData) -> Table | None:

@@ -312,6 +312,35 @@ def members_series(columns: dict[str, list[list]]) -> dict[str, list]:
     return out
 
 
+def data_sharing(tl: Timeline) -> dict | None:
+    """What else the disks under the data paths serve (sources/disks.py ``path_device``'s
+    ``shared``, over the data roles): ``root`` and the ``others`` mount points; None for a
+    timeline that does not say."""
+    said = [r["shared"] for role in DATA_ROLES
+            if isinstance(r := (tl.roles or {}).get(role) or {}, dict) and r.get("device")
+            and isinstance(r.get("shared"), dict)]
+    if not said:
+        return None
+    return {"root": any(x.get("root") for x in said),
+            "others": list(dict.fromkeys(m for x in said for m in x.get("others") or ()))}
+
+
+def sharing_note(steps) -> str | None:
+    """The sentence a run's output and report carry when the devices it counts as its
+    datastore also serve the root file system or other file systems (the first of ``steps``'
+    figures that says so: each a step's telemetry figures), whose I/O they count too."""
+    for figures in steps:
+        store = (figures or {}).get("datastore") or {}
+        shared = store.get("shared") or {}
+        what = [*(["the root file system (/)"] if shared.get("root") else []),
+                *(f"the file system at {m}" for m in shared.get("others") or ())]
+        if what:
+            return (f"The datastore's devices ({', '.join(store.get('devices') or ())}) also "
+                    f"serve {', '.join(what)}: their I/O figures count every process's I/O "
+                    "there, not the database's alone.")
+    return None
+
+
 def data_members(tl: Timeline) -> tuple[list[str], dict[str, str]]:
     """(the member disks behind the data paths that the timeline sampled, {role: path})."""
     names: list[str] = []
@@ -330,13 +359,15 @@ def data_members(tl: Timeline) -> tuple[list[str], dict[str, str]]:
 
 def datastore_figures(w: _Window) -> dict | None:
     """The device figures over every member disk of the storage under the data (see the
-    module's docstring), with the members named; None when no data path has a device."""
+    module's docstring), with the members named and what else they serve (``shared``:
+    data_sharing); None when no data path has a device."""
     names, paths = data_members(w.tl)
     if not names:
         return None
     series = members_series({m: [w.values(disk_column(d, m)) for d in names]
                              for m in METRICS})
-    return {"devices": names, "paths": paths, **series_figures(w, lambda m: series[m])}
+    return {"devices": names, "paths": paths, "shared": data_sharing(w.tl),
+            **series_figures(w, lambda m: series[m])}
 
 
 def front_figures(w: _Window) -> dict:

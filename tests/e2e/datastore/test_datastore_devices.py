@@ -44,8 +44,8 @@ def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(
     flags = ["--engine", engine, "--datadir", datadir, "--port", str(free_port()),
              "--db-memory", "64MiB"]
     try:
-        oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration", "5s",
-                "--power", "none", cwd=root.parent, check_rc=0)
+        ran = oltplab("tpcc", "run", *flags, "--users", "2", "--rampup", "1s", "--duration",
+                      "5s", "--power", "none", cwd=root.parent, check_rc=0)
         shown = oltplab("results", "show", "latest", "--json", cwd=root.parent, check_rc=0)
     finally:
         oltplab("db", "stop", *flags, cwd=root.parent)
@@ -57,6 +57,8 @@ def test_a_raid1_run_samples_all_four_devices_its_spare_and_its_front_end(
         assert devices[name]["write_iops"] > 0, (name, devices)
     store = step["telemetry"]["datastore"]
     assert store["devices"] == [*members, spare] and store["paths"] == {"datadir": datadir}
+    # the datastore's devices hold its file system alone: no note that they serve more
+    assert store["shared"] == {"root": False, "others": []} and "also serve" not in ran.stdout
     assert devices[spare]["write_iops"] == 0  # sampled in case a replacement makes it one
     assert store["write_iops"] == pytest.approx(sum(devices[n]["write_iops"] for n in members))
     assert store["written_gb"] == pytest.approx(sum(devices[n]["written_gb"] for n in members))
@@ -133,4 +135,5 @@ def test_a_device_that_leaves_during_sampling_gives_nulls_after(server_tmp):
     figures = window_figures(timeline, timeline.t0_ns, timeline.end_ns + 1)
     store = figures["datastore"]
     assert store["devices"] == names and store["written_gb"] * 1024 > 2 * (32 + 16) * 0.9
+    assert store["shared"] == {"root": False, "others": []}  # the loop devices hold it alone
     assert figures["devices"][gone]["write_iops"] > 0

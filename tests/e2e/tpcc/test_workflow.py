@@ -13,6 +13,8 @@ import psutil
 import pytest
 from interrupts import INTERRUPTIBLE, ctrl_c
 
+from oltplab.host.facts import path_storage
+
 from ..conftest import free_port, oltplab
 
 
@@ -58,6 +60,10 @@ def test_workflow(site):
                 "--name", "e2e", "--check", cwd=root, check_rc=0)
     assert "consistency: all hold (CC1-CC12)" in p.stdout
     assert not _postgres_procs(datadir)
+    # a data directory on the root file system: the run says that its devices' figures count
+    # every process's I/O there
+    on_root = path_storage(datadir)["mount_point"] == "/"
+    assert ("also serve the root file system (/)" in p.stdout) is on_root, p.stdout
 
     p = oltplab("results", "show", "latest", "--json", cwd=root, check_rc=0)
     run = json.loads(p.stdout)

@@ -237,3 +237,36 @@ def test_byte_labels_say_mib_and_gib():
         assert "MB = 2^20" not in text and "GB = 2^30" not in text, name
     assert "MiB/s" in FIGURES["read_mb_s"] and "GiB" in FIGURES["written_gb"]
     assert "MiB/s" in FIGURES["wal_mb_s"] and "MiB/s" in FIGURES["innodb_data_written_mb_s"]
+
+
+def test_what_else_the_data_disks_serve_is_carried_into_the_figures_and_said_once():
+    from oltplab.cli.ui import storage_lines
+    # an older timeline does not say
+    assert window_figures(_timeline(), 1 * S, 6 * S)["datastore"]["shared"] is None
+    both = _timeline(roles={
+        "datadir": {"path": "/d", "device": "loop9", "members": ["loop9"],
+                    "shared": {"root": True, "others": []}},
+        "waldir": {"path": "/w", "device": "loop10", "members": ["loop10"],
+                   "shared": {"root": False, "others": ["/srv", "/home"]}},
+        "backup": {"path": "/b", "device": "vda", "members": ["vda"],
+                   "shared": {"root": False, "others": ["/var"]}}})  # not the data's
+    d = window_figures(both, 1 * S, 6 * S)["datastore"]
+    assert d["shared"] == {"root": True, "others": ["/srv", "/home"]}
+    run = {"steps": [{"telemetry": {"datastore": {"devices": ["loop9", "loop10"], "shared": {
+        "root": True, "others": ["/srv"]}}}}] * 2}
+    assert storage_lines(run) == [
+        "note: the datastore's devices (loop9, loop10) also serve the root file system (/), "
+        "the file system at /srv: their I/O figures count every process's I/O there, not the "
+        "database's alone"]
+    alone = {"steps": [{"telemetry": {"datastore": {"devices": ["loop9"], "shared": {
+        "root": False, "others": []}}}}]}
+    assert storage_lines(alone) == [] and storage_lines({"steps": [{}]}) == []
+    # the report says it under the devices' table
+    from oltplab.report.runs import RunData
+    from oltplab.report.tpcc import devices_table
+    shown = RunData(record=run, figures=[s["telemetry"] for s in run["steps"]])
+    assert devices_table(shown).caption.endswith(
+        "also serve the root file system (/), the file system at /srv: their I/O figures count "
+        "every process's I/O there, not the database's alone.")
+    quiet = RunData(record=alone, figures=[s["telemetry"] for s in alone["steps"]])
+    assert devices_table(quiet).caption.endswith("2^20 and 2^30 bytes.")

@@ -182,10 +182,11 @@ def member_disks(device: str, partition: str | None = None, fs_type: str | None 
 
 
 def path_device(path, sys_root: str = "/sys") -> dict:
-    """{path, device, partition, fs_type, members, reason}: the whole disk behind ``path``, a
-    file or directory (through its filesystem, host.path_storage) or a block device node such
-    as /dev/sdb1, and the member disks of its storage (``member_disks``)."""
-    from ...host.facts import block_device, path_storage
+    """{path, device, partition, fs_type, members, reason, shared}: the whole disk behind
+    ``path``, a file or directory (through its filesystem, host.path_storage) or a block device
+    node such as /dev/sdb1, the member disks of its storage (``member_disks``), and what else
+    those disks serve (host.facts.storage_sharing: the root file system, other mounts)."""
+    from ...host.facts import block_device, path_storage, storage_sharing
 
     try:
         st = os.stat(path)
@@ -204,8 +205,11 @@ def path_device(path, sys_root: str = "/sys") -> dict:
         return {"path": str(path), "device": None, "partition": None,
                 "fs_type": info.get("fs_type"), "members": [], "reason": why}
     members = member_disks(dev["name"], dev.get("partition"), info.get("fs_type"), sys_root)
+    members = members or [dev["name"]]
     return {"path": str(path), "device": dev["name"], "partition": dev.get("partition"),
-            "fs_type": info.get("fs_type"), "members": members or [dev["name"]], "reason": None}
+            "fs_type": info.get("fs_type"), "members": members, "reason": None,
+            "shared": storage_sharing(path, members, leaves=lambda name: member_disks(
+                name, sys_root=sys_root) or [name])}
 
 
 def choose_devices(devices, paths: dict | None, known: set[str],
