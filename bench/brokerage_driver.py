@@ -410,14 +410,15 @@ def abba(a, dsn: str, user_counts: list[int], folder: Path, reference: str,
     print(f"load average at the start: {load_average()}", flush=True)
     for users in user_counts:
         res = results.setdefault(users, {"oltplab": [], reference: []})
+        next_dsn = fresh or (lambda: dsn)
         for _ in range(a.warmup):  # the server's caches warm up: otherwise the first A pays
-            run_dsn = fresh() if fresh else dsn
+            run_dsn = next_dsn()
             before_run(run_dsn)
             r = run_oltplab(run_dsn, a, users, folder)
             print(f"users {users}  warm-up (not counted): trps {r['trps']:8.2f}  load "
                   f"{load_average()}", flush=True)
         for who in ["oltplab", reference, reference, "oltplab"] * a.rounds:
-            run_dsn = fresh() if fresh else dsn
+            run_dsn = next_dsn()
             if who == "oltplab":
                 before_run(run_dsn)
                 r = run_oltplab(run_dsn, a, users, folder)
@@ -496,13 +497,18 @@ def with_dbname(dsn: str, name: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
 
 
+def drop_copy(dsn: str, name: str) -> None:
+    """Drop the database ``name`` of ``dsn``'s server, if there is one."""
+    fetchval(with_dbname(dsn, "postgres"), f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def fresh_copy(dsn: str, name: str) -> str:
     """A new copy of ``dsn``'s database (its build and the inputs' tables) named ``name``
     (any earlier one dropped), made by copying its files, and a DSN of it."""
-    admin = with_dbname(dsn, "postgres")
     template = urllib.parse.urlsplit(dsn).path.lstrip("/")
-    fetchval(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    fetchval(admin, f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
+    drop_copy(dsn, name)
+    fetchval(with_dbname(dsn, "postgres"),
+             f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
     return with_dbname(dsn, name)
 
 
@@ -570,8 +576,7 @@ def main() -> None:
                                lambda dsn: fetchval(dsn, "CHECKPOINT"), fresh)
             finally:
                 if a.copy:
-                    fetchval(with_dbname(target.dsn, "postgres"),
-                             f"DROP DATABASE IF EXISTS {RUN_DATABASE} WITH (FORCE)")
+                    drop_copy(target.dsn, RUN_DATABASE)
                 drop_tables(target.dsn)
     finally:  # the server has stopped: its scratch data directory goes too
         shutil.rmtree(scratch, ignore_errors=True)

@@ -91,6 +91,10 @@ def _mounts() -> list[dict]:
     return mounts
 
 
+#: /proc/self/mountinfo's entries, for callers that read the table once for several lookups.
+mount_table = _mounts
+
+
 def _mount_of(path: Path, mounts: list[dict]) -> dict | None:
     """The mount that holds ``path``: the longest mount point above it, the latest mounted."""
     best, best_len = None, -1
@@ -115,16 +119,24 @@ def _existing(path: Path) -> Path | None:
     return None
 
 
-def block_device(major: int, minor: int) -> dict | None:
-    """The disk behind device MAJ:MIN: a partition is walked up to its disk."""
+def _disk_node(major: int, minor: int) -> tuple[Path, str | None] | None:
+    """The /sys folder of the disk behind device MAJ:MIN and the partition's name when the
+    device is one (walked up to its disk), or None when /sys does not know it."""
     try:
         node = (SYS_DEV_BLOCK / f"{major}:{minor}").resolve(strict=True)
     except (OSError, RuntimeError):
         return None
-    partition = None
     if (node / "partition").exists():
-        partition = node.name
-        node = node.parent
+        return node.parent, node.name
+    return node, None
+
+
+def block_device(major: int, minor: int) -> dict | None:
+    """The disk behind device MAJ:MIN: a partition is walked up to its disk."""
+    found = _disk_node(major, minor)
+    if found is None:
+        return None
+    node, partition = found
     queue = node / "queue"
     size = _read(node / "size")
     rotational = _read(queue / "rotational")
@@ -183,21 +195,22 @@ def path_storage(path: Path | str, mounts: list[dict] | None = None) -> dict:
 
 
 def _mount_disk(mount: dict) -> str | None:
-    """The whole disk behind a mount (its MAJ:MIN, or for file systems with an anonymous one,
-    such as btrfs, its source device node), or None when it is not on a block device."""
+    """The whole disk's name behind a mount (its MAJ:MIN, or for file systems with an
+    anonymous one, such as btrfs, its source device node), or None when it is not on a block
+    device."""
     try:
         major, minor = (int(x) for x in mount["dev"].split(":"))
     except ValueError:
         return None
-    device = block_device(major, minor) if major else None
-    if device is None and mount["source"].startswith("/dev/"):
+    found = _disk_node(major, minor) if major else None
+    if found is None and mount["source"].startswith("/dev/"):
         try:
             st = os.stat(mount["source"])
         except OSError:
             return None
         if stat.S_ISBLK(st.st_mode):
-            device = block_device(os.major(st.st_rdev), os.minor(st.st_rdev))
-    return device["name"] if device else None
+            found = _disk_node(os.major(st.st_rdev), os.minor(st.st_rdev))
+    return found[0].name if found else None
 
 
 def storage_sharing(path: Path | str, disks, mounts: list[dict] | None = None,
@@ -215,11 +228,12 @@ def storage_sharing(path: Path | str, disks, mounts: list[dict] | None = None,
         own = _mount_of(real, mounts) if real is not None else None
         out["root"] = bool(own and own["mount_point"] == "/")
         wanted, seen = set(disks), {own["dev"]} if own else set()
-        for m in mounts:
-            if m["dev"] in seen or (disk := _mount_disk(m)) is None:
+        for m in mounts:  # one a file system: its first mount (bind mounts share its dev)
+            if m["dev"] in seen:
                 continue
-            if wanted.intersection(leaves(disk) if leaves else [disk]):
-                seen.add(m["dev"])
+            seen.add(m["dev"])
+            disk = _mount_disk(m)
+            if disk is not None and wanted.intersection(leaves(disk) if leaves else [disk]):
                 out["others"].append(m["mount_point"])
     except Exception:  # metadata: never fail a run over it
         pass

@@ -350,7 +350,7 @@ def devices_table(run: RunData) -> Table:
                          d.get("await_max_ms"), d.get("read_gb"), d.get("written_gb"),
                          d.get("util_pct")))
     # devices that serve more than the data: said where their figures are
-    note = sharing_note(fig(run, i) for i in range(len(run.steps)))
+    note = sharing_note(run.figures)
     return Table("devices_per_step", "Devices per step",
                  ("users", "device", "reads/s", "writes/s", "read MiB/s", "write MiB/s",
                   "latency avg (ms)", "r_await (ms)", "w_await (ms)",

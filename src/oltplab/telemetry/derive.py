@@ -316,9 +316,9 @@ def data_sharing(tl: Timeline) -> dict | None:
     """What else the disks under the data paths serve (sources/disks.py ``path_device``'s
     ``shared``, over the data roles): ``root`` and the ``others`` mount points; None for a
     timeline that does not say."""
-    said = [r["shared"] for role in DATA_ROLES
-            if isinstance(r := (tl.roles or {}).get(role) or {}, dict) and r.get("device")
-            and isinstance(r.get("shared"), dict)]
+    roles = tl.roles or {}
+    said = [r["shared"] for r in (roles.get(role) or {} for role in DATA_ROLES)
+            if r.get("device") and isinstance(r.get("shared"), dict)]
     if not said:
         return None
     return {"root": any(x.get("root") for x in said),

@@ -186,17 +186,18 @@ def path_device(path, sys_root: str = "/sys") -> dict:
     ``path``, a file or directory (through its filesystem, host.path_storage) or a block device
     node such as /dev/sdb1, the member disks of its storage (``member_disks``), and what else
     those disks serve (host.facts.storage_sharing: the root file system, other mounts)."""
-    from ...host.facts import block_device, path_storage, storage_sharing
+    from ...host.facts import block_device, mount_table, path_storage, storage_sharing
 
     try:
         st = os.stat(path)
     except OSError:
         st = None
+    mounts = mount_table()  # read once, for the storage and what else shares its disks
     if st is not None and stat.S_ISBLK(st.st_mode):
         dev = block_device(os.major(st.st_rdev), os.minor(st.st_rdev))
         info = {"fs_type": None}
     else:
-        info = path_storage(Path(path))
+        info = path_storage(Path(path), mounts)
         dev = info.get("device")
     if not dev:
         why = f"no block device behind {path}"
@@ -208,7 +209,7 @@ def path_device(path, sys_root: str = "/sys") -> dict:
     members = members or [dev["name"]]
     return {"path": str(path), "device": dev["name"], "partition": dev.get("partition"),
             "fs_type": info.get("fs_type"), "members": members, "reason": None,
-            "shared": storage_sharing(path, members, leaves=lambda name: member_disks(
+            "shared": storage_sharing(path, members, mounts, leaves=lambda name: member_disks(
                 name, sys_root=sys_root) or [name])}
 
 
