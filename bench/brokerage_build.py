@@ -19,13 +19,15 @@ The ratio is the build's speed relative to the ceiling (ceiling seconds / build 
 target is >= 70% at 1,000 customers x 30 days). Runs alternate A B B A (oltplab, ceiling,
 ceiling, oltplab), a CHECKPOINT (PostgreSQL) before each; each line shows the load average.
 ``--sweep`` instead builds each customer count given (no ceiling) in that order and then in
-the reverse one, for the build's rate per 1,000 customers.
+the reverse one, --rounds times, each from empty tables (the build before dropped, not timed),
+for the build's rate per 1,000 customers and its noise.
 
 The benchmark starts its own managed server in a scratch directory (removed afterwards unless
 --datadir is given) and always stops it.
 
     .venv/bin/python bench/brokerage_build.py --customers 1000 --days 30
     .venv/bin/python bench/brokerage_build.py --sweep 1000,2000,3000,4000,5000 --days 5
+    .venv/bin/python bench/brokerage_build.py --sweep 1000,5000 --days 5 --rounds 4
     .venv/bin/python bench/brokerage_build.py --engine mariadb --customers 1000 --days 30
 """
 
@@ -45,7 +47,8 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from common import bench_database, children_cpu, db_args, fetchval, load_average
+from common import (bench_database, children_cpu, db_args, fetchval, load_average,
+                    ratio_with_noise)
 from dvds_build import copy_files
 
 from oltplab import engines
@@ -236,33 +239,54 @@ def ratio_run(a, target, build, engine: str) -> None:
           f"{ref_load / build_load:.0%} (target >= 70%)")
 
 
+def empty_schema(engine: str, dsn: str) -> None:
+    """Drop the build before (not timed): each build of the sweep starts from empty tables,
+    not from dropping the last one's (a 5,000-customer build's files before a 4,000's)."""
+    if engine == "postgres":
+        from oltplab.engines.postgres.brokerage import loader
+        asyncio.run(loader._prepare(dsn, True))
+    else:
+        from oltplab.engines.mariadb.brokerage import loader
+        loader._prepare(dsn, True, None)
+
+
 def sweep(a, target, build) -> None:
-    """Builds only, each customer count up then down; the rate per 1,000 customers."""
+    """Builds only, the customer counts up then down, --rounds times; the rate per 1,000
+    customers of each count, and the slowest count's against the fastest's with its noise
+    (2 standard errors of the builds' rates)."""
     counts = [int(c) for c in a.sweep.split(",")]
     seconds: dict[int, list[float]] = {c: [] for c in counts}
     cpu: dict[int, list[float]] = {c: [] for c in counts}
     rows: dict[int, int] = {}
-    for c in counts + counts[::-1]:
+    for c in (counts + counts[::-1]) * a.rounds:
         spec = BrokerageBuildSpec(scale=parse_scale(c, a.days), build_users=a.build_users,
                                   seed=a.seed, force=True)
+        empty_schema(a.engine, target.dsn)
         checkpoint(a.engine, target.dsn)
         r = measured(target, lambda: build(target.dsn, spec))
         rows[c] = sum(r["rows"].values())
         seconds[c].append(r["seconds"])
         cpu[c].append(r["cpu"]["oltplab"] + r["cpu"]["server"])
         print(line(f"{c:,}", rows[c], r), flush=True)
-    print(f"\n{a.engine}, x {a.days} days, build users {a.build_users}: per 1,000 customers")
-    rates = {c: c / 1000 / statistics.fmean(s) * 60 for c, s in seconds.items()}
+    print(f"\n{a.engine}, x {a.days} days, build users {a.build_users}, {a.rounds} round(s) "
+          f"up and down: per 1,000 customers; load average at the end: {load_average()}")
+    # each build's rate: thousands of customers a minute
+    rates = {c: [c / 1000 / x * 60 for x in s] for c, s in seconds.items()}
     for c in counts:
+        per = [x * 1000 / c for x in seconds[c]]
+        spread = (f" +/- {2 * statistics.stdev(per) / len(per) ** 0.5:.2f}"
+                  if len(per) > 1 else "")
         print(f"{c:>6,} customers: {statistics.fmean(seconds[c]):6.1f} s "
               f"({', '.join(f'{s:.1f}' for s in seconds[c])}), "
+              f"{statistics.fmean(per):.2f}{spread} s per 1,000 customers, "
               f"{rows[c] / statistics.fmean(seconds[c]):9,.0f} rows/s, "
-              f"{rates[c]:5.2f} thousand customers/min ({rates[c] / rates[counts[0]]:.0%} of "
-              f"the first); CPU s per 1,000 customers (client and server) "
-              f"{statistics.fmean(cpu[c]) * 1000 / c:.1f}")
-    slowest = min(rates.values()) / max(rates.values())
-    print(f"the slowest rate per 1,000 customers is {slowest:.0%} of the fastest (target: "
-          "within 15%)")
+              f"{statistics.fmean(rates[c]):5.2f} thousand customers/min; CPU s per 1,000 "
+              f"customers (client and server) {statistics.fmean(cpu[c]) * 1000 / c:.1f}")
+    mean = {c: statistics.fmean(v) for c, v in rates.items()}
+    slow, fast = min(mean, key=mean.get), max(mean, key=mean.get)
+    ratio, noise = ratio_with_noise(rates[slow], rates[fast])
+    print(f"the slowest rate per 1,000 customers ({slow:,}) is {ratio:.3f}{noise} of the "
+          f"fastest ({fast:,}) (target: within 15%, >= 0.85)")
 
 
 def stopped(main_pid: int):
@@ -285,7 +309,9 @@ def main() -> None:
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--build-users", type=int, default=2)
     p.add_argument("--order", default="ABBA", help="A = oltplab, B = the ceiling, e.g. AB, ABBA")
-    p.add_argument("--rounds", type=int, default=1, help="repeat the order this many times")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="repeat the order (with --sweep: the counts up and down) this many "
+                        "times")
     p.add_argument("--seed", type=int, default=20261129)
     p.add_argument("--sweep", default=None,
                    help="customer counts to build (no ceiling), e.g. 1000,2000,3000")
