@@ -358,6 +358,18 @@ def pgbench_counts(out: str) -> tuple[int, int, int]:
             got.get("number of failed transactions", 0), got.get("total number of retries", 0))
 
 
+def script_counts(out: str) -> dict[str, int]:
+    """{kind: transactions} of each script in pgbench's report (its per-script lines)."""
+    got, kind = {}, None
+    for line in out.splitlines():
+        if line.startswith("SQL script "):
+            kind = Path(line.split(":", 1)[1].strip()).stem
+        elif kind and line.strip().startswith("- ") and " transactions (" in line:
+            got[kind] = int(line.strip()[2:].split()[0])
+            kind = None
+    return got
+
+
 def run_pgbench(dsn: str, a, users: int, env: dict, so_far: dict) -> dict:
     """The pool, then pgbench with a script per transaction at the first oltplab run's mix:
     trps and transactions per second over the same window, its process's CPU."""
@@ -378,23 +390,40 @@ def run_pgbench(dsn: str, a, users: int, env: dict, so_far: dict) -> dict:
         cmd += ["-D", f"n_{kind}=0"] + (["-f", f"{path}@{weight}"] if weight else [])
     cmd.append(dsn)
     fetchval(dsn, "CHECKPOINT")  # after the pool was made, as before each oltplab run
+    trades0, xacts0 = int(fetchval(dsn, TRADES_SQL)), int(fetchval(dsn, XACTS_SQL))
     cpu0 = children_cpu()
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     th, marks = window(dsn, a, t0)
     out, err = proc.communicate()
+    elapsed = time.monotonic() - t0
     th.join()
     cpu = children_cpu() - cpu0
     if proc.returncode != 0:
         sys.exit(f"pgbench failed ({proc.returncode}): {err.strip()[-2000:]}")
     n, failed, retries = pgbench_counts(out)
+    by_script = script_counts(out)
+    # the whole run on the server (pgbench's sessions have ended: their counts are flushed)
+    trades = int(fetchval(dsn, TRADES_SQL)) - trades0
+    # less the benchmark's own 6 reads since xacts0 (itself, the window's 4, trades)
+    xacts = int(fetchval(dsn, XACTS_SQL)) - xacts0 - 6
     left = pool_left(dsn, users, tr)
     if left == 0:
         sys.exit(f"a pgbench client ran out of its {tr:,} trades: raise --pool-margin")
-    (ta, ka, xa), (tb, kb, xb) = marks
-    return {"trps": (kb - ka) / (tb - ta), "tps": (xb - xa) / (tb - ta), "cpu": cpu, "txns": n,
+    (ta, ka, _), (tb, kb, _) = marks
+    # Transactions a second over pgbench's whole run (it has no ramp-up), not the window's:
+    # its sessions report their counts to pg_stat_database at most once a second, which made
+    # the window's count some 6% short of what its scripts ran (oltplab flushes its sessions'
+    # counts at the window's ends: its own figure is the window's)
+    return {"trps": (kb - ka) / (tb - ta), "tps": xacts / elapsed, "cpu": cpu, "txns": n,
             "retries": retries, "failed": failed,
-            "note": f"{a.pgbench_jobs} thread(s), {retries:,} retries, {failed} failed; pool "
+            "whole_run": {"trade_results": trades, "transactions": xacts,
+                          "pgbench": by_script},
+            "note": f"whole run: {trades:,} Trade-Results on the server, "
+                    f"{by_script.get('trade_result', 0):,} by pgbench's count; {xacts:,} "
+                    f"transactions on the server, pgbench's {n:,} + {retries:,} retried + "
+                    f"{failed} failed, so {xacts / max(trades, 1):.2f} a Trade-Result; "
+                    f"{a.pgbench_jobs} thread(s), {retries:,} retries, {failed} failed; pool "
                     f"{tr:,} trades a client made in {made:.0f} s, {left:,} left; TR weight "
                     f"{w['trade_result']}, MF {w['market_feed']} of {sum(w.values()):,}"}
 
