@@ -287,6 +287,14 @@ def sweep(a, target, build) -> None:
     ratio, noise = ratio_with_noise(rates[slow], rates[fast])
     print(f"the slowest rate per 1,000 customers ({slow:,}) is {ratio:.3f}{noise} of the "
           f"fastest ({fast:,}) (target: within 15%, >= 0.85)")
+    if a.rounds > 1:  # each round's own ratio: the host's speed drifts less within a round
+        n = 2 * a.rounds
+        each = [statistics.fmean(rates[slow][k:k + 2]) / statistics.fmean(rates[fast][k:k + 2])
+                for k in range(0, n, 2)]
+        spread = 2 * statistics.stdev(each) / len(each) ** 0.5
+        print(f"  paired by round (its up and down builds of both counts): "
+              f"{statistics.fmean(each):.3f} +/- {spread:.3f} (2 standard errors); rounds "
+              f"{', '.join(f'{r:.3f}' for r in each)}")
 
 
 def stopped(main_pid: int):
