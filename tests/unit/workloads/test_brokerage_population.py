@@ -113,11 +113,40 @@ def test_market_pieces_stay_small():
 
 def test_load_jobs_cover_the_plan_and_mark_each_chunk():
     jobs = ch.load_jobs("dsn", SCALE, 3, seed=5)
-    assert sorted((c for j in jobs for c in j.work), key=lambda c: (c.kind, c.index)) == sorted(
-        pop.plan(SCALE), key=lambda c: (c.kind, c.index))
+    assert [j.worker for j in jobs] == [0, 1, 2] and ch.chunk_count(jobs) == len(pop.plan(SCALE))
+    # one list, the costliest chunk first, and one counter for all of them
+    assert all(j.work == tuple(pop.deal_order(SCALE)) and j.taken is jobs[0].taken for j in jobs)
+    costs = [pop.chunk_cost(SCALE, c) for c in jobs[0].work]
+    assert costs == sorted(costs, reverse=True)
+    assert Counter(jobs[0].work) == Counter(pop.plan(SCALE))
+    assert len(ch.load_jobs("dsn", SCALE, 500, seed=5)) == len(pop.plan(SCALE))
     market_only = ch.LoadJob("dsn", 0, 5, SCALE, tuple(pop.plan(SCALE)[:2]), 0)
     marks = [rows for table, _, rows in ch.chunks(market_only) if not table]
-    assert marks == [0, 1]
+    assert marks == [0, 1] and "2 chunk(s)" in market_only.describe()
+
+
+def _take_all(job, out) -> None:
+    out.put((job.worker, [(c.kind, c.part, c.index) for c in ch.taken_chunks(job)]))
+
+
+def test_the_processes_take_each_chunk_once_as_they_come_free():
+    import multiprocessing
+    jobs = ch.load_jobs("dsn", SCALE, 3, seed=5)
+    out = multiprocessing.get_context("fork").Queue()
+    procs = [multiprocessing.get_context("fork").Process(target=_take_all, args=(j, out))
+             for j in jobs]
+    for p in procs:
+        p.start()
+    took = dict(out.get(timeout=30) for _ in procs)
+    for p in procs:
+        p.join(10)
+    every = [c for chunks in took.values() for c in chunks]
+    assert Counter(every) == Counter((c.kind, c.part, c.index) for c in pop.plan(SCALE))
+    assert set(took) == {0, 1, 2}
+    assert "loading process 1" in jobs[1].describe()
+    # taken in the list's order by whoever asked: each process's own chunks in that order
+    order = {(c.kind, c.part, c.index): k for k, c in enumerate(jobs[0].work)}
+    assert all([order[c] for c in v] == sorted(order[c] for c in v) for v in took.values())
 
 
 def test_the_build_record_has_the_meta_columns():

@@ -110,13 +110,21 @@ def _order(chunk: Chunk) -> tuple[int, int]:
     return KINDS.index(chunk.kind), chunk.index
 
 
+def deal_order(scale: Scale) -> list[Chunk]:
+    """The chunks of ``plan(scale)``, the costliest first: the order in which a build's
+    processes take them (each the next when it is free), so that the last ones taken are the
+    smallest and the processes end close together."""
+    return sorted(plan(scale), key=lambda c: (-chunk_cost(scale, c), _order(c)))
+
+
 def share(scale: Scale, workers: int) -> list[list[Chunk]]:
-    """The chunks of ``plan(scale)`` dealt to ``workers`` processes (some may get none): the
-    costliest first, each to the least loaded; each process's chunks in plan order (market
-    first)."""
+    """The chunks of ``plan(scale)`` dealt to ``workers`` processes beforehand (some may get
+    none): the costliest first, each to the least loaded by chunk_cost; each process's chunks
+    in plan order (market first). The build's processes take theirs as they come free
+    (chunks.load_jobs); the build benchmark's ceiling writes its files per process by this."""
     loads = [(0.0, k) for k in range(max(1, workers))]
     dealt: list[list[Chunk]] = [[] for _ in loads]
-    for chunk in sorted(plan(scale), key=lambda c: (-chunk_cost(scale, c), _order(c))):
+    for chunk in deal_order(scale):
         load, k = heapq.heappop(loads)
         dealt[k].append(chunk)
         heapq.heappush(loads, (load + chunk_cost(scale, chunk), k))

@@ -11,7 +11,8 @@ process:
    page size asked for (``spec.page_size``) that the server's innodb_page_size is not; create
    the tables with their primary keys and the trade id sequence (sql/tables.sql).
 2. ``load`` (rows made, of population.expected_rows, then the rows loaded): ``build_users``
-   processes each load the chunks dealt to them with ``LOAD DATA LOCAL INFILE`` from a pipe
+   processes each load the next chunk of one list as they come free (workloads/brokerage/
+   chunks.py ``load_jobs``) with ``LOAD DATA LOCAL INFILE`` from a pipe
    (engines/mariadb/bulk.py), a generator thread ahead of the statements, and tally the
    completed trades and commissions of their trades per broker. Then this process adds the
    tallies up and loads BROKER, whose ``b_num_trades`` and ``b_comm_total`` are those sums.
@@ -96,8 +97,7 @@ class _Told:
 def _worker(job: LoadJob, events) -> None:
     """One loading process: the chunks of its job; then ("done", rows per table, tally), or
     ("error", the exception)."""
-    first = job.work[0]
-    what = f"{len(job.work)} chunk(s) from the {first.kind} chunk {first.index}"
+    what = job.describe()
     try:
         rows = bulk.load_job(job, lambda j, out, stop: produce(j, _Told(out, events), stop),
                              what)

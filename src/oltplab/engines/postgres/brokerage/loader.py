@@ -7,10 +7,11 @@ total)`` from the calling process, with the brokerage's parts:
    DVD-Store-derived schema, and an existing brokerage one unless forced (then drop it);
    create the 33 tables and oltplab's two records without keys.
 2. ``load`` (rows loaded, of an expected total: some tables are random) and ``chunks``
-   (chunks finished, of all): ``build_users`` worker processes each load the chunks dealt to
-   them (workloads/brokerage/population.py ``share``); each worker tallies the completed
-   trades and commissions of its trades per broker. Then this process adds the tallies up and
-   loads BROKER, whose ``b_num_trades`` and ``b_comm_total`` are those sums.
+   (chunks finished, of all): ``build_users`` worker processes each load the next chunk of
+   one list as they come free (workloads/brokerage/chunks.py ``load_jobs``); each worker
+   tallies the completed trades and commissions of its trades per broker. Then this process
+   adds the tallies up and loads BROKER, whose ``b_num_trades`` and ``b_comm_total`` are those
+   sums.
 3. ``analyze`` (tables done) and ``indexes`` (indexes built), then, in one transaction: the
    primary keys, the trade id sequence ``seq_trade_id`` moved to the highest loaded trade id,
    the transactions' frames (sql/functions.sql), autovacuum back on, and the build's record
@@ -32,7 +33,7 @@ from collections import Counter
 from ....errors import UsageError
 from ....workloads.brokerage import population as pop
 from ....workloads.brokerage.build import build_record, build_summary
-from ....workloads.brokerage.chunks import LoadJob, load_jobs, produce
+from ....workloads.brokerage.chunks import LoadJob, chunk_count, load_jobs, produce
 from ....workloads.brokerage.reference import brokers
 from ....workloads.brokerage.schema import other_schema_here
 from ....workloads.brokerage.trades import max_trade_id
@@ -43,8 +44,7 @@ from .schema import SCHEMA, TRADE_SEQUENCE, other_schema, refused
 
 
 def _what(job: LoadJob) -> str:
-    first = job.work[0]
-    return f"{len(job.work)} chunk(s) from the {first.kind} chunk {first.index}"
+    return job.describe()
 
 
 def _tally(job: LoadJob):
@@ -98,7 +98,7 @@ def build(dsn: str, spec, progress=None) -> dict:
     jobs = load_jobs(dsn, scale, spec.build_users, seed)
     t_load = time.monotonic()
     rows, tallies = bulkload.run_workers(jobs, _LOAD, progress, pop.expected_rows(scale),
-                                         sum(len(j.work) for j in jobs))
+                                         chunk_count(jobs))
     tally = pop.new_tally(scale)
     for more in tallies:
         pop.add_tally(tally, more)
